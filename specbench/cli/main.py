@@ -1,0 +1,47 @@
+"""The `specbench` console script: one typer app, each command registered from its own module.
+
+Heavy imports (pandas, matplotlib, datasets, aiohttp) happen inside commands so that
+`specbench --help` stays instant.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from specbench.errors import RegressionDetected, SpecbenchError
+
+app = typer.Typer(
+    name="specbench",
+    help="Measure speculative decoding on vLLM with SPEED-Bench.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+err_console = Console(stderr=True, highlight=False)
+
+# Each command module adds its commands to `app`. Keep one line per module.
+# -- command registrations --
+# -- end of command registrations --
+
+
+def main() -> None:
+    """Run the CLI, turning the project's errors into one line and an exit code."""
+    try:
+        app()
+    except SpecbenchError as error:
+        err_console.print(f"[bold red]error:[/] {error}", soft_wrap=True)
+        sys.exit(error.exit_code)
+    except RegressionDetected as error:
+        err_console.print(f"[bold red]regression:[/] {error}", soft_wrap=True)
+        sys.exit(error.exit_code)
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted[/]")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

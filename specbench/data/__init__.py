@@ -1,0 +1,1 @@
+"""Workloads: the prompts specbench sends, whatever file or hub dataset they came from."""

@@ -1,0 +1,121 @@
+"""`summary.json`: the per-cell result contract that reports, the gate and users' scripts read.
+
+Every field name carries its unit. Rates are fractions in [0, 1]. Each acceptance figure
+says where it came from (`source`) and how it was averaged (`definition`):
+
+- `step_weighted`: tokens emitted per verification step over all steps of the window,
+  AL = 1 + Σaccepted / Σsteps (vLLM's own definition, from its `/metrics` counters or the
+  per-request `metrics.speculative_decoding` objects pooled over requests).
+- `mean_over_requests`: each request's own AL, then the plain mean over requests
+  (NVIDIA specdec_bench's definition).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from specbench import SCHEMA_VERSION
+
+AcceptanceSource = Literal["server_counters", "per_request_metrics", "tokens_per_chunk"]
+AcceptanceDefinition = Literal["step_weighted", "mean_over_requests"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Distribution(_Frozen):
+    """Summary statistics of one per-request quantity over the successful requests."""
+
+    mean: float | None = Field(description="Arithmetic mean; None when no sample.")
+    median: float | None = Field(description="50th percentile (linear interpolation).")
+    p90: float | None = Field(description="90th percentile (linear interpolation).")
+    p99: float | None = Field(description="99th percentile (linear interpolation).")
+    count: int = Field(description="Number of samples.")
+
+
+class SpecDecodeSummary(_Frozen):
+    """Acceptance over the measured window, from deltas of vLLM's spec-decode counters."""
+
+    acceptance_length: float = Field(description="1 + Δaccepted / Δdrafts (step-weighted).")
+    draft_acceptance_rate: float = Field(description="Δaccepted / Δdraft_tokens, in [0, 1].")
+    per_position_acceptance: list[float] = Field(
+        description="Δaccepted_per_pos[i] / Δdrafts, position 1 first; non-increasing."
+    )
+    conditional_acceptance: list[float | None] = Field(
+        description="rate[i] / rate[i-1] (rate[-1] := 1); None where rate[i-1] is 0."
+    )
+    num_drafts: int = Field(description="Δ vllm:spec_decode_num_drafts_total.")
+    num_draft_tokens: int = Field(description="Δ vllm:spec_decode_num_draft_tokens_total.")
+    num_accepted_tokens: int = Field(description="Δ vllm:spec_decode_num_accepted_tokens_total.")
+    num_accepted_tokens_per_position: list[int] = Field(
+        description="Δ vllm:spec_decode_num_accepted_tokens_per_pos_total, position 1 first."
+    )
+    source: AcceptanceSource = "server_counters"
+    definition: AcceptanceDefinition = "step_weighted"
+
+
+class CategoryAcceptance(_Frozen):
+    """Acceptance of one category inside a mixed run, from per-request data."""
+
+    num_requests: int = Field(description="Successful requests (turns) of this category.")
+    acceptance_length: float | None = Field(description="None when speculation is off.")
+    acceptance_source: AcceptanceSource | None = Field(
+        description="per_request_metrics when the server sent them, else tokens_per_chunk."
+    )
+    definition: AcceptanceDefinition | None = Field(
+        description="step_weighted for per_request_metrics, mean_over_requests for chunks."
+    )
+    draft_acceptance_rate: float | None = Field(
+        default=None, description="Σaccepted / Σdraft_tokens; per_request_metrics only."
+    )
+    per_position_acceptance: list[float] | None = Field(
+        default=None, description="From acceptance histograms; per_request_metrics only."
+    )
+    num_spec_steps: int | None = Field(
+        default=None, description="Σ num_spec_steps; per_request_metrics only."
+    )
+    output_tokens: int = Field(description="Σ output tokens of this category's requests.")
+
+
+class CellSummary(_Frozen):
+    """One measured cell: one server config × dataset × concurrency × repeat."""
+
+    schema_version: int = Field(default=SCHEMA_VERSION, description="Results format version.")
+    label: str = Field(description="Server configuration name (e.g. baseline, eagle3).")
+    dataset: str = Field(description="Dataset spec as given, e.g. speed-bench:qualitative.")
+    category: str | None = Field(description="The one category measured; None when mixed.")
+    concurrency: int = Field(description="Requests in flight while work remained.")
+    repeat: int = Field(description="Repeat index, 0-based.")
+    gpus: int = Field(description="GPUs serving (TP × DP): divisor of the per-GPU rates.")
+    model: str = Field(description="Served model name the requests used.")
+    endpoint: str = Field(description="Base URL of the server.")
+    api: Literal["chat", "completions"] = Field(description="OpenAI route used.")
+    client: Literal["aiohttp", "openai"] = Field(description="HTTP client implementation.")
+    max_tokens: int = Field(description="Output cap per request (turn).")
+    temperature: float = Field(description="Sampling temperature sent.")
+    started_at: str = Field(description="UTC ISO-8601 start of the measured window.")
+    finished_at: str = Field(description="UTC ISO-8601 end of the measured window.")
+
+    num_requests: int = Field(description="Measured requests (turns), failures included.")
+    num_failed: int = Field(description="Requests that ended with an error.")
+    duration_s: float = Field(description="Wall time of the measured window (first send → last end).")
+    input_tokens: int = Field(description="Σ prompt tokens of successful requests (server usage).")
+    output_tokens: int = Field(description="Σ completion tokens of successful requests (server usage).")
+    output_tok_s: float = Field(description="output_tokens / duration_s.")
+    output_tok_s_per_gpu: float = Field(description="output_tok_s / gpus.")
+    request_per_s: float = Field(description="Successful requests / duration_s.")
+    ttft_ms: Distribution = Field(description="First content chunk − send.")
+    tpot_ms: Distribution = Field(description="(E2E − TTFT) / (output_tokens − 1), requests with ≥ 2 tokens.")
+    e2e_ms: Distribution = Field(description="Last chunk − send.")
+    step_gap_ms: Distribution = Field(
+        description="Gaps between token-carrying chunks: per engine step, not per token, "
+        "under speculation."
+    )
+    server_generation_tokens: int | None = Field(
+        description="Δ vllm:generation_tokens_total over the window; None when absent."
+    )
+    spec_decode: SpecDecodeSummary | None = Field(description="None: no spec-decode series.")
+    per_category: dict[str, CategoryAcceptance] = Field(description="Category → acceptance.")
