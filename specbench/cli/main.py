@@ -25,6 +25,9 @@ err_console = Console(stderr=True, highlight=False)
 
 # Each command module adds its commands to `app`. Keep one line per module.
 # -- command registrations --
+from specbench.cli import bench  # noqa: E402
+
+bench.register(app)
 # -- end of command registrations --
 
 

@@ -1,0 +1,269 @@
+"""`specbench bench`: measure a running server at a list of concurrencies, cell by cell.
+
+The pipeline for one endpoint: load the workload, check the endpoint (model, `/metrics`),
+then for each concurrency × repeat measure a cell into its own folder. A cell whose
+`summary.json` exists is skipped, so a rerun resumes where a crash or Ctrl-C stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import aiohttp
+
+from specbench import store
+from specbench.client import AiohttpSender, Api, RequestSettings, Sender
+from specbench.data.loader import Workload, load_workload
+from specbench.endpoint import discover_model, scrape, server_version
+from specbench.errors import ServerError, SpecbenchError
+from specbench.manifest import update_manifest
+from specbench.measure import CellProgress, CellSpec, measure_cell, utc_now
+from specbench.summary import CellSummary
+
+Client = Literal["aiohttp", "openai"]
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    """Everything `specbench bench` was asked to do."""
+
+    endpoint: str
+    dataset: str
+    concurrencies: tuple[int, ...]
+    output: Path
+    model: str | None = None
+    num_prompts: int | None = None
+    max_tokens: int = 256
+    temperature: float = 0.0
+    warmup: int = 2
+    repeats: int = 1
+    gpus: int = 1
+    label: str = "default"
+    api_key: str | None = None
+    api: Api = "chat"
+    client: Client = "aiohttp"
+    ignore_eos: bool = False
+    save_outputs: bool | None = None
+    request_timeout_s: float = 600.0
+    seed: int = 0
+    categories: tuple[str, ...] = ()
+    entropy_tiers: tuple[str, ...] = ()
+    dataset_revision: str | None = None
+    force: bool = False
+    extra_body: dict[str, object] = field(default_factory=dict)
+
+    def validate(self) -> None:
+        if not self.concurrencies:
+            raise SpecbenchError("--concurrency: give at least one level, e.g. 1,4,16")
+        bad = [c for c in self.concurrencies if c <= 0]
+        if bad:
+            raise SpecbenchError(f"--concurrency: levels must be positive integers, got {bad[0]}")
+        for name, value in (
+            ("--repeats", self.repeats),
+            ("--gpus", self.gpus),
+            ("--max-tokens", self.max_tokens),
+        ):
+            if value <= 0:
+                raise SpecbenchError(f"{name} must be a positive integer, got {value}")
+        if self.warmup < 0:
+            raise SpecbenchError(f"--warmup must be ≥ 0, got {self.warmup}")
+        if self.temperature < 0:
+            raise SpecbenchError(f"--temperature must be ≥ 0, got {self.temperature}")
+        if not self.endpoint.startswith(("http://", "https://")):
+            raise SpecbenchError(f"--endpoint must be an http(s) URL, got {self.endpoint!r}")
+
+
+def parse_concurrencies(text: str) -> tuple[int, ...]:
+    """`1,4,16` → (1, 4, 16); anything else is a one-line error naming --concurrency."""
+    try:
+        levels = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise SpecbenchError(
+            f"--concurrency: expected comma-separated integers like 1,4,16, got {text!r}"
+        ) from None
+    return levels
+
+
+ProgressFactory = Callable[[], CellProgress]
+CellDone = Callable[[CellSpec, CellSummary | None, bool], None]
+
+
+async def bench_workload(
+    options: BenchOptions,
+    workload: Workload,
+    *,
+    progress: ProgressFactory = CellProgress,
+    on_cell: CellDone | None = None,
+) -> list[CellSummary]:
+    """Measure every cell of one endpoint × workload; skipped (complete) cells are read back."""
+    base_url = options.endpoint.rstrip("/")
+    save_outputs = (
+        options.temperature == 0 if options.save_outputs is None else options.save_outputs
+    )
+    connector = aiohttp.TCPConnector(limit=max(options.concurrencies) + 8, limit_per_host=0)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        model = options.model or str(
+            (await discover_model(session, base_url, options.api_key))["id"]
+        )
+        await scrape(
+            session, base_url, options.api_key
+        )  # fail now, not mid-campaign, without /metrics
+        version = await server_version(session, base_url, options.api_key)
+        update_manifest(
+            options.output,
+            created_at=utc_now(),
+            servers={
+                options.label: {
+                    "endpoint": base_url,
+                    "model": model,
+                    "vllm_version": version,
+                    "gpus": options.gpus,
+                }
+            },
+            runs=[
+                {
+                    "command": "bench",
+                    "argv": sys.argv,
+                    "started_at": utc_now(),
+                    "label": options.label,
+                    "dataset": workload.spec,
+                    "dataset_source": workload.source,
+                    "dataset_revision": workload.revision,
+                    "num_conversations": len(workload.conversations),
+                    "concurrencies": list(options.concurrencies),
+                    "repeats": options.repeats,
+                    "max_tokens": options.max_tokens,
+                    "temperature": options.temperature,
+                    "api": options.api,
+                    "client": options.client,
+                    "ignore_eos": options.ignore_eos,
+                }
+            ],
+        )
+        settings = RequestSettings(
+            model=model,
+            api=options.api,
+            max_tokens=options.max_tokens,
+            temperature=options.temperature,
+            ignore_eos=options.ignore_eos,
+            return_token_ids=True,
+            extra_body=dict(options.extra_body),
+        )
+        sender = _make_sender(options, session, base_url, settings)
+        summaries: list[CellSummary] = []
+        failures: list[str] = []
+        try:
+            for concurrency in options.concurrencies:
+                for repeat in range(options.repeats):
+                    spec = CellSpec(
+                        label=options.label,
+                        dataset=workload.spec,
+                        category=_single_category(workload),
+                        concurrency=concurrency,
+                        repeat=repeat,
+                        gpus=options.gpus,
+                        model=model,
+                        endpoint=base_url,
+                        api=options.api,
+                        client=options.client,
+                        max_tokens=options.max_tokens,
+                        temperature=options.temperature,
+                        warmup=options.warmup,
+                        save_outputs=save_outputs,
+                    )
+                    directory = store.cell_dir(
+                        options.output, options.label, workload.name, concurrency, repeat
+                    )
+                    if store.is_complete(directory) and not options.force:
+                        summary = CellSummary.model_validate(
+                            store.read_json(directory / store.SUMMARY)
+                        )
+                        summaries.append(summary)
+                        if on_cell:
+                            on_cell(spec, summary, True)
+                        continue
+                    (directory / store.FAILURE).unlink(missing_ok=True)
+                    try:
+                        summary = await measure_cell(
+                            spec,
+                            workload.conversations,
+                            session,
+                            sender,
+                            directory,
+                            api_key=options.api_key,
+                            progress=progress(),
+                        )
+                    except ServerError as error:
+                        store.write_json(
+                            directory / store.FAILURE,
+                            {
+                                "error_type": type(error).__name__,
+                                "message": str(error),
+                                "at": utc_now(),
+                            },
+                        )
+                        failures.append(f"c{concurrency}/r{repeat}: {error}")
+                        if on_cell:
+                            on_cell(spec, None, False)
+                        continue
+                    summaries.append(summary)
+                    if on_cell:
+                        on_cell(spec, summary, False)
+        finally:
+            close = getattr(sender, "close", None)
+            if close:
+                await close()
+    if failures:
+        raise ServerError(f"{len(failures)} cell(s) failed (see failure.json): {failures[0]}")
+    return summaries
+
+
+def _make_sender(
+    options: BenchOptions, session: aiohttp.ClientSession, base_url: str, settings: RequestSettings
+) -> Sender:
+    if options.client == "openai":
+        from specbench.openai_client import OpenAISender
+
+        return OpenAISender(
+            base_url,
+            settings,
+            api_key=options.api_key,
+            request_timeout_s=options.request_timeout_s,
+            max_connections=max(options.concurrencies) + 8,
+        )
+    return AiohttpSender(
+        session,
+        base_url,
+        settings,
+        api_key=options.api_key,
+        request_timeout_s=options.request_timeout_s,
+    )
+
+
+def _single_category(workload: Workload) -> str | None:
+    categories = workload.categories
+    return categories[0] if len(categories) == 1 else None
+
+
+def run_bench(
+    options: BenchOptions,
+    *,
+    progress: ProgressFactory = CellProgress,
+    on_cell: CellDone | None = None,
+) -> list[CellSummary]:
+    """Validate, load the dataset, and measure every cell (blocking)."""
+    options.validate()
+    workload = load_workload(
+        options.dataset,
+        revision=options.dataset_revision,
+        categories=options.categories,
+        entropy_tiers=options.entropy_tiers,
+        num_prompts=options.num_prompts,
+        seed=options.seed,
+    )
+    return asyncio.run(bench_workload(options, workload, progress=progress, on_cell=on_cell))

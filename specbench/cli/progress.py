@@ -1,0 +1,101 @@
+"""Rich progress bars and result tables for measuring commands (the CLI's report layer)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+
+from specbench.measure import CellProgress, CellSpec
+from specbench.records import RequestRecord
+from specbench.summary import CellSummary
+
+console = Console(stderr=True)
+
+
+class RichCellProgress(CellProgress):
+    """One bar per cell: conversations done, failures and live output tok/s."""
+
+    def __init__(self) -> None:
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+            refresh_per_second=4,
+        )
+        self._task: TaskID | None = None
+        self._tokens = 0
+        self._failed = 0
+        self._start = 0.0
+
+    def start(self, spec: CellSpec, total_conversations: int) -> None:
+        self._start = time.monotonic()
+        self._progress.start()
+        self._task = self._progress.add_task(
+            f"{spec.label} c={spec.concurrency} r={spec.repeat}", total=total_conversations, rate=""
+        )
+
+    def record(self, record: RequestRecord) -> None:
+        self._tokens += record.output_tokens or 0
+        self._failed += not record.ok
+        done = record.turn + 1 == record.num_turns or not record.ok
+        elapsed = max(time.monotonic() - self._start, 1e-9)
+        rate = f"{self._tokens / elapsed:,.0f} tok/s" + (
+            f" [red]{self._failed} failed[/]" if self._failed else ""
+        )
+        if self._task is not None:
+            self._progress.update(self._task, advance=1 if done else 0, rate=rate)
+
+    def stop(self) -> None:
+        self._progress.stop()
+
+
+def fmt(value: float | None, spec: str = ".2f") -> str:
+    return "–" if value is None else format(value, spec)
+
+
+def cells_table(summaries: Sequence[CellSummary], title: str = "specbench results") -> Table:
+    """The end-of-run table: one row per cell."""
+    table = Table(title=title)
+    for column in (
+        "label",
+        "dataset",
+        "conc",
+        "rep",
+        "ok/all",
+        "tok/s/GPU",
+        "TTFT p50 ms",
+        "E2E p50 ms",
+        "AL",
+        "accept",
+    ):
+        table.add_column(column, justify="right" if column not in ("label", "dataset") else "left")
+    for s in summaries:
+        spec = s.spec_decode
+        table.add_row(
+            s.label,
+            s.dataset,
+            str(s.concurrency),
+            str(s.repeat),
+            f"{s.num_requests - s.num_failed}/{s.num_requests}",
+            fmt(s.output_tok_s_per_gpu, ",.1f"),
+            fmt(s.ttft_ms.median, ",.1f"),
+            fmt(s.e2e_ms.median, ",.0f"),
+            fmt(spec.acceptance_length if spec else None),
+            fmt(spec.draft_acceptance_rate if spec else None, ".1%"),
+        )
+    return table

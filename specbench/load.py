@@ -1,0 +1,71 @@
+"""Closed-loop load: exactly `concurrency` conversations in flight while work remains.
+
+Each slot takes the next conversation and replays its turns in order: a later turn
+carries the target's own earlier answers as history (chat), or the previous prompt and
+answer as a prefix (completions). A failed turn ends its conversation; the rest of the
+work goes on. One record per turn reaches `on_record` as soon as that turn ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Sequence
+
+from specbench.client import Api, Prompt, Sender
+from specbench.data.conversation import Conversation
+from specbench.records import RequestRecord
+
+
+def build_prompt(api: Api, turns: Sequence[str], answers: Sequence[str]) -> Prompt:
+    """The prompt of turn len(answers): all earlier turns with the target's own answers."""
+    if api == "chat":
+        messages: list[dict[str, str]] = []
+        for index, answer in enumerate(answers):
+            messages.append({"role": "user", "content": turns[index]})
+            messages.append({"role": "assistant", "content": answer})
+        messages.append({"role": "user", "content": turns[len(answers)]})
+        return messages
+    parts: list[str] = []
+    for index, answer in enumerate(answers):
+        parts.extend((turns[index], answer))
+    parts.append(turns[len(answers)])
+    return "\n".join(parts)
+
+
+async def run_closed_loop(
+    conversations: Iterable[Conversation],
+    concurrency: int,
+    sender: Sender,
+    api: Api,
+    on_record: Callable[[RequestRecord], None],
+    *,
+    window_start_ns: int,
+) -> int:
+    """Replay every conversation with `concurrency` slots; return the end instant (perf ns)."""
+    if concurrency <= 0:
+        raise ValueError(f"concurrency must be positive, got {concurrency}")
+    work = iter(conversations)
+
+    async def slot() -> None:
+        for conversation in work:  # the shared iterator hands each conversation to one slot
+            answers: list[str] = []
+            for turn in range(len(conversation.turns)):
+                record = RequestRecord(
+                    question_id=conversation.question_id,
+                    turn=turn,
+                    num_turns=len(conversation.turns),
+                    category=conversation.category,
+                )
+                prompt = build_prompt(api, conversation.turns, answers)
+                record.start_ns = time.perf_counter_ns() - window_start_ns
+                await sender.send(prompt, record)
+                on_record(record)
+                if not record.ok:
+                    break
+                answers.append(record.output_text or "")
+
+    async with asyncio.TaskGroup() as group:
+        for _ in range(concurrency):
+            group.create_task(slot())
+    return time.perf_counter_ns()

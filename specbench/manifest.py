@@ -1,0 +1,70 @@
+"""`manifest.json`: what a results directory holds and how it was produced.
+
+The manifest is rewritten atomically, merging new sections into what is there, so a
+directory filled by several commands (or resumed runs) keeps every earlier entry.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from specbench import SCHEMA_VERSION, __version__, store
+from specbench.errors import SpecbenchError
+
+
+def git_sha() -> str | None:
+    """The specbench checkout's commit, when it runs from one."""
+    try:
+        result = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return result.stdout.strip() or None if result.returncode == 0 else None
+
+
+def load_manifest(root: Path) -> dict[str, Any]:
+    path = root / store.MANIFEST
+    if not path.exists():
+        return {}
+    manifest = store.read_json(path)
+    version = manifest.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise SpecbenchError(
+            f"{path}: schema_version {version} but this specbench writes {SCHEMA_VERSION}; "
+            "use a new --output directory"
+        )
+    return manifest
+
+
+def update_manifest(
+    root: Path, *, runs: Sequence[dict[str, Any]] = (), **sections: Any
+) -> dict[str, Any]:
+    """Merge `sections` (dicts merged key by key, other values replaced) and append `runs`."""
+    manifest = load_manifest(root)
+    if not manifest:
+        manifest = {
+            "schema_version": SCHEMA_VERSION,
+            "created_at": sections.pop("created_at", None),
+            "runs": [],
+        }
+    manifest["specbench_version"] = __version__
+    manifest["git_sha"] = git_sha()
+    manifest["python"] = sys.version.split()[0]
+    for key, value in sections.items():
+        if isinstance(value, dict) and isinstance(manifest.get(key), dict):
+            manifest[key] = {**manifest[key], **value}
+        else:
+            manifest[key] = value
+    manifest.setdefault("runs", []).extend(runs)
+    store.write_json(root / store.MANIFEST, manifest)
+    return manifest

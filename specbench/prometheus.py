@@ -1,0 +1,107 @@
+"""Parse vLLM's `/metrics` exposition into a snapshot, and take deltas between two snapshots.
+
+Text goes through `prometheus_client`'s parser, never substring matching. Samples are
+summed over label sets (one series per `engine` under data parallelism) by exact sample
+name, so a `*_created` sample (a Unix timestamp) can never leak into a counter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from specbench.errors import ServerError, SpecbenchError
+
+SPEC_DRAFTS = "vllm:spec_decode_num_drafts_total"
+SPEC_DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens_total"
+SPEC_ACCEPTED = "vllm:spec_decode_num_accepted_tokens_total"
+SPEC_ACCEPTED_PER_POS = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
+GENERATION_TOKENS = "vllm:generation_tokens_total"
+PROMPT_TOKENS = "vllm:prompt_tokens_total"
+REQUESTS_RUNNING = "vllm:num_requests_running"
+REQUESTS_WAITING = "vllm:num_requests_waiting"
+PREEMPTIONS = "vllm:num_preemptions_total"
+KV_CACHE_USAGE = "vllm:kv_cache_usage_perc"
+
+#: Counters whose deltas a cell records (besides the per-position family).
+COUNTERS = (
+    SPEC_DRAFTS,
+    SPEC_DRAFT_TOKENS,
+    SPEC_ACCEPTED,
+    GENERATION_TOKENS,
+    PROMPT_TOKENS,
+    PREEMPTIONS,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsSnapshot:
+    """Sample values summed over label sets, keyed by exact sample name.
+
+    `per_position` holds `vllm:spec_decode_num_accepted_tokens_per_pos_total` by its
+    0-based `position` label, summed over engines.
+    """
+
+    samples: Mapping[str, float]
+    per_position: Mapping[int, float]
+
+    def get(self, name: str) -> float | None:
+        return self.samples.get(name)
+
+    @property
+    def has_spec_decode(self) -> bool:
+        return SPEC_DRAFTS in self.samples
+
+
+def parse_metrics(text: str, *, source: str = "/metrics") -> MetricsSnapshot:
+    """Parse Prometheus text exposition; a malformed text raises SpecbenchError naming `source`."""
+    samples: dict[str, float] = {}
+    per_position: dict[int, float] = {}
+    try:
+        families = list(text_string_to_metric_families(text))
+    except ValueError as error:
+        raise SpecbenchError(f"{source}: not Prometheus text exposition ({error})") from error
+    for family in families:
+        for sample in family.samples:
+            if sample.name.endswith("_created"):
+                continue
+            if sample.name == SPEC_ACCEPTED_PER_POS:
+                position = int(sample.labels.get("position", "0"))
+                per_position[position] = per_position.get(position, 0.0) + sample.value
+            samples[sample.name] = samples.get(sample.name, 0.0) + sample.value
+    return MetricsSnapshot(samples=samples, per_position=per_position)
+
+
+def counter_delta(before: MetricsSnapshot, after: MetricsSnapshot, name: str) -> int | None:
+    """after − before for one counter; None when the series is absent from both scrapes.
+
+    A counter that went down, or vanished, means the server restarted inside the window:
+    that is an error, never a negative rate.
+    """
+    start, end = before.get(name), after.get(name)
+    if start is None and end is None:
+        return None
+    if start is None or end is None or end < start:
+        raise ServerError(
+            f"counter {name} went from {start} to {end} inside the measured window: "
+            "the server restarted; the cell is invalid"
+        )
+    return round(end - start)
+
+
+def per_position_delta(before: MetricsSnapshot, after: MetricsSnapshot) -> list[int]:
+    """Δ accepted-per-position counters, position 0 first (an absent position counts 0)."""
+    positions = sorted(set(before.per_position) | set(after.per_position))
+    deltas: list[int] = []
+    for position in range(positions[-1] + 1 if positions else 0):
+        start = before.per_position.get(position, 0.0)
+        end = after.per_position.get(position, 0.0)
+        if end < start:
+            raise ServerError(
+                f"counter {SPEC_ACCEPTED_PER_POS}{{position={position}}} went down: "
+                "the server restarted; the cell is invalid"
+            )
+        deltas.append(round(end - start))
+    return deltas

@@ -1,0 +1,60 @@
+"""The per-request record: one line of `requests.jsonl`, written as each request finishes.
+
+One record is one HTTP request, i.e. one turn of a conversation. Times are integer
+nanoseconds from `time.perf_counter_ns()`: `start_ns` relative to the cell's window start,
+chunk arrivals relative to the request's own send instant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import orjson
+
+
+@dataclass(slots=True)
+class RequestRecord:
+    """What one request did, as measured by the client and reported by the server."""
+
+    question_id: str
+    turn: int
+    num_turns: int
+    category: str
+    start_ns: int = 0
+    ttft_ns: int | None = None
+    e2e_ns: int | None = None
+    #: Arrival of each chunk that carried tokens, ns after send.
+    chunk_offsets_ns: list[int] = field(default_factory=list)
+    #: Tokens each of those chunks carried (server usage deltas when exact).
+    chunk_tokens: list[int] = field(default_factory=list)
+    #: "usage" (continuous usage stats), "token_ids", or "chunks" (1 per content chunk: estimate).
+    token_count_source: str = "usage"
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    finish_reason: str | None = None
+    error_type: str | None = None
+    error_message: str | None = None
+    #: vLLM's per-request `metrics.speculative_decoding` object, verbatim, when sent.
+    spec_decode: dict[str, Any] | None = None
+    output_token_ids: list[int] | None = None
+    output_text: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error_type is None
+
+    @property
+    def ttft_ms(self) -> float | None:
+        return None if self.ttft_ns is None else self.ttft_ns / 1e6
+
+    @property
+    def e2e_ms(self) -> float | None:
+        return None if self.e2e_ns is None else self.e2e_ns / 1e6
+
+    def to_json_line(self) -> bytes:
+        return orjson.dumps(asdict(self)) + b"\n"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RequestRecord:
+        return cls(**data)

@@ -1,0 +1,118 @@
+"""The results directory: layout, atomic writes, append-only JSONL, and resume checks.
+
+DIR/manifest.json
+DIR/<label>/<dataset>/c<concurrency>/r<repeat>/
+    summary.json        written last, atomically: its presence marks the cell complete
+    requests.jsonl      one line per measured request, appended as each finishes
+    metrics_before.prom raw /metrics scrape before the window
+    metrics_after.prom  raw /metrics scrape after the window
+    failure.json        only when the cell failed (error type, message, log tail)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import BaseModel
+
+from specbench.errors import SpecbenchError
+from specbench.records import RequestRecord
+
+SUMMARY = "summary.json"
+REQUESTS = "requests.jsonl"
+METRICS_BEFORE = "metrics_before.prom"
+METRICS_AFTER = "metrics_after.prom"
+FAILURE = "failure.json"
+MANIFEST = "manifest.json"
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+def slug(text: str) -> str:
+    """A filesystem-safe name: `speed-bench:throughput_8k` → `speed-bench-throughput_8k`."""
+    cleaned = _UNSAFE.sub("-", text).strip("-.")
+    return cleaned or "unnamed"
+
+
+def cell_dir(root: Path, label: str, dataset: str, concurrency: int, repeat: int) -> Path:
+    return root / slug(label) / slug(dataset) / f"c{concurrency}" / f"r{repeat}"
+
+
+def is_complete(directory: Path) -> bool:
+    return (directory / SUMMARY).is_file()
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Write via a temporary file in the same folder and rename, so a reader never sees half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = data.encode() if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, data: BaseModel | dict[str, Any]) -> None:
+    if isinstance(data, BaseModel):
+        payload = data.model_dump_json(indent=2).encode()
+    else:
+        payload = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+    write_atomic(path, payload + b"\n")
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise SpecbenchError(f"{path}: no such file") from None
+    except orjson.JSONDecodeError as error:
+        raise SpecbenchError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise SpecbenchError(f"{path}: expected a JSON object")
+    return data
+
+
+class RecordWriter:
+    """Appends request records to `requests.jsonl`, one line each, as requests finish.
+
+    A fresh attempt at a cell truncates the file first: records of an interrupted attempt
+    are not mixed with a new window's.
+    """
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle = path.open("wb")
+
+    def write(self, record: RequestRecord) -> None:
+        self._handle.write(record.to_json_line())
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+def read_records(path: Path) -> Iterator[RequestRecord]:
+    """Records of a `requests.jsonl`, tolerating a truncated last line (a crash mid-write)."""
+    with path.open("rb") as handle:
+        lines = handle.read().split(b"\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield RequestRecord.from_dict(orjson.loads(line))
+        except (orjson.JSONDecodeError, TypeError) as error:
+            if number >= len(lines) - 1:
+                return  # the last line was cut short by a crash: ignore it
+            raise SpecbenchError(f"{path}:{number}: not a request record ({error})") from None

@@ -1,0 +1,180 @@
+"""Turn one cell's raw data (request records and two `/metrics` scrapes) into its summary.
+
+A pure function of what the cell saved, so anyone can recompute `summary.json` from
+`requests.jsonl`, `metrics_before.prom` and `metrics_after.prom`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from specbench.metrics.acceptance import (
+    acceptance_length,
+    conditional_acceptance,
+    draft_acceptance_rate,
+    per_position_acceptance,
+)
+from specbench.metrics.latency import distribution, output_tok_s, per_gpu, tpot_ms
+from specbench.metrics.per_request import mean_chunk_acceptance_length, pool_request_metrics
+from specbench.prometheus import (
+    GENERATION_TOKENS,
+    SPEC_ACCEPTED,
+    SPEC_DRAFT_TOKENS,
+    SPEC_DRAFTS,
+    MetricsSnapshot,
+    counter_delta,
+    per_position_delta,
+)
+from specbench.records import RequestRecord
+from specbench.summary import CategoryAcceptance, CellSummary, SpecDecodeSummary
+
+
+@dataclass(frozen=True, slots=True)
+class CellContext:
+    """What a cell was, besides what it measured."""
+
+    label: str
+    dataset: str
+    category: str | None
+    concurrency: int
+    repeat: int
+    gpus: int
+    model: str
+    endpoint: str
+    api: str
+    client: str
+    max_tokens: int
+    temperature: float
+    started_at: str
+    finished_at: str
+    duration_s: float
+
+
+def spec_decode_summary(
+    before: MetricsSnapshot, after: MetricsSnapshot
+) -> SpecDecodeSummary | None:
+    """Acceptance over the window from counter deltas; None when the server does not speculate."""
+    drafts = counter_delta(before, after, SPEC_DRAFTS)
+    if drafts is None:
+        return None
+    draft_tokens = counter_delta(before, after, SPEC_DRAFT_TOKENS) or 0
+    accepted = counter_delta(before, after, SPEC_ACCEPTED) or 0
+    per_position_counts = per_position_delta(before, after)
+    rates = per_position_acceptance(per_position_counts, drafts) or []
+    al = acceptance_length(accepted, drafts)
+    if al is None:
+        return None  # speculation is on but no step carried drafts in this window
+    return SpecDecodeSummary(
+        acceptance_length=al,
+        draft_acceptance_rate=draft_acceptance_rate(accepted, draft_tokens) or 0.0,
+        per_position_acceptance=rates,
+        conditional_acceptance=conditional_acceptance(rates),
+        num_drafts=drafts,
+        num_draft_tokens=draft_tokens,
+        num_accepted_tokens=accepted,
+        num_accepted_tokens_per_position=per_position_counts,
+    )
+
+
+def category_acceptance(
+    records: Sequence[RequestRecord], speculating: bool
+) -> dict[str, CategoryAcceptance]:
+    """Acceptance per category from per-request metrics when present, else tokens per chunk."""
+    by_category: dict[str, list[RequestRecord]] = defaultdict(list)
+    for record in records:
+        if record.ok:
+            by_category[record.category].append(record)
+    result: dict[str, CategoryAcceptance] = {}
+    for category in sorted(by_category):
+        group = by_category[category]
+        output_tokens = sum(r.output_tokens or 0 for r in group)
+        specs = [r.spec_decode for r in group if r.spec_decode]
+        if not speculating:
+            result[category] = CategoryAcceptance(
+                num_requests=len(group),
+                acceptance_length=None,
+                acceptance_source=None,
+                definition=None,
+                output_tokens=output_tokens,
+            )
+        elif specs and len(specs) == len(group):
+            pooled = pool_request_metrics(specs)
+            result[category] = CategoryAcceptance(
+                num_requests=len(group),
+                acceptance_length=pooled.acceptance_length,
+                acceptance_source="per_request_metrics",
+                definition="step_weighted",
+                draft_acceptance_rate=pooled.draft_acceptance_rate,
+                per_position_acceptance=pooled.per_position_acceptance,
+                num_spec_steps=pooled.num_spec_steps,
+                output_tokens=output_tokens,
+            )
+        else:
+            result[category] = CategoryAcceptance(
+                num_requests=len(group),
+                acceptance_length=mean_chunk_acceptance_length(r.chunk_tokens for r in group),
+                acceptance_source="tokens_per_chunk",
+                definition="mean_over_requests",
+                output_tokens=output_tokens,
+            )
+    return result
+
+
+def summarize_cell(
+    records: Sequence[RequestRecord],
+    before: MetricsSnapshot,
+    after: MetricsSnapshot,
+    context: CellContext,
+) -> CellSummary:
+    ok = [r for r in records if r.ok]
+    output_tokens = sum(r.output_tokens or 0 for r in ok)
+    ttfts = [r.ttft_ns / 1e6 for r in ok if r.ttft_ns is not None]
+    e2es = [r.e2e_ns / 1e6 for r in ok if r.e2e_ns is not None]
+    tpots = [
+        value
+        for r in ok
+        if r.ttft_ns is not None
+        and r.e2e_ns is not None
+        and r.output_tokens is not None
+        and (value := tpot_ms(r.e2e_ns / 1e6, r.ttft_ns / 1e6, r.output_tokens)) is not None
+    ]
+    gaps = [
+        (later - earlier) / 1e6
+        for r in ok
+        for earlier, later in zip(r.chunk_offsets_ns, r.chunk_offsets_ns[1:], strict=False)
+    ]
+    spec = spec_decode_summary(before, after)
+    throughput = output_tok_s(output_tokens, context.duration_s)
+    return CellSummary(
+        label=context.label,
+        dataset=context.dataset,
+        category=context.category,
+        concurrency=context.concurrency,
+        repeat=context.repeat,
+        gpus=context.gpus,
+        model=context.model,
+        endpoint=context.endpoint,
+        api=context.api,  # type: ignore[arg-type]
+        client=context.client,  # type: ignore[arg-type]
+        max_tokens=context.max_tokens,
+        temperature=context.temperature,
+        started_at=context.started_at,
+        finished_at=context.finished_at,
+        num_requests=len(records),
+        num_failed=len(records) - len(ok),
+        duration_s=context.duration_s,
+        input_tokens=sum(r.input_tokens or 0 for r in ok),
+        output_tokens=output_tokens,
+        output_tok_s=throughput,
+        output_tok_s_per_gpu=per_gpu(throughput, context.gpus),
+        request_per_s=len(ok) / context.duration_s,
+        ttft_ms=distribution(ttfts),
+        tpot_ms=distribution(tpots),
+        e2e_ms=distribution(e2es),
+        step_gap_ms=distribution(gaps),
+        server_generation_tokens=counter_delta(before, after, GENERATION_TOKENS),
+        spec_decode=spec,
+        per_category=category_acceptance(records, speculating=before.has_spec_decode),
+    )
