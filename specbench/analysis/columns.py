@@ -1,0 +1,111 @@
+"""Column names of the analysis frames, as constants, and parsing of split names.
+
+Every frame built by `specbench.analysis.frame` uses these names; code that reads a frame
+(tables, plots, the regression gate) refers to them through these constants.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# -- identity columns --
+RESULTS_DIR = "results_dir"
+LABEL = "label"
+SERVER_LABEL = "server_label"
+IS_BASELINE = "is_baseline"
+DATASET = "dataset"
+DATASET_SLUG = "dataset_slug"
+SPLIT = "split"
+CONTEXT_K = "context_k"
+CATEGORY = "category"
+CONCURRENCY = "concurrency"
+REPEAT = "repeat"
+CELL_DIR = "cell_dir"
+SCHEMA = "schema_version"
+
+# -- serving metrics (summary field names) --
+GPUS = "gpus"
+NUM_REQUESTS = "num_requests"
+NUM_FAILED = "num_failed"
+NUM_SUCCEEDED = "num_succeeded"
+DURATION_S = "duration_s"
+INPUT_TOKENS = "input_tokens"
+OUTPUT_TOKENS = "output_tokens"
+OUTPUT_TOK_S = "output_tok_s"
+OUTPUT_TOK_S_PER_GPU = "output_tok_s_per_gpu"
+REQUEST_PER_S = "request_per_s"
+SERVER_GENERATION_TOKENS = "server_generation_tokens"
+DISTRIBUTIONS = ("ttft_ms", "tpot_ms", "e2e_ms", "step_gap_ms")
+DISTRIBUTION_STATS = ("mean", "median", "p90", "p99", "count")
+TTFT_MS_MEDIAN = "ttft_ms_median"
+TTFT_MS_MEAN = "ttft_ms_mean"
+TTFT_MS_P99 = "ttft_ms_p99"
+TPOT_MS_MEDIAN = "tpot_ms_median"
+E2E_MS_MEDIAN = "e2e_ms_median"
+
+# -- spec decode (server counters over the window) --
+ACCEPTANCE_LENGTH = "acceptance_length"
+DRAFT_ACCEPTANCE_RATE = "draft_acceptance_rate"
+NUM_DRAFTS = "num_drafts"
+NUM_DRAFT_TOKENS = "num_draft_tokens"
+NUM_ACCEPTED_TOKENS = "num_accepted_tokens"
+ACCEPTANCE_SOURCE = "acceptance_source"
+ACCEPTANCE_DEFINITION = "acceptance_definition"
+PER_POSITION_PREFIX = "per_position_acceptance_"
+CONDITIONAL_PREFIX = "conditional_acceptance_"
+ACCEPTED_PER_POSITION_PREFIX = "num_accepted_tokens_per_position_"
+
+# -- per-category frame only --
+NUM_SPEC_STEPS = "num_spec_steps"
+
+#: Columns that identify a cell; `aggregate_repeats` groups by these minus `repeat`.
+IDENTITY_COLUMNS = (
+    RESULTS_DIR,
+    LABEL,
+    SERVER_LABEL,
+    IS_BASELINE,
+    DATASET,
+    DATASET_SLUG,
+    SPLIT,
+    CONTEXT_K,
+    CATEGORY,
+    CONCURRENCY,
+    REPEAT,
+)
+
+#: Throughput splits of SPEED-Bench, by prompt length in thousands of o200k tokens.
+CONTEXT_SPLITS_K = (1, 2, 8, 16, 32)
+_THROUGHPUT_RE = re.compile(r"throughput[_\-]?(\d+)k", re.IGNORECASE)
+_QUALITATIVE_RE = re.compile(r"qualitative", re.IGNORECASE)
+
+
+def per_position_column(position: int) -> str:
+    """Column of the acceptance rate at draft position `position` (1-based)."""
+    return f"{PER_POSITION_PREFIX}{position}"
+
+
+def position_columns(frame: pd.DataFrame, prefix: str = PER_POSITION_PREFIX) -> list[str]:
+    """The `prefix<i>` columns present in `frame`, position 1 first."""
+    found = [c for c in frame.columns if c.startswith(prefix) and c[len(prefix) :].isdigit()]
+    return sorted(found, key=lambda c: int(c[len(prefix) :]))
+
+
+def parse_split(*texts: str) -> tuple[str | None, int | None]:
+    """SPEED-Bench split and context length (thousands of tokens) named in any of `texts`.
+
+    Tolerant of local paths: `speed-bench:throughput_8k`, `data/speed/throughput_8k/test.parquet`
+    and a slug `speed-bench-throughput-8k` all give `("throughput_8k", 8)`.
+    """
+    for text in texts:
+        match = _THROUGHPUT_RE.search(text)
+        if match:
+            k = int(match.group(1))
+            return f"throughput_{k}k", k
+    for text in texts:
+        if _QUALITATIVE_RE.search(text):
+            return "qualitative", None
+    return None, None

@@ -1,0 +1,431 @@
+"""Results directories → tidy pandas frames: one row per cell, or per cell × category.
+
+A results directory holds `manifest.json` and, per cell,
+`<label>/<dataset-slug>/c<concurrency>/r<repeat>/summary.json` (a failed cell holds
+`failure.json` instead). `load_results` reads every `summary.json` through the
+`CellSummary` contract and flattens it into one row:
+
+- identity: `results_dir`, `label` (unique across the merged directories: a label seen in
+  two directories is prefixed `<dir name>/`), `server_label` (as written in the summary),
+  `is_baseline` (from the manifest), `dataset`, `dataset_slug`, `split`
+  (`qualitative`, `throughput_8k`, … or None), `context_k` (1, 2, 8, 16, 32 for throughput
+  splits), `category` (None for a mixed run), `concurrency`, `repeat`;
+- every scalar field of the summary under its own name (`output_tok_s_per_gpu`, …);
+- each distribution as `<name>_<stat>`: `ttft_ms_median`, `e2e_ms_p99`, `tpot_ms_count`, …;
+- spec decode (NaN when speculation is off): `acceptance_length`, `draft_acceptance_rate`,
+  `num_drafts`, `num_draft_tokens`, `num_accepted_tokens`, `acceptance_source`,
+  `acceptance_definition`, and per position i = 1..K (K = the largest draft length seen):
+  `per_position_acceptance_i`, `conditional_acceptance_i`,
+  `num_accepted_tokens_per_position_i`.
+
+Acceptance averaged over cells must be pooled from the counters (`pool_acceptance`), never
+the mean of per-cell acceptance lengths: AL is a ratio of sums.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from specbench import SCHEMA_VERSION
+from specbench.analysis.aggregate import (  # noqa: F401  (re-exported)
+    N_CELLS,
+    N_REPEATS,
+    aggregate_repeats,
+    ci_column,
+    pool_acceptance,
+    pool_category_acceptance,
+)
+from specbench.analysis.columns import (  # noqa: F401  (re-exported: the frame's column names)
+    ACCEPTANCE_DEFINITION,
+    ACCEPTANCE_LENGTH,
+    ACCEPTANCE_SOURCE,
+    ACCEPTED_PER_POSITION_PREFIX,
+    CATEGORY,
+    CELL_DIR,
+    CONCURRENCY,
+    CONDITIONAL_PREFIX,
+    CONTEXT_K,
+    CONTEXT_SPLITS_K,
+    DATASET,
+    DATASET_SLUG,
+    DISTRIBUTION_STATS,
+    DISTRIBUTIONS,
+    DRAFT_ACCEPTANCE_RATE,
+    DURATION_S,
+    E2E_MS_MEDIAN,
+    GPUS,
+    IDENTITY_COLUMNS,
+    INPUT_TOKENS,
+    IS_BASELINE,
+    LABEL,
+    NUM_ACCEPTED_TOKENS,
+    NUM_DRAFT_TOKENS,
+    NUM_DRAFTS,
+    NUM_FAILED,
+    NUM_REQUESTS,
+    NUM_SPEC_STEPS,
+    NUM_SUCCEEDED,
+    OUTPUT_TOK_S,
+    OUTPUT_TOK_S_PER_GPU,
+    OUTPUT_TOKENS,
+    PER_POSITION_PREFIX,
+    REPEAT,
+    REQUEST_PER_S,
+    RESULTS_DIR,
+    SCHEMA,
+    SERVER_GENERATION_TOKENS,
+    SERVER_LABEL,
+    SPLIT,
+    TPOT_MS_MEDIAN,
+    TTFT_MS_MEAN,
+    TTFT_MS_MEDIAN,
+    TTFT_MS_P99,
+    parse_split,
+    per_position_column,
+    position_columns,
+)
+from specbench.errors import SpecbenchError
+from specbench.summary import CellSummary
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedCell:
+    """One `summary.json` with where it was found."""
+
+    results_dir: Path
+    label: str
+    summary: CellSummary
+    path: Path
+    is_baseline: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FailedCell:
+    """One cell whose `failure.json` says why it has no summary."""
+
+    results_dir: Path
+    path: Path
+    reason: str
+
+
+def read_manifest(results_dir: Path) -> dict[str, Any]:
+    """`manifest.json` as a dict; empty when absent (older or hand-assembled directories)."""
+    path = results_dir / "manifest.json"
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise SpecbenchError(f"{path}: not readable JSON ({error})") from error
+    if not isinstance(data, dict):
+        raise SpecbenchError(f"{path}: expected a JSON object")
+    return data
+
+
+def manifest_baselines(manifest: dict[str, Any]) -> set[str]:
+    """Server names the manifest marks `baseline: true` under `servers`."""
+    servers = manifest.get("servers")
+    if not isinstance(servers, dict):
+        return set()
+    return {
+        str(name)
+        for name, server in servers.items()
+        if isinstance(server, dict) and server.get("baseline") is True
+    }
+
+
+def _read_raw(path: Path) -> dict[str, Any]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise SpecbenchError(f"{path}: not readable JSON ({error})") from error
+    if not isinstance(raw, dict) or "schema_version" not in raw:
+        raise SpecbenchError(f"{path}: not a specbench summary (no schema_version)")
+    return raw
+
+
+def _check_versions(raws: Sequence[tuple[Path, dict[str, Any]]]) -> None:
+    versions: dict[Any, Path] = {}
+    for path, raw in raws:
+        versions.setdefault(raw["schema_version"], path)
+    if len(versions) > 1:
+        shown = ", ".join(f"{v!r} ({p})" for v, p in versions.items())
+        raise SpecbenchError(
+            f"mixed schema versions in the results: {shown}; report one version at a time"
+        )
+    for version, path in versions.items():
+        if version != SCHEMA_VERSION:
+            raise SpecbenchError(
+                f"{path}: schema_version {version!r} is not supported (this specbench reads "
+                f"{SCHEMA_VERSION}); use the specbench version that wrote it"
+            )
+
+
+def _validate(path: Path, raw: dict[str, Any]) -> CellSummary:
+    try:
+        return CellSummary.model_validate(raw)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise SpecbenchError(
+            f"{path}: not a specbench summary ({where}: {first['msg']})"
+        ) from error
+
+
+def _failure_reason(path: Path) -> str:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return "unreadable failure.json"
+    if isinstance(data, dict):
+        for key in ("error", "message", "reason"):
+            if data.get(key):
+                return str(data[key]).splitlines()[0]
+    return "no reason recorded"
+
+
+def _scan(results_dir: Path) -> tuple[list[tuple[Path, dict[str, Any]]], list[FailedCell]]:
+    if not results_dir.is_dir():
+        raise SpecbenchError(f"results directory {results_dir} does not exist")
+    raws = [(p, _read_raw(p)) for p in sorted(results_dir.rglob("summary.json"))]
+    failures = [
+        FailedCell(results_dir, p, _failure_reason(p))
+        for p in sorted(results_dir.rglob("failure.json"))
+        if not (p.parent / "summary.json").is_file()
+    ]
+    if not raws:
+        if failures:
+            raise SpecbenchError(
+                f"{results_dir}: all {len(failures)} cells failed (see their failure.json)"
+            )
+        raise SpecbenchError(
+            f"{results_dir}: no summary.json found; expected a specbench results directory "
+            "(<label>/<dataset>/c<N>/r<N>/summary.json)"
+        )
+    return raws, failures
+
+
+def load_cells(dirs: Sequence[Path]) -> tuple[list[LoadedCell], list[FailedCell]]:
+    """Every cell of every directory, labels made unique across directories.
+
+    A label present in several directories becomes `<dir name>/<label>` (directory names
+    that collide get `#<position>` appended).
+    """
+    if not dirs:
+        raise SpecbenchError("no results directory given")
+    scanned = []
+    for results_dir in map(Path, dirs):
+        raws, failures = _scan(results_dir)
+        scanned.append((results_dir, raws, failures, read_manifest(results_dir)))
+    _check_versions([item for _, raws, _, _ in scanned for item in raws])
+    validated = [
+        (results_dir, [(p, _validate(p, raw)) for p, raw in raws], failures, manifest)
+        for results_dir, raws, failures, manifest in scanned
+    ]
+    labels_per_dir = [{s.label for _, s in summaries} for _, summaries, _, _ in validated]
+    seen_in = {
+        label: sum(label in labels for labels in labels_per_dir)
+        for labels in labels_per_dir
+        for label in labels
+    }
+    cells: list[LoadedCell] = []
+    failed: list[FailedCell] = []
+    used_prefixes: set[str] = set()
+    for index, (results_dir, summaries, failures, manifest) in enumerate(validated):
+        prefix = results_dir.resolve().name or f"dir{index + 1}"
+        if prefix in used_prefixes:
+            prefix = f"{prefix}#{index + 1}"
+        used_prefixes.add(prefix)
+        baselines = manifest_baselines(manifest)
+        for path, summary in summaries:
+            label = summary.label
+            shown = f"{prefix}/{label}" if seen_in[label] > 1 else label
+            cells.append(LoadedCell(results_dir, shown, summary, path, label in baselines))
+        failed.extend(failures)
+    return cells, failed
+
+
+def _flatten(cell: LoadedCell, max_positions: int) -> dict[str, Any]:
+    summary = cell.summary
+    cell_dir = cell.path.parent
+    # Layout <label>/<dataset-slug>/c<N>/r<N>/summary.json; be tolerant of shallower trees.
+    slug = cell_dir.parents[1].name if len(cell_dir.parents) >= 2 else summary.dataset
+    split, context_k = parse_split(summary.dataset, slug)
+    row: dict[str, Any] = {
+        RESULTS_DIR: str(cell.results_dir),
+        LABEL: cell.label,
+        SERVER_LABEL: summary.label,
+        IS_BASELINE: cell.is_baseline,
+        DATASET: summary.dataset,
+        DATASET_SLUG: slug,
+        SPLIT: split,
+        CONTEXT_K: context_k,
+        CATEGORY: summary.category,
+        CONCURRENCY: summary.concurrency,
+        REPEAT: summary.repeat,
+        CELL_DIR: str(cell_dir),
+        SCHEMA: summary.schema_version,
+        NUM_SUCCEEDED: summary.num_requests - summary.num_failed,
+    }
+    dumped = summary.model_dump(exclude={"spec_decode", "per_category", *DISTRIBUTIONS})
+    for key, value in dumped.items():
+        if key not in (
+            "label",
+            "dataset",
+            "category",
+            "concurrency",
+            "repeat",
+            "schema_version",
+        ):
+            row[key] = value
+    for name in DISTRIBUTIONS:
+        distribution = getattr(summary, name)
+        for stat in DISTRIBUTION_STATS:
+            row[f"{name}_{stat}"] = getattr(distribution, stat)
+    spec = summary.spec_decode
+    row[ACCEPTANCE_LENGTH] = spec.acceptance_length if spec else None
+    row[DRAFT_ACCEPTANCE_RATE] = spec.draft_acceptance_rate if spec else None
+    row[NUM_DRAFTS] = spec.num_drafts if spec else None
+    row[NUM_DRAFT_TOKENS] = spec.num_draft_tokens if spec else None
+    row[NUM_ACCEPTED_TOKENS] = spec.num_accepted_tokens if spec else None
+    row[ACCEPTANCE_SOURCE] = spec.source if spec else None
+    row[ACCEPTANCE_DEFINITION] = spec.definition if spec else None
+    per_position = spec.per_position_acceptance if spec else []
+    conditional = spec.conditional_acceptance if spec else []
+    accepted = spec.num_accepted_tokens_per_position if spec else []
+    for i in range(max_positions):
+        row[f"{PER_POSITION_PREFIX}{i + 1}"] = _at(per_position, i)
+        row[f"{CONDITIONAL_PREFIX}{i + 1}"] = _at(conditional, i)
+        row[f"{ACCEPTED_PER_POSITION_PREFIX}{i + 1}"] = _at(accepted, i)
+    return row
+
+
+def _max_positions(cells: Sequence[LoadedCell]) -> int:
+    return max(
+        (
+            len(c.summary.spec_decode.per_position_acceptance)
+            for c in cells
+            if c.summary.spec_decode
+        ),
+        default=0,
+    )
+
+
+def _at(values: Sequence[Any], index: int) -> Any:
+    return values[index] if index < len(values) else None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _to_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    import pandas as pd
+
+    frame = pd.DataFrame(rows)
+    # pandas turns ints with a None into floats: keep counts integral (nullable Int64).
+    for column in frame.columns:
+        present = [row[column] for row in rows if row.get(column) is not None]
+        if present and len(present) < len(rows) and all(_is_int(v) for v in present):
+            frame[column] = pd.array([row.get(column) for row in rows], dtype="Int64")
+    return frame
+
+
+def load_results(dirs: Sequence[Path]) -> pd.DataFrame:
+    """One row per cell of every directory in `dirs` (see the module docstring for columns).
+
+    Raises SpecbenchError (one line) for a missing, empty or foreign directory, a
+    `summary.json` that does not follow the contract, or an unsupported schema version.
+    Rows are sorted by label, dataset, category, concurrency and repeat.
+    """
+    cells, _ = load_cells(dirs)
+    return cells_frame(cells)
+
+
+def cells_frame(cells: Sequence[LoadedCell]) -> pd.DataFrame:
+    """The per-cell frame of already loaded cells (what `load_results` returns)."""
+    positions = _max_positions(cells)
+    frame = _to_frame([_flatten(c, positions) for c in cells])
+    order = [LABEL, DATASET, CATEGORY, CONCURRENCY, REPEAT]
+    return frame.sort_values(order, na_position="first", kind="stable").reset_index(drop=True)
+
+
+def load_category_results(dirs: Sequence[Path]) -> pd.DataFrame:
+    """One row per cell × category, from `per_category` of mixed runs.
+
+    A single-category cell without `per_category` contributes one row from its server
+    counters (source `server_counters`, step-weighted, `num_spec_steps` = drafts).
+    Columns: the identity columns with `category` the category of the row, `num_requests`,
+    `output_tokens`, `acceptance_length`, `acceptance_source`, `acceptance_definition`,
+    `draft_acceptance_rate`, `num_spec_steps`, `per_position_acceptance_i`.
+    """
+    cells, _ = load_cells(dirs)
+    return category_frame(cells)
+
+
+def category_frame(cells: Sequence[LoadedCell]) -> pd.DataFrame:
+    """The per-category frame of already loaded cells (what `load_category_results` returns)."""
+    import pandas as pd
+
+    rows: list[dict[str, Any]] = []
+    positions = _max_positions(cells)
+    for cell in cells:
+        summary = cell.summary
+        base = {k: v for k, v in _flatten(cell, 0).items() if k in IDENTITY_COLUMNS}
+        entries: list[tuple[str, dict[str, Any]]] = []
+        for name, cat in summary.per_category.items():
+            entries.append(
+                (
+                    name,
+                    {
+                        NUM_REQUESTS: cat.num_requests,
+                        OUTPUT_TOKENS: cat.output_tokens,
+                        ACCEPTANCE_LENGTH: cat.acceptance_length,
+                        ACCEPTANCE_SOURCE: cat.acceptance_source,
+                        ACCEPTANCE_DEFINITION: cat.definition,
+                        DRAFT_ACCEPTANCE_RATE: cat.draft_acceptance_rate,
+                        NUM_SPEC_STEPS: cat.num_spec_steps,
+                        "_positions": cat.per_position_acceptance,
+                    },
+                )
+            )
+        spec = summary.spec_decode
+        if not entries and summary.category is not None and spec is not None:
+            entries.append(
+                (
+                    summary.category,
+                    {
+                        NUM_REQUESTS: summary.num_requests - summary.num_failed,
+                        OUTPUT_TOKENS: summary.output_tokens,
+                        ACCEPTANCE_LENGTH: spec.acceptance_length,
+                        ACCEPTANCE_SOURCE: spec.source,
+                        ACCEPTANCE_DEFINITION: spec.definition,
+                        DRAFT_ACCEPTANCE_RATE: spec.draft_acceptance_rate,
+                        NUM_SPEC_STEPS: spec.num_drafts,
+                        "_positions": spec.per_position_acceptance,
+                    },
+                )
+            )
+        for name, values in entries:
+            row = {**base, CATEGORY: name}
+            per_position = values.pop("_positions")
+            row.update(values)
+            for i in range(positions):
+                row[f"{PER_POSITION_PREFIX}{i + 1}"] = (
+                    per_position[i] if per_position and i < len(per_position) else None
+                )
+            rows.append(row)
+    if not rows:
+        return pd.DataFrame(columns=[*IDENTITY_COLUMNS, NUM_REQUESTS, ACCEPTANCE_LENGTH])
+    frame = _to_frame(rows)
+    order = [LABEL, DATASET, CATEGORY, CONCURRENCY, REPEAT]
+    return frame.sort_values(order, kind="stable").reset_index(drop=True)

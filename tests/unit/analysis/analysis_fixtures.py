@@ -1,0 +1,244 @@
+"""Results directories for the analysis tests, written through the `CellSummary` contract.
+
+`write_campaign` builds one small campaign whose expected tables are computed by hand in
+the tests: a baseline and an EAGLE3 config, the qualitative split (concurrency 1, 2 and
+48, two repeats at 48) and two throughput splits at 48. The numbers are chosen so that
+every card figure of REFERENCE.md §1 comes out exactly, and so that pooling the counters
+and averaging per-cell values give different answers (a test can tell them apart).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from specbench.summary import CategoryAcceptance, CellSummary, Distribution, SpecDecodeSummary
+
+QUALITATIVE = "speed-bench:qualitative"
+#: The card's per-category ALs (REFERENCE.md §1); coding is split over two repeats.
+CARD_CATEGORY_AL = {
+    "coding": 3.33,
+    "math": 3.17,
+    "rag": 3.14,
+    "multilingual": 3.07,
+    "reasoning": 2.91,
+    "summarization": 2.88,
+    "stem": 2.84,
+    "humanities": 2.70,
+    "qa": 2.55,
+    "writing": 2.33,
+    "roleplay": 2.02,
+}
+
+
+def distribution(median: float, *, mean: float | None = None, count: int = 64) -> Distribution:
+    """A distribution whose other statistics are simple functions of its median."""
+    return Distribution(
+        mean=median if mean is None else mean,
+        median=median,
+        p90=median * 1.5,
+        p99=median * 2.0,
+        count=count,
+    )
+
+
+def spec_decode(
+    drafts: int, accepted_per_position: Sequence[int], draft_tokens: int | None = None
+) -> SpecDecodeSummary:
+    """Counters and the rates vLLM's definitions derive from them (REFERENCE.md §2)."""
+    accepted = sum(accepted_per_position)
+    tokens = draft_tokens if draft_tokens is not None else drafts * len(accepted_per_position)
+    rates = [a / drafts for a in accepted_per_position]
+    conditional: list[float | None] = []
+    previous = 1.0
+    for rate in rates:
+        conditional.append(rate / previous if previous else None)
+        previous = rate
+    return SpecDecodeSummary(
+        acceptance_length=1 + accepted / drafts,
+        draft_acceptance_rate=accepted / tokens,
+        per_position_acceptance=rates,
+        conditional_acceptance=conditional,
+        num_drafts=drafts,
+        num_draft_tokens=tokens,
+        num_accepted_tokens=accepted,
+        num_accepted_tokens_per_position=list(accepted_per_position),
+    )
+
+
+def summary(
+    *,
+    label: str,
+    dataset: str,
+    concurrency: int,
+    repeat: int = 0,
+    tok_s_per_gpu: float = 100.0,
+    e2e_ms: float = 1000.0,
+    ttft_ms: float = 100.0,
+    spec: SpecDecodeSummary | None = None,
+    per_category: dict[str, CategoryAcceptance] | None = None,
+    num_requests: int = 64,
+    category: str | None = None,
+    gpus: int = 8,
+    duration_s: float = 100.0,
+    **extra: Any,
+) -> CellSummary:
+    """A valid summary; throughput figures are consistent with `tok_s_per_gpu`."""
+    output_tok_s = tok_s_per_gpu * gpus
+    return CellSummary(
+        label=label,
+        dataset=dataset,
+        category=category,
+        concurrency=concurrency,
+        repeat=repeat,
+        gpus=gpus,
+        model="minimax-m3",
+        endpoint="http://127.0.0.1:8000",
+        api="chat",
+        client="aiohttp",
+        max_tokens=2048,
+        temperature=0.0,
+        started_at="2026-01-01T00:00:00Z",
+        finished_at="2026-01-01T00:01:40Z",
+        num_requests=num_requests,
+        num_failed=0,
+        duration_s=duration_s,
+        input_tokens=num_requests * 500,
+        output_tokens=round(output_tok_s * duration_s),
+        output_tok_s=output_tok_s,
+        output_tok_s_per_gpu=tok_s_per_gpu,
+        request_per_s=num_requests / duration_s,
+        ttft_ms=distribution(ttft_ms),
+        tpot_ms=distribution(20.0),
+        e2e_ms=distribution(e2e_ms),
+        step_gap_ms=distribution(40.0),
+        server_generation_tokens=round(output_tok_s * duration_s),
+        spec_decode=spec,
+        per_category=per_category or {},
+        **extra,
+    )
+
+
+def category(al: float | None, steps: int, requests: int = 8) -> CategoryAcceptance:
+    """Per-request-metrics acceptance of one category (step-weighted)."""
+    return CategoryAcceptance(
+        num_requests=requests,
+        acceptance_length=al,
+        acceptance_source="per_request_metrics" if al is not None else None,
+        definition="step_weighted" if al is not None else None,
+        draft_acceptance_rate=(al - 1) / 3 if al is not None else None,
+        per_position_acceptance=None,
+        num_spec_steps=steps if al is not None else None,
+        output_tokens=requests * 100,
+    )
+
+
+def write_cell(root: Path, cell: CellSummary, slug: str | None = None) -> Path:
+    """Write `cell` where the store would: <label>/<dataset slug>/c<N>/r<N>/summary.json."""
+    dataset_slug = slug or cell.dataset.replace(":", "-").replace("/", "-").strip("-")
+    directory = root / cell.label / dataset_slug / f"c{cell.concurrency}" / f"r{cell.repeat}"
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "summary.json"
+    path.write_text(cell.model_dump_json(indent=2), encoding="utf-8")
+    return path
+
+
+def write_manifest(root: Path, baselines: Sequence[str], others: Sequence[str]) -> None:
+    """A manifest marking which servers are the baseline."""
+    servers = {name: {"baseline": True, "gpus": 8} for name in baselines}
+    servers.update({name: {"baseline": False, "gpus": 8} for name in others})
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "manifest.json").write_text(
+        json.dumps({"schema_version": 1, "servers": servers}), encoding="utf-8"
+    )
+
+
+def _qualitative_categories(coding_al: float, coding_steps: int) -> dict[str, CategoryAcceptance]:
+    cats = {name: category(al, 100) for name, al in CARD_CATEGORY_AL.items()}
+    cats["coding"] = category(coding_al, coding_steps)
+    return cats
+
+
+def _baseline_categories() -> dict[str, CategoryAcceptance]:
+    return {name: category(None, 0) for name in CARD_CATEGORY_AL}
+
+
+def write_campaign(root: Path) -> Path:
+    """The campaign the table tests compute by hand (see the module docstring)."""
+    write_manifest(root, ["baseline"], ["eagle3"])
+    # Concurrency 48, qualitative, two repeats each: the card's serving table as the means.
+    write_cell(
+        root,
+        summary(
+            label="eagle3", dataset=QUALITATIVE, concurrency=48, repeat=0,
+            tok_s_per_gpu=415.0, e2e_ms=9670.0, ttft_ms=150.0,
+            spec=spec_decode(1000, [800, 550, 350]),
+            per_category=_qualitative_categories(3.30, 100),
+        ),
+    )  # fmt: skip
+    write_cell(
+        root,
+        summary(
+            label="eagle3", dataset=QUALITATIVE, concurrency=48, repeat=1,
+            tok_s_per_gpu=415.4, e2e_ms=9690.0, ttft_ms=158.0,
+            spec=spec_decode(4000, [3300, 2400, 1600]),
+            per_category=_qualitative_categories(3.40, 50),
+        ),
+    )  # fmt: skip
+    write_cell(
+        root,
+        summary(
+            label="eagle3", dataset=QUALITATIVE, concurrency=1, repeat=0,
+            tok_s_per_gpu=29.0, e2e_ms=5000.0, ttft_ms=40.0,
+            spec=spec_decode(1000, [850, 600, 410]),
+            per_category=_qualitative_categories(10 / 3, 30),
+        ),
+    )  # fmt: skip
+    write_cell(
+        root,
+        summary(
+            label="eagle3", dataset=QUALITATIVE, concurrency=2,
+            tok_s_per_gpu=55.0, e2e_ms=5200.0, ttft_ms=42.0,
+            spec=spec_decode(1000, [800, 560, 450]),
+        ),
+    )  # fmt: skip
+    for repeat, (tok, e2e, ttft) in enumerate([(281.5, 13140.0, 130.0), (281.9, 13160.0, 130.0)]):
+        write_cell(
+            root,
+            summary(
+                label="baseline", dataset=QUALITATIVE, concurrency=48, repeat=repeat,
+                tok_s_per_gpu=tok, e2e_ms=e2e, ttft_ms=ttft,
+                per_category=_baseline_categories(),
+            ),
+        )  # fmt: skip
+    write_cell(
+        root,
+        summary(label="baseline", dataset=QUALITATIVE, concurrency=1, tok_s_per_gpu=16.0),
+    )
+    write_cell(
+        root,
+        summary(label="baseline", dataset=QUALITATIVE, concurrency=2, tok_s_per_gpu=32.0),
+    )
+    # Throughput splits at 48: one named on the hub, one from a local path (slug only).
+    write_cell(
+        root,
+        summary(
+            label="eagle3", dataset="speed-bench:throughput_1k", concurrency=48,
+            spec=spec_decode(2000, [1500, 1100, 820]),
+        ),
+    )  # fmt: skip
+    write_cell(
+        root,
+        summary(
+            label="eagle3", dataset="/data/speed/eight/test.parquet", concurrency=48,
+            spec=spec_decode(1000, [750, 550, 420]),
+        ),
+        slug="throughput_8k",
+    )  # fmt: skip
+    write_cell(
+        root,
+        summary(label="baseline", dataset="speed-bench:throughput_1k", concurrency=48),
+    )
+    return root

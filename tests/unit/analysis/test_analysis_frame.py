@@ -1,0 +1,204 @@
+"""The tidy frames: flattening, labels of merged directories, repeats, pooling, bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from analysis_fixtures import (
+    QUALITATIVE,
+    spec_decode,
+    summary,
+    write_campaign,
+    write_cell,
+    write_manifest,
+)
+
+from specbench.analysis import frame as F
+from specbench.analysis.stats import student_t_quantile
+from specbench.errors import SpecbenchError
+
+
+@pytest.fixture
+def campaign(tmp_path: Path) -> Path:
+    return write_campaign(tmp_path / "campaign")
+
+
+def test_one_row_per_cell_with_flattened_columns(campaign: Path) -> None:
+    frame = F.load_results([campaign])
+    assert len(frame) == 11  # 4 + 4 qualitative, 2 + 1 throughput
+    row = frame[
+        (frame[F.LABEL] == "eagle3") & (frame[F.CONCURRENCY] == 48) & (frame[F.REPEAT] == 1)
+        & (frame[F.SPLIT] == "qualitative")
+    ].iloc[0]  # fmt: skip
+    assert row[F.DATASET] == QUALITATIVE
+    assert row[F.DATASET_SLUG] == "speed-bench-qualitative"
+    assert row[F.OUTPUT_TOK_S_PER_GPU] == pytest.approx(415.4)
+    assert row[F.TTFT_MS_MEDIAN] == 158.0
+    assert row["e2e_ms_p99"] == 2 * 9690.0
+    assert row["tpot_ms_count"] == 64
+    assert row[F.ACCEPTANCE_LENGTH] == pytest.approx(1 + 7300 / 4000)
+    assert row[F.NUM_DRAFTS] == 4000
+    assert row[F.per_position_column(1)] == pytest.approx(3300 / 4000)
+    assert row[F.per_position_column(3)] == pytest.approx(1600 / 4000)
+    assert row[f"{F.ACCEPTED_PER_POSITION_PREFIX}2"] == 2400
+    assert row[f"{F.CONDITIONAL_PREFIX}2"] == pytest.approx(2400 / 3300)
+    assert row[F.ACCEPTANCE_DEFINITION] == "step_weighted"
+    assert not row[F.IS_BASELINE]
+    assert F.position_columns(frame) == [F.per_position_column(i) for i in (1, 2, 3)]
+
+
+def test_baseline_from_manifest_and_missing_spec_decode_is_nan(campaign: Path) -> None:
+    frame = F.load_results([campaign])
+    baseline = frame[frame[F.LABEL] == "baseline"]
+    assert baseline[F.IS_BASELINE].all()
+    assert baseline[F.ACCEPTANCE_LENGTH].isna().all()
+    assert baseline[F.NUM_DRAFTS].isna().all()
+    assert str(baseline[F.NUM_DRAFTS].dtype) == "Int64"
+
+
+def test_split_and_context_from_dataset_or_slug(campaign: Path) -> None:
+    frame = F.load_results([campaign])
+    eagle = frame[frame[F.LABEL] == "eagle3"]
+    by_dataset = dict(zip(eagle[F.DATASET], eagle[F.CONTEXT_K], strict=True))
+    assert by_dataset["speed-bench:throughput_1k"] == 1
+    # The local parquet path says nothing; its directory slug does.
+    assert by_dataset["/data/speed/eight/test.parquet"] == 8
+    assert F.parse_split("data/speed/throughput_32k/test.parquet") == ("throughput_32k", 32)
+    assert F.parse_split("speed-bench-throughput-16k") == ("throughput_16k", 16)
+    assert F.parse_split("mt-bench") == (None, None)
+
+
+def test_aggregate_repeats_mean_and_spread(campaign: Path) -> None:
+    aggregated = F.aggregate_repeats(F.load_results([campaign]))
+    row = aggregated[
+        (aggregated[F.LABEL] == "eagle3") & (aggregated[F.CONCURRENCY] == 48)
+        & (aggregated[F.SPLIT] == "qualitative")
+    ].iloc[0]  # fmt: skip
+    assert row[F.N_REPEATS] == 2
+    assert row[F.OUTPUT_TOK_S_PER_GPU] == pytest.approx(415.2)
+    assert row["output_tok_s_per_gpu_min"] == pytest.approx(415.0)
+    assert row["output_tok_s_per_gpu_max"] == pytest.approx(415.4)
+    std = math.sqrt(2 * 0.2**2)  # two values 0.2 from their mean, ddof 1
+    assert row["output_tok_s_per_gpu_std"] == pytest.approx(std)
+    assert row["output_tok_s_per_gpu_n"] == 2
+    # t(0.975, 1) = 12.706: a two-repeat interval is wide, as it should be.
+    assert row[F.ci_column(F.OUTPUT_TOK_S_PER_GPU)] == pytest.approx(12.7062 * std / math.sqrt(2))
+    assert row[F.TTFT_MS_MEDIAN] == pytest.approx(154.0)
+    # Plain mean of the two ALs vs the pooled, step-weighted one.
+    assert row[F.ACCEPTANCE_LENGTH] == pytest.approx((2.7 + 2.825) / 2)
+    assert row["acceptance_length_pooled"] == pytest.approx(1 + 9000 / 5000)
+    single = aggregated[(aggregated[F.LABEL] == "eagle3") & (aggregated[F.CONCURRENCY] == 1)].iloc[
+        0
+    ]
+    assert single[F.N_REPEATS] == 1
+    assert math.isnan(single["output_tok_s_per_gpu_std"])
+    assert math.isnan(single[F.ci_column(F.OUTPUT_TOK_S_PER_GPU)])
+
+
+def test_pool_acceptance_sums_counters(campaign: Path) -> None:
+    frame = F.load_results([campaign])
+    qualitative = frame[frame[F.SPLIT] == "qualitative"]
+    pooled = F.pool_acceptance(qualitative, [F.LABEL])
+    assert list(pooled[F.LABEL]) == ["eagle3"]  # the baseline has no counters
+    row = pooled.iloc[0]
+    assert row[F.N_CELLS] == 4
+    assert row[F.ACCEPTANCE_LENGTH] == pytest.approx(1 + 12670 / 7000)
+    assert row[F.DRAFT_ACCEPTANCE_RATE] == pytest.approx(12670 / 21000)
+    assert row[F.per_position_column(1)] == pytest.approx((800 + 3300 + 850 + 800) / 7000)
+
+
+def test_category_frame_and_step_weighted_pooling(campaign: Path) -> None:
+    categories = F.load_category_results([campaign])
+    eagle = categories[categories[F.LABEL] == "eagle3"]
+    assert set(eagle[F.CATEGORY]) == {
+        "coding", "math", "rag", "multilingual", "reasoning", "summarization", "stem",
+        "humanities", "qa", "writing", "roleplay",
+    }  # fmt: skip
+    assert len(eagle) == 3 * 11
+    pooled = F.pool_category_acceptance(eagle, [F.CATEGORY]).set_index(F.CATEGORY)
+    # 1 + (2.3·100 + 2.4·50 + 7/3·30) / 180, not the mean of 3.30, 3.40 and 3.33.
+    assert pooled.loc["coding", F.ACCEPTANCE_LENGTH] == pytest.approx(1 + 420 / 180)
+    assert pooled.loc["coding", F.NUM_SPEC_STEPS] == 180
+    assert pooled.loc["math", F.ACCEPTANCE_LENGTH] == pytest.approx(3.17)
+    assert pooled.loc["math", F.ACCEPTANCE_SOURCE] == "per_request_metrics"
+
+
+def test_colliding_labels_of_merged_directories_are_prefixed(tmp_path: Path) -> None:
+    for name in ("vllm-0.31", "vllm-0.32"):
+        root = tmp_path / name
+        write_manifest(root, ["baseline"], ["eagle3"])
+        write_cell(root, summary(label="baseline", dataset=QUALITATIVE, concurrency=4))
+        write_cell(
+            root,
+            summary(
+                label="eagle3", dataset=QUALITATIVE, concurrency=4,
+                spec=spec_decode(10, [5, 3, 1]),
+            ),
+        )  # fmt: skip
+    write_cell(
+        tmp_path / "vllm-0.32",
+        summary(label="ngram", dataset=QUALITATIVE, concurrency=4, spec=spec_decode(10, [2, 1, 0])),
+    )
+    frame = F.load_results([tmp_path / "vllm-0.31", tmp_path / "vllm-0.32"])
+    assert sorted(set(frame[F.LABEL])) == [
+        "ngram",
+        "vllm-0.31/baseline",
+        "vllm-0.31/eagle3",
+        "vllm-0.32/baseline",
+        "vllm-0.32/eagle3",
+    ]
+    assert set(frame[frame[F.IS_BASELINE]][F.LABEL]) == {"vllm-0.31/baseline", "vllm-0.32/baseline"}
+    assert set(frame[F.SERVER_LABEL]) == {"baseline", "eagle3", "ngram"}
+
+
+def test_empty_directory_is_one_line_error(tmp_path: Path) -> None:
+    with pytest.raises(SpecbenchError, match=r"no summary\.json found") as error:
+        F.load_results([tmp_path])
+    assert "\n" not in str(error.value)
+    with pytest.raises(SpecbenchError, match="does not exist"):
+        F.load_results([tmp_path / "missing"])
+
+
+def test_foreign_json_is_refused_naming_the_file(tmp_path: Path) -> None:
+    cell = tmp_path / "x" / "y" / "c1" / "r0"
+    cell.mkdir(parents=True)
+    (cell / "summary.json").write_text(json.dumps({"accuracy": 0.9}))
+    with pytest.raises(SpecbenchError, match=r"summary.json: not a specbench summary"):
+        F.load_results([tmp_path])
+    (cell / "summary.json").write_text(json.dumps({"schema_version": 1, "label": "x"}))
+    with pytest.raises(SpecbenchError, match=r"not a specbench summary \(dataset: Field required"):
+        F.load_results([tmp_path])
+
+
+def test_mixed_schema_versions_are_refused(tmp_path: Path) -> None:
+    write_cell(tmp_path / "a", summary(label="baseline", dataset=QUALITATIVE, concurrency=1))
+    path = write_cell(tmp_path / "b", summary(label="eagle3", dataset=QUALITATIVE, concurrency=1))
+    raw = json.loads(path.read_text())
+    raw["schema_version"] = 2
+    path.write_text(json.dumps(raw))
+    with pytest.raises(SpecbenchError, match="mixed schema versions") as error:
+        F.load_results([tmp_path / "a", tmp_path / "b"])
+    assert "\n" not in str(error.value)
+    with pytest.raises(SpecbenchError, match="schema_version 2 is not supported"):
+        F.load_results([tmp_path / "b"])
+
+
+def test_only_failed_cells_is_an_error_and_failures_are_listed(tmp_path: Path) -> None:
+    cell = tmp_path / "eagle3" / "speed-bench-qualitative" / "c1" / "r0"
+    cell.mkdir(parents=True)
+    (cell / "failure.json").write_text(json.dumps({"message": "server died"}))
+    with pytest.raises(SpecbenchError, match="all 1 cells failed"):
+        F.load_results([tmp_path])
+    write_cell(tmp_path, summary(label="eagle3", dataset=QUALITATIVE, concurrency=2))
+    _, failed = F.load_cells([tmp_path])
+    assert [f.reason for f in failed] == ["server died"]
+
+
+@pytest.mark.parametrize(
+    ("df", "expected"), [(1, 12.7062047), (2, 4.3026527), (4, 2.7764451), (29, 2.0452296)]
+)
+def test_student_t_quantile_matches_tables(df: int, expected: float) -> None:
+    assert student_t_quantile(0.975, df) == pytest.approx(expected, abs=1e-6)
