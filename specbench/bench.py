@@ -22,7 +22,7 @@ from specbench.data.loader import Workload, load_workload
 from specbench.endpoint import discover_model, scrape, server_version
 from specbench.errors import ServerError, SpecbenchError
 from specbench.manifest import update_manifest
-from specbench.measure import CellProgress, CellSpec, measure_cell, utc_now
+from specbench.measure import CellOutcome, CellProgress, CellSpec, run_cell, utc_now
 from specbench.summary import CellSummary
 
 Client = Literal["aiohttp", "openai"]
@@ -90,7 +90,7 @@ def parse_concurrencies(text: str) -> tuple[int, ...]:
 
 
 ProgressFactory = Callable[[], CellProgress]
-CellDone = Callable[[CellSpec, CellSummary | None, bool], None]
+CellDone = Callable[[CellSpec, CellOutcome], None]
 
 
 async def bench_workload(
@@ -179,41 +179,22 @@ async def bench_workload(
                     directory = store.cell_dir(
                         options.output, options.label, workload.name, concurrency, repeat
                     )
-                    if store.is_complete(directory) and not options.force:
-                        summary = CellSummary.model_validate(
-                            store.read_json(directory / store.SUMMARY)
-                        )
-                        summaries.append(summary)
-                        if on_cell:
-                            on_cell(spec, summary, True)
-                        continue
-                    (directory / store.FAILURE).unlink(missing_ok=True)
-                    try:
-                        summary = await measure_cell(
-                            spec,
-                            workload.conversations,
-                            session,
-                            sender,
-                            directory,
-                            api_key=options.api_key,
-                            progress=progress(),
-                        )
-                    except ServerError as error:
-                        store.write_json(
-                            directory / store.FAILURE,
-                            {
-                                "error_type": type(error).__name__,
-                                "message": str(error),
-                                "at": utc_now(),
-                            },
-                        )
-                        failures.append(f"c{concurrency}/r{repeat}: {error}")
-                        if on_cell:
-                            on_cell(spec, None, False)
-                        continue
-                    summaries.append(summary)
+                    outcome = await run_cell(
+                        spec,
+                        workload.conversations,
+                        session,
+                        sender,
+                        directory,
+                        force=options.force,
+                        api_key=options.api_key,
+                        progress=progress(),
+                    )
+                    if outcome.summary:
+                        summaries.append(outcome.summary)
+                    else:
+                        failures.append(f"c{concurrency}/r{repeat}: {outcome.error}")
                     if on_cell:
-                        on_cell(spec, summary, False)
+                        on_cell(spec, outcome)
         finally:
             close = getattr(sender, "close", None)
             if close:

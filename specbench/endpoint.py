@@ -37,7 +37,7 @@ async def _get(
     try:
         response = await session.get(url, headers=auth_headers(api_key), timeout=CONTROL_TIMEOUT)
     except (aiohttp.ClientError, TimeoutError) as error:
-        raise SpecbenchError(
+        raise ServerError(
             f"endpoint {url} is unreachable ({type(error).__name__}: {error})"
         ) from None
     return response

@@ -8,23 +8,31 @@ rerun measures again, and loses at most the requests in flight.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
 from specbench import store
 from specbench.client import Api, Sender
 from specbench.data.conversation import Conversation
-from specbench.endpoint import reset_prefix_cache, scrape_when_idle
+from specbench.endpoint import Scrape, reset_prefix_cache, scrape, scrape_when_idle
 from specbench.errors import ServerError
 from specbench.load import run_closed_loop
+from specbench.metrics.acceptance import acceptance_length
+from specbench.prometheus import SPEC_ACCEPTED, SPEC_DRAFTS
 from specbench.records import RequestRecord
 from specbench.summarize import CellContext, summarize_cell
 from specbench.summary import CellSummary
+
+#: Seconds between the mid-cell scrapes that show the current AL on the progress bar.
+LIVE_SCRAPE_INTERVAL_S = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,12 +55,21 @@ class CellSpec:
     save_outputs: bool
 
 
+@dataclass(frozen=True, slots=True)
+class CellOutcome:
+    """A cell's fate: measured now, skipped as already complete, or failed (error set)."""
+
+    summary: CellSummary | None
+    skipped: bool = False
+    error: str | None = None
+
+
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 class CellProgress:
-    """Receives each finished record; the CLI subclasses it to draw a progress bar."""
+    """Receives a cell's events; the CLI subclasses it to draw progress bars."""
 
     def start(self, spec: CellSpec, total_conversations: int) -> None:
         """Called once the window opens."""
@@ -60,8 +77,42 @@ class CellProgress:
     def record(self, record: RequestRecord) -> None:
         """Called when a measured request ends."""
 
+    def acceptance(self, acceptance_length: float) -> None:
+        """Called with the AL so far, from a mid-cell scrape."""
+
     def stop(self) -> None:
         """Called when the window closes (also on errors)."""
+
+
+async def run_cell(
+    spec: CellSpec,
+    conversations: Sequence[Conversation],
+    session: aiohttp.ClientSession,
+    sender: Sender,
+    directory: Path,
+    *,
+    force: bool = False,
+    api_key: str | None = None,
+    progress: CellProgress | None = None,
+    failure_details: Callable[[], dict[str, Any]] | None = None,
+) -> CellOutcome:
+    """Skip a complete cell (unless `force`), else measure it; ServerError → `failure.json`."""
+    if store.is_complete(directory) and not force:
+        summary = CellSummary.model_validate(store.read_json(directory / store.SUMMARY))
+        return CellOutcome(summary=summary, skipped=True)
+    (directory / store.FAILURE).unlink(missing_ok=True)
+    try:
+        summary = await measure_cell(
+            spec, conversations, session, sender, directory, api_key=api_key, progress=progress
+        )
+    except ServerError as error:
+        details = failure_details() if failure_details else {}
+        store.write_json(
+            directory / store.FAILURE,
+            {"error_type": type(error).__name__, "message": str(error), "at": utc_now(), **details},
+        )
+        return CellOutcome(summary=None, error=str(error))
+    return CellOutcome(summary=summary)
 
 
 async def measure_cell(
@@ -73,7 +124,6 @@ async def measure_cell(
     *,
     api_key: str | None = None,
     progress: CellProgress | None = None,
-    on_window_open: Callable[[], None] | None = None,
 ) -> CellSummary:
     progress = progress or CellProgress()
     if spec.warmup > 0:
@@ -103,9 +153,8 @@ async def measure_cell(
         progress.record(record)
 
     started_at = utc_now()
-    if on_window_open:
-        on_window_open()
     progress.start(spec, len(conversations))
+    live = asyncio.create_task(_report_live_acceptance(session, spec, api_key, before, progress))
     window_start = time.perf_counter_ns()
     try:
         window_end = await run_closed_loop(
@@ -117,6 +166,9 @@ async def measure_cell(
             window_start_ns=window_start,
         )
     finally:
+        live.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await live
         writer.close()
         progress.stop()
     finished_at = utc_now()
@@ -148,3 +200,29 @@ async def measure_cell(
     summary = summarize_cell(records, before.snapshot, after.snapshot, context)
     store.write_json(directory / store.SUMMARY, summary)
     return summary
+
+
+async def _report_live_acceptance(
+    session: aiohttp.ClientSession,
+    spec: CellSpec,
+    api_key: str | None,
+    before: Scrape,
+    progress: CellProgress,
+) -> None:
+    """Show the AL so far on the progress bar; display only, never part of any figure."""
+    if not before.snapshot.has_spec_decode:
+        return
+    start_drafts = before.snapshot.get(SPEC_DRAFTS) or 0.0
+    start_accepted = before.snapshot.get(SPEC_ACCEPTED) or 0.0
+    while True:
+        await asyncio.sleep(LIVE_SCRAPE_INTERVAL_S)
+        try:
+            now = (await scrape(session, spec.endpoint, api_key)).snapshot
+        except ServerError:
+            continue
+        drafts = round((now.get(SPEC_DRAFTS) or 0.0) - start_drafts)
+        accepted = round((now.get(SPEC_ACCEPTED) or 0.0) - start_accepted)
+        if drafts > 0 and accepted >= 0:
+            al = acceptance_length(accepted, drafts)
+            if al is not None:
+                progress.acceptance(al)

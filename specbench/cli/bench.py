@@ -77,8 +77,7 @@ def bench(
     """Measure AL, acceptance, TTFT, TPOT, E2E and tok/s/GPU against a running server."""
     from specbench.bench import BenchOptions, parse_concurrencies, run_bench
     from specbench.cli.progress import RichCellProgress, cells_table, console
-    from specbench.measure import CellSpec
-    from specbench.summary import CellSummary
+    from specbench.measure import CellOutcome, CellSpec
 
     api_key = None
     if api_key_env:
@@ -115,13 +114,12 @@ def bench(
         force=force,
     )
 
-    def on_cell(spec: CellSpec, summary: CellSummary | None, skipped: bool) -> None:
-        if skipped:
-            console.print(
-                f"[dim]skip {spec.label} c={spec.concurrency} r={spec.repeat}: already complete[/]"
-            )
-        elif summary is None:
-            console.print(f"[red]failed[/] {spec.label} c={spec.concurrency} r={spec.repeat}")
+    def on_cell(spec: CellSpec, outcome: CellOutcome) -> None:
+        where = f"{spec.label} c={spec.concurrency} r={spec.repeat}"
+        if outcome.skipped:
+            console.print(f"[dim]skip {where}: already complete[/]")
+        elif outcome.error:
+            console.print(f"[red]failed[/] {where}: {outcome.error}")
 
     summaries = run_bench(options, progress=RichCellProgress, on_cell=on_cell)
     console.print(cells_table(summaries))

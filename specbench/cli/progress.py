@@ -41,6 +41,7 @@ class RichCellProgress(CellProgress):
         self._tokens = 0
         self._failed = 0
         self._start = 0.0
+        self._acceptance = ""
 
     def start(self, spec: CellSpec, total_conversations: int) -> None:
         self._start = time.monotonic()
@@ -54,11 +55,14 @@ class RichCellProgress(CellProgress):
         self._failed += not record.ok
         done = record.turn + 1 == record.num_turns or not record.ok
         elapsed = max(time.monotonic() - self._start, 1e-9)
-        rate = f"{self._tokens / elapsed:,.0f} tok/s" + (
+        rate = f"{self._tokens / elapsed:,.0f} tok/s{self._acceptance}" + (
             f" [red]{self._failed} failed[/]" if self._failed else ""
         )
         if self._task is not None:
             self._progress.update(self._task, advance=1 if done else 0, rate=rate)
+
+    def acceptance(self, acceptance_length: float) -> None:
+        self._acceptance = f" AL {acceptance_length:.2f}"
 
     def stop(self) -> None:
         self._progress.stop()
