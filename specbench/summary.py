@@ -101,14 +101,20 @@ class CellSummary(_Frozen):
 
     num_requests: int = Field(description="Measured requests (turns), failures included.")
     num_failed: int = Field(description="Requests that ended with an error.")
-    duration_s: float = Field(description="Wall time of the measured window (first send → last end).")
+    duration_s: float = Field(
+        description="Wall time of the measured window (first send → last end)."
+    )
     input_tokens: int = Field(description="Σ prompt tokens of successful requests (server usage).")
-    output_tokens: int = Field(description="Σ completion tokens of successful requests (server usage).")
+    output_tokens: int = Field(
+        description="Σ completion tokens of successful requests (server usage)."
+    )
     output_tok_s: float = Field(description="output_tokens / duration_s.")
     output_tok_s_per_gpu: float = Field(description="output_tok_s / gpus.")
     request_per_s: float = Field(description="Successful requests / duration_s.")
     ttft_ms: Distribution = Field(description="First content chunk − send.")
-    tpot_ms: Distribution = Field(description="(E2E − TTFT) / (output_tokens − 1), requests with ≥ 2 tokens.")
+    tpot_ms: Distribution = Field(
+        description="(E2E − TTFT) / (output_tokens − 1), requests with ≥ 2 tokens."
+    )
     e2e_ms: Distribution = Field(description="Last chunk − send.")
     step_gap_ms: Distribution = Field(
         description="Gaps between token-carrying chunks: per engine step, not per token, "
