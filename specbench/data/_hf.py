@@ -1,7 +1,7 @@
-"""Thin wrappers around `datasets.load_dataset` for local files, so every format shares one path.
+"""Thin wrappers around `datasets.load_dataset`, so hub repos and local files share one path.
 
 `datasets` is imported inside functions: importing it costs about a second, and the CLI's
-`--help` must stay instant.
+`--help` must stay instant. Its objects are typed `Any` here for the same reason.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 
 from specbench.errors import SpecbenchError
 
-#: File suffixes `load_local_rows` understands, mapped to the `datasets` builder that reads them.
+#: File suffixes specbench reads, mapped to the `datasets` packaged builder that reads them.
 BUILDERS: dict[str, str] = {".jsonl": "json", ".json": "json", ".parquet": "parquet"}
 
 
@@ -24,12 +24,22 @@ def builder_for(path: Path) -> str:
     return builder
 
 
-def load_local_rows(files: list[Path]) -> list[dict[str, Any]]:
-    """Rows of local JSON/JSONL/Parquet files, read through `datasets` (and its cache).
+def _quiet_datasets() -> Any:
+    import datasets
 
-    All files must share one suffix. Raises SpecbenchError naming the file when `datasets`
-    cannot read it; callers that can point at a line do so before calling this.
-    """
+    datasets.logging.set_verbosity_error()
+    datasets.disable_progress_bars()
+    return datasets
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of an exception's message, for one-line user errors."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def load_local_dataset(files: list[Path]) -> Any:
+    """A `datasets.Dataset` of local JSON/JSONL/Parquet files (one suffix), via its cache."""
     if not files:
         raise SpecbenchError("no data files given")
     for path in files:
@@ -38,15 +48,34 @@ def load_local_rows(files: list[Path]) -> list[dict[str, Any]]:
     builders = {builder_for(path) for path in files}
     if len(builders) != 1:
         raise SpecbenchError(f"{files[0].parent}: mixed file types {sorted(builders)}; use one")
-    import datasets
-
-    datasets.logging.set_verbosity_error()
-    datasets.disable_progress_bars()
+    datasets = _quiet_datasets()
     try:
-        dataset = datasets.load_dataset(
-            builders.pop(), data_files=[str(path) for path in files], split="train"
+        return datasets.load_dataset(
+            builders.pop(), data_files={"test": [str(path) for path in files]}, split="test"
         )
     except Exception as error:  # datasets raises many unrelated types for one bad file
-        first = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise SpecbenchError(f"{files[0]}: cannot read with datasets: {first}") from error
-    return list(dataset)
+        raise SpecbenchError(
+            f"{files[0]}: cannot read with datasets: {first_line(error)}"
+        ) from error
+
+
+def load_repo_dataset(path: str, config: str, revision: str | None) -> Any:
+    """The `test` split of one config of a hub repo id, or of a local folder laid out like one.
+
+    Both go through `datasets.load_dataset(path, config, split="test", revision=...)`; for a
+    local folder `datasets` reads the `configs:` block of its README.md, as the hub does.
+    """
+    datasets = _quiet_datasets()
+    where = f"{path} config {config!r}" + (f" at revision {revision}" if revision else "")
+    try:
+        return datasets.load_dataset(path, config, split="test", revision=revision)
+    except ValueError as error:
+        message = first_line(error)
+        if "not found" in message.lower() and config in message:
+            raise SpecbenchError(f"{where}: the repository has no config {config!r}") from error
+        raise SpecbenchError(f"{where}: cannot load: {message}") from error
+    except Exception as error:  # network, offline mode, missing revision, corrupt cache
+        raise SpecbenchError(
+            f"{where}: cannot load ({type(error).__name__}: {first_line(error)}); "
+            "check the network or the revision, or point SPECBENCH_SPEED_BENCH_REPO at a local copy"
+        ) from error

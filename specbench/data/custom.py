@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from specbench.data._hf import load_local_rows
+from specbench.data._hf import load_local_dataset
 from specbench.data.conversation import Conversation
 from specbench.errors import SpecbenchError
 
@@ -102,7 +102,7 @@ def rows_to_conversations(
 def load_custom(path: Path) -> list[Conversation]:
     """Conversations of a custom JSONL (or Parquet/JSON) file, in file order."""
     line_numbers = scan_jsonl(path) if path.suffix.lower() == ".jsonl" else None
-    rows = load_local_rows([path])
+    rows = list(load_local_dataset([path]))
     if not rows:
         raise SpecbenchError(f"{path}: dataset is empty (no rows)")
     if line_numbers is not None and len(line_numbers) != len(rows):

@@ -1,11 +1,18 @@
 """One entry point from a `--dataset` spec to a ready-to-send `Workload`.
 
-Spec forms (see `load_workload`):
+Spec forms:
 
-- `speed-bench:CONFIG` — `nvidia/SPEED-Bench` from the hub, at a pinned revision.
-- `speed-bench:CONFIG:PATH` — locally prepared SPEED-Bench data for CONFIG.
-- `mt-bench` / `mt-bench:PATH` — FastChat's MT-Bench `question.jsonl`.
-- `custom:PATH` or a bare `PATH` — custom JSONL `{"category": str, "turns": [str, ...]}`.
+- `speed-bench:CONFIG` — `nvidia/SPEED-Bench` via `datasets.load_dataset` at a pinned revision
+  (`--dataset-revision` overrides it; `$SPECBENCH_SPEED_BENCH_REPO` replaces the repo id,
+  e.g. with a local folder laid out like the hub repo).
+- `speed-bench:CONFIG:PATH` — SPEED-Bench data prepared locally by NVIDIA's scripts: a
+  Model-Optimizer output folder (`data/speed/CONFIG/test.parquet`), a NeMo-Skills folder
+  (`CONFIG.jsonl`), or one file (parquet, 8-column JSONL, or NeMo-Skills `messages` JSONL).
+- `mt-bench` / `mt-bench:PATH` — FastChat's MT-Bench `question.jsonl` (PATH, or
+  `$SPECBENCH_MT_BENCH`).
+- `custom:PATH` — custom JSONL, `{"category": str, "turns": [str, ...]}` per line.
+- a bare `PATH` — a file with SPEED-Bench's columns is read as SPEED-Bench (its config taken
+  from `CONFIG/test.parquet` or `CONFIG.jsonl`); any other file as custom JSONL.
 """
 
 from __future__ import annotations
@@ -15,15 +22,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from specbench.data import mt_bench, speed_bench
 from specbench.data.conversation import Conversation
 from specbench.data.custom import load_custom
 from specbench.data.selection import filter_categories, stratified_sample
 from specbench.errors import SpecbenchError
 
+#: `--entropy-tier` accepts the category names and these short forms.
+TIER_ALIASES = {"low": "low_entropy", "high": "high_entropy"}
+
 
 @dataclass(frozen=True)
 class Workload:
-    """A selected, validated set of conversations plus where they came from."""
+    """A selected, validated set of conversations plus where they came from.
+
+    `name` is a filesystem-safe slug for result folders; `source` the resolved path or hub
+    repo id; `revision` the hub revision used (None for local data); `warnings` lines the
+    CLI should show (e.g. `--num-prompts` larger than the dataset).
+    """
 
     spec: str
     name: str
@@ -40,10 +56,143 @@ class Workload:
         return tuple(dict.fromkeys(conversation.category for conversation in self.conversations))
 
 
+@dataclass(frozen=True)
+class RawDataset:
+    """Every validated row a spec names, before selection; placeholders still included."""
+
+    spec: str
+    name: str
+    conversations: tuple[Conversation, ...]
+    source: str
+    config: str | None = None
+    revision: str | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def is_speed_bench(self) -> bool:
+        """True for SPEED-Bench data, whose categories and placeholders are checked."""
+        return self.config is not None
+
+
 def slugify(text: str) -> str:
-    """A filesystem-safe name: lowercase letters, digits, dots and dashes."""
-    slug = re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-.")
+    """A filesystem-safe name: lowercase letters, digits, `.`, `_` and `-`."""
+    slug = re.sub(r"[^a-z0-9._]+", "-", text.lower()).strip("-.")
     return slug or "dataset"
+
+
+def _speed_bench(spec: str, data: speed_bench.SpeedBenchData) -> RawDataset:
+    return RawDataset(
+        spec=spec,
+        name=slugify(f"speed-bench-{data.config}"),
+        conversations=data.conversations,
+        source=data.source,
+        config=data.config,
+        revision=data.revision,
+    )
+
+
+def read_dataset(spec: str, *, revision: str | None = None) -> RawDataset:
+    """Load and validate every row a `--dataset` spec names (see the module docstring)."""
+    spec = spec.strip()
+    if not spec:
+        raise SpecbenchError("--dataset is empty; give speed-bench:CONFIG, mt-bench or a path")
+    kind, _, rest = spec.partition(":")
+    if kind == "speed-bench":
+        config, _, prepared = rest.partition(":")
+        if not config:
+            raise SpecbenchError(
+                f"--dataset {spec!r}: name a config, e.g. speed-bench:qualitative; "
+                f"allowed: {', '.join(speed_bench.CONFIGS)}"
+            )
+        speed_bench.check_config(config)
+        if prepared:
+            return _speed_bench(
+                spec, speed_bench.load_prepared(config, Path(prepared).expanduser())
+            )
+        return _speed_bench(spec, speed_bench.load_hub(config, revision))
+    if kind == "mt-bench":
+        file, conversations, warnings = mt_bench.load_mt_bench(rest or None)
+        return RawDataset(
+            spec=spec,
+            name="mt-bench",
+            conversations=tuple(conversations),
+            source=str(file.resolve()),
+            warnings=tuple(warnings),
+        )
+    path = Path(rest if kind == "custom" else spec).expanduser()
+    if kind != "custom" and speed_bench.looks_like_speed_bench(path):
+        inferred = speed_bench.infer_config(path)
+        if inferred is None:
+            raise SpecbenchError(
+                f"{path}: SPEED-Bench data, but its config is not in the path; "
+                "use --dataset speed-bench:CONFIG:PATH"
+            )
+        return _speed_bench(spec, speed_bench.load_prepared(inferred, path))
+    if path.is_dir():
+        raise SpecbenchError(
+            f"{path}: is a folder; give a JSONL file, or speed-bench:CONFIG:PATH for prepared data"
+        )
+    return RawDataset(
+        spec=spec,
+        name=slugify(path.stem),
+        conversations=tuple(load_custom(path)),
+        source=str(path.resolve()),
+    )
+
+
+def _tiers(entropy_tiers: Sequence[str], raw: RawDataset) -> list[str]:
+    if raw.config is None or raw.config == "qualitative":
+        raise SpecbenchError(
+            f"--entropy-tier applies only to SPEED-Bench throughput configs, not {raw.spec!r}"
+        )
+    tiers = [TIER_ALIASES.get(tier, tier) for tier in entropy_tiers]
+    for given, tier in zip(entropy_tiers, tiers, strict=True):
+        if tier not in speed_bench.ENTROPY_TIERS:
+            allowed = ", ".join([*speed_bench.ENTROPY_TIERS, *TIER_ALIASES])
+            raise SpecbenchError(f"--entropy-tier {given!r} is unknown; allowed: {allowed}")
+    return tiers
+
+
+def select(
+    raw: RawDataset,
+    *,
+    categories: Sequence[str] = (),
+    entropy_tiers: Sequence[str] = (),
+    num_prompts: int | None = None,
+    seed: int = 0,
+    strict: bool = False,
+) -> Workload:
+    """Filter and sample a loaded dataset; refuse SPEED-Bench placeholders among the kept rows.
+
+    Placeholders are checked after the category filters and before sampling, so a category
+    whose rows are all real can run while others still need preparing, and a seed never
+    decides whether a run is refused.
+    """
+    where = raw.source
+    if raw.config is not None:
+        allowed = speed_bench.known_categories(raw.config)
+        for category in categories:
+            if category not in allowed:
+                raise SpecbenchError(
+                    f"--category {category!r} is not a {raw.config} category; "
+                    f"allowed: {', '.join(allowed)}"
+                )
+    rows = filter_categories(raw.conversations, categories, where=where)
+    if entropy_tiers:
+        rows = filter_categories(rows, _tiers(entropy_tiers, raw), where=where)
+    if raw.config is not None:
+        speed_bench.check_no_placeholders(rows, raw.config, where)
+    selection = stratified_sample(rows, num_prompts, seed=seed, strict=strict, where=where)
+    return Workload(
+        spec=raw.spec,
+        name=raw.name,
+        conversations=selection.conversations,
+        config=raw.config,
+        nominal_context_tokens=speed_bench.CONFIGS[raw.config] if raw.config else None,
+        revision=raw.revision,
+        source=raw.source,
+        warnings=raw.warnings + selection.warnings,
+    )
 
 
 def load_workload(
@@ -60,27 +209,16 @@ def load_workload(
 
     `categories` keeps only those categories (unknown ones are an error); `entropy_tiers`
     does the same for the tiers of a SPEED-Bench throughput config; `num_prompts` takes a
-    seeded stratified sample (see `selection.stratified_sample`). Placeholder SPEED-Bench
-    rows are refused. Every bad input raises SpecbenchError with a one-line message.
+    seeded stratified sample (see `selection.stratified_sample`); `revision` is the hub
+    revision for `speed-bench:CONFIG`. Placeholder SPEED-Bench rows are refused. Every bad
+    input raises SpecbenchError with a one-line message.
     """
-    if not spec or not spec.strip():
-        raise SpecbenchError("--dataset is empty; give speed-bench:CONFIG, mt-bench or a path")
-    spec = spec.strip()
-    if spec.startswith("custom:"):
-        path = Path(spec.removeprefix("custom:")).expanduser()
-    else:
-        path = Path(spec).expanduser()
-    if entropy_tiers:
-        raise SpecbenchError(
-            f"--entropy-tier applies only to SPEED-Bench throughput configs, not {spec!r}"
-        )
-    conversations = load_custom(path)
-    chosen = filter_categories(conversations, categories, where=str(path))
-    selection = stratified_sample(chosen, num_prompts, seed=seed, strict=strict, where=str(path))
-    return Workload(
-        spec=spec,
-        name=slugify(path.stem),
-        conversations=selection.conversations,
-        source=str(path.resolve()),
-        warnings=selection.warnings,
+    raw = read_dataset(spec, revision=revision)
+    return select(
+        raw,
+        categories=categories,
+        entropy_tiers=entropy_tiers,
+        num_prompts=num_prompts,
+        seed=seed,
+        strict=strict,
     )

@@ -23,7 +23,7 @@ def test_tiny_fixture_loads_in_file_order_with_ids_and_turns() -> None:
     assert ids[:4] == ["tiny-00", "2", "tiny-02", "4"]
     assert workload.categories == ("chat", "code", "math")
     multi = [c.question_id for c in workload.conversations if len(c.turns) > 1]
-    assert multi == ["tiny-04", "10"]
+    assert multi == ["tiny-04", "tiny-10"]
     assert workload.conversations[4].turns[1].startswith("Follow-up to question 4")
 
 
