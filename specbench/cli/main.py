@@ -28,6 +28,9 @@ err_console = Console(stderr=True, highlight=False)
 from specbench.cli import bench  # noqa: E402
 
 bench.register(app)
+from specbench.cli import emulate  # noqa: E402
+
+emulate.register(app)
 # -- end of command registrations --
 
 

@@ -1,0 +1,79 @@
+"""`specbench emulate`: serve a fake vLLM 0.32 (no model, no GPU) for tests and demos."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="emulate")(emulate)
+
+
+def emulate(
+    port: Annotated[int, typer.Option(help="TCP port to listen on.")],
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    model: Annotated[
+        str, typer.Option(help="Served model name (also the model_name metric label).")
+    ] = "specbench-emulator",
+    num_speculative_tokens: Annotated[
+        int, typer.Option(help="Draft tokens K per request per decode step.")
+    ] = 3,
+    acceptance: Annotated[
+        str | None,
+        typer.Option(
+            help=(
+                "Conditional acceptance per draft position, comma-separated, K values in "
+                "[0, 1]; default 0.8,0.75,0.7 (then -0.05 per further position)."
+            )
+        ),
+    ] = None,
+    no_spec: Annotated[
+        bool, typer.Option("--no-spec", help="No speculative decoding (no spec-decode series).")
+    ] = False,
+    prefill_ms: Annotated[
+        float, typer.Option(help="Engine time of one request's prefill (its TTFT at c=1).")
+    ] = 20.0,
+    step_ms: Annotated[float, typer.Option(help="Fixed engine time of one decode step.")] = 10.0,
+    per_request_step_ms: Annotated[
+        float, typer.Option(help="Extra decode-step time per request in the step.")
+    ] = 0.2,
+    max_model_len: Annotated[
+        int, typer.Option(help="Context limit in fake tokens (prompt + output).")
+    ] = 4096,
+    seed: Annotated[int, typer.Option(help="Seed of acceptance draws and corruption.")] = 0,
+    corrupt_rate: Annotated[
+        float,
+        typer.Option(help="Fraction of prompts whose output token ids are altered (faults)."),
+    ] = 0.0,
+    per_request_spec_metrics: Annotated[
+        bool,
+        typer.Option(
+            "--per-request-spec-metrics/--no-per-request-spec-metrics",
+            help="Attach metrics.speculative_decoding to responses (vLLM's summary level).",
+        ),
+    ] = True,
+) -> None:
+    """Serve a deterministic vLLM-compatible emulator until SIGINT/SIGTERM."""
+    import logging
+
+    from specbench.emulator import make_emulator_config, parse_acceptance, serve_emulator
+
+    config = make_emulator_config(
+        host=host,
+        port=port,
+        model=model,
+        speculative=not no_spec,
+        num_speculative_tokens=num_speculative_tokens,
+        acceptance=parse_acceptance(acceptance) if acceptance is not None else None,
+        prefill_ms=prefill_ms,
+        step_ms=step_ms,
+        per_request_step_ms=per_request_step_ms,
+        max_model_len=max_model_len,
+        seed=seed,
+        corrupt_rate=corrupt_rate,
+        per_request_spec_metrics=per_request_spec_metrics,
+    )
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    serve_emulator(config)

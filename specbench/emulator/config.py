@@ -1,0 +1,153 @@
+"""`EmulatorConfig`: everything that shapes one emulated vLLM server, validated once.
+
+The emulator must fail at start-up on a bad option, never mid-run, so every rule lives
+here and every violation becomes a one-line `SpecbenchError` naming the option.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from specbench.errors import SpecbenchError
+
+DEFAULT_MODEL_NAME = "specbench-emulator"
+DEFAULT_NUM_SPECULATIVE_TOKENS = 3
+# Conditional acceptance probabilities for positions beyond the third continue this
+# ramp down (0.65, 0.60, ...), floored at 0.05, so any K has a usable default.
+_DEFAULT_ACCEPTANCE_HEAD = (0.8, 0.75, 0.7)
+
+
+def default_acceptance(num_speculative_tokens: int) -> tuple[float, ...]:
+    """The conditional acceptance used when `--acceptance` is not given: 0.8, 0.75, 0.7, ..."""
+    values = list(_DEFAULT_ACCEPTANCE_HEAD[:num_speculative_tokens])
+    while len(values) < num_speculative_tokens:
+        values.append(max(0.05, round(values[-1] - 0.05, 4)))
+    return tuple(values)
+
+
+class EmulatorConfig(BaseModel):
+    """One emulated vLLM 0.32 server: identity, speed model, acceptance process, faults."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    host: str = Field(default="127.0.0.1", description="Interface to listen on.")
+    port: int = Field(default=8000, ge=1, le=65535, description="TCP port to listen on.")
+    model: str = Field(
+        default=DEFAULT_MODEL_NAME,
+        min_length=1,
+        description="Served model name (`/v1/models`, `model_name` metric label).",
+    )
+    speculative: bool = Field(
+        default=True,
+        description="Emulate speculative decoding; False exposes no spec-decode series.",
+    )
+    num_speculative_tokens: int = Field(
+        default=DEFAULT_NUM_SPECULATIVE_TOKENS,
+        ge=1,
+        le=64,
+        description="Draft tokens K proposed per request per decode step.",
+    )
+    acceptance: tuple[float, ...] | None = Field(
+        default=None,
+        description=(
+            "Conditional acceptance probability of each draft position given all earlier "
+            "positions were accepted (length K, each in [0, 1]); None = 0.8, 0.75, 0.7, ..."
+        ),
+    )
+    prefill_ms: float = Field(
+        default=20.0, ge=0.0, le=600_000.0, description="Engine time of one request's prefill."
+    )
+    step_ms: float = Field(
+        default=10.0, ge=0.0, le=600_000.0, description="Fixed engine time of a decode step."
+    )
+    per_request_step_ms: float = Field(
+        default=0.2,
+        ge=0.0,
+        le=600_000.0,
+        description="Extra decode-step time per request decoding in that step.",
+    )
+    max_model_len: int = Field(
+        default=4096, ge=2, description="Context limit in fake tokens (prompt + output)."
+    )
+    max_num_seqs: int = Field(
+        default=256, ge=1, description="Most requests running at once; the rest wait."
+    )
+    kv_cache_tokens: int = Field(
+        default=262_144,
+        ge=1,
+        description="Fake KV-cache capacity in tokens, only for `vllm:kv_cache_usage_perc`.",
+    )
+    seed: int = Field(default=0, ge=0, description="Seed of every random draw.")
+    corrupt_rate: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="Fraction of prompts whose output token ids are altered from some position on.",
+    )
+    per_request_spec_metrics: bool = Field(
+        default=True,
+        description="Attach `metrics.speculative_decoding` to responses when speculating.",
+    )
+
+    @model_validator(mode="after")
+    def _check_acceptance(self) -> EmulatorConfig:
+        if self.acceptance is not None:
+            if len(self.acceptance) != self.num_speculative_tokens:
+                raise ValueError(
+                    f"--acceptance has {len(self.acceptance)} values but "
+                    f"--num-speculative-tokens is {self.num_speculative_tokens}; "
+                    "give one value per draft position"
+                )
+            for value in self.acceptance:
+                if not 0.0 <= value <= 1.0:
+                    raise ValueError(f"--acceptance value {value} is outside [0, 1]")
+        return self
+
+    @property
+    def conditional_acceptance(self) -> tuple[float, ...]:
+        """Per-position conditional acceptance probabilities actually used."""
+        if self.acceptance is not None:
+            return self.acceptance
+        return default_acceptance(self.num_speculative_tokens)
+
+    @property
+    def expected_acceptance_length(self) -> float:
+        """1 + Σ_i Π_{j≤i} p_j: the step-weighted AL the counters converge to."""
+        total, survive = 1.0, 1.0
+        for probability in self.conditional_acceptance:
+            survive *= probability
+            total += survive
+        return total
+
+
+def parse_acceptance(text: str) -> tuple[float, ...]:
+    """Parse `--acceptance 0.8,0.75,0.7` into floats, with a one-line error on bad input."""
+    parts = [part.strip() for part in text.split(",")]
+    if not parts or any(part == "" for part in parts):
+        raise SpecbenchError(
+            f"--acceptance {text!r}: expected comma-separated numbers in [0, 1], e.g. 0.8,0.75,0.7"
+        )
+    values: list[float] = []
+    for part in parts:
+        try:
+            values.append(float(part))
+        except ValueError:
+            raise SpecbenchError(
+                f"--acceptance {text!r}: {part!r} is not a number; expected e.g. 0.8,0.75,0.7"
+            ) from None
+    return tuple(values)
+
+
+def make_emulator_config(**options: Any) -> EmulatorConfig:
+    """Build an `EmulatorConfig`, turning validation errors into one-line `SpecbenchError`s."""
+    try:
+        return EmulatorConfig(**options)
+    except ValidationError as error:
+        first = error.errors()[0]
+        location = ".".join(str(part) for part in first["loc"])
+        message = first["msg"].removeprefix("Value error, ")
+        flag = "--" + location.replace("_", "-")
+        where = f"emulator option {location} ({flag}): " if location else "emulator options: "
+        raise SpecbenchError(f"{where}{message}") from None

@@ -1,0 +1,283 @@
+"""The emulated engine: one asyncio loop batching running requests into timed steps.
+
+Time model (per engine step, as vLLM's scheduler batches work):
+- requests admitted in a step are prefilled in it: each costs `prefill_ms` and yields its
+  first token (so at concurrency 1, TTFT = `prefill_ms`);
+- requests already running decode in it: the step costs `step_ms + per_request_step_ms ×
+  (requests decoding)` once, whatever the number of tokens each emits;
+- a step holding both costs the sum. Steps are scheduled against a monotonic deadline
+  (the next step starts at the previous one's deadline while the engine is busy), so
+  sleep overshoot never accumulates.
+
+Acceptance process (speculation on): in each decode step every running request proposes
+K drafts; draft i is accepted with conditional probability p_i until the first
+rejection; the request emits accepted + 1 (bonus) tokens, capped at what `max_tokens`
+leaves. Counters follow vLLM: drafts += 1 and draft_tokens += K per request per decode
+step, accepted += n and per_pos[i] += 1 for i < n, counted before the cap (vLLM
+also counts acceptance before its stop checks). Draws come from a per-request generator
+seeded by (seed, prompt, occurrence of that prompt), so results do not depend on how
+concurrent requests happen to interleave.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections import deque
+from dataclasses import dataclass, field
+
+from specbench.emulator.config import EmulatorConfig
+from specbench.emulator.metrics import EmulatorMetrics
+from specbench.emulator.tokens import corrupted_token_id, output_token_id, splitmix64
+
+
+@dataclass(slots=True)
+class StepOutput:
+    """What one engine step produced for one request."""
+
+    token_ids: list[int]
+    finish_reason: str | None
+    # vLLM's RequestSpecDecodeMetrics.to_dict() payload, only on the finishing output.
+    spec_decode_metrics: dict[str, object] | None = None
+
+
+@dataclass(slots=True)
+class EngineRequest:
+    """One request's state inside the engine."""
+
+    num_prompt_tokens: int
+    max_tokens: int
+    stream_key: int
+    rng: random.Random
+    corrupt_from: int | None
+    outputs: asyncio.Queue[StepOutput] = field(default_factory=asyncio.Queue)
+    num_generated: int = 0
+    histogram: list[int] = field(default_factory=list)
+    num_draft_tokens: int = 0
+    aborted: bool = False
+
+    def next_token_ids(self, count: int) -> list[int]:
+        """The fake model's next `count` tokens, corrupted where configured."""
+        start = self.num_generated
+        token_ids = [output_token_id(self.stream_key, start + offset) for offset in range(count)]
+        if self.corrupt_from is not None:
+            for offset in range(count):
+                if start + offset >= self.corrupt_from:
+                    token_ids[offset] = corrupted_token_id(token_ids[offset])
+        self.num_generated += count
+        return token_ids
+
+    def spec_decode_metrics(self, num_spec_tokens: int) -> dict[str, object]:
+        """Per-request acceptance, with vLLM 0.32's `SpeculativeDecodingMetrics` fields."""
+        num_spec_steps = sum(self.histogram)
+        num_accepted = sum(j * count for j, count in enumerate(self.histogram))
+        return {
+            "mean_acceptance_length": 1.0 + num_accepted / num_spec_steps
+            if num_spec_steps
+            else 1.0,
+            "draft_acceptance_rate": num_accepted / self.num_draft_tokens
+            if self.num_draft_tokens
+            else 0.0,
+            "acceptance_histogram": list(self.histogram),
+            "num_spec_steps": num_spec_steps,
+            "num_accepted_draft_tokens": num_accepted,
+            "num_draft_tokens": self.num_draft_tokens,
+            "num_spec_tokens": num_spec_tokens,
+        }
+
+
+@dataclass(slots=True)
+class _PlannedStep:
+    duration_s: float
+    deliveries: list[tuple[EngineRequest, StepOutput]]
+    prompt_tokens: int
+    generation_tokens: int
+    num_drafts: int
+    accepted_per_position: list[int]
+
+
+class Engine:
+    """Batches requests into steps on one asyncio task; see the module docstring."""
+
+    def __init__(self, config: EmulatorConfig, metrics: EmulatorMetrics) -> None:
+        self.config = config
+        self.metrics = metrics
+        self._acceptance = config.conditional_acceptance
+        self._num_spec_tokens = config.num_speculative_tokens if config.speculative else 0
+        self._attach_spec_metrics = config.speculative and config.per_request_spec_metrics
+        self._waiting: deque[EngineRequest] = deque()
+        self._running: list[EngineRequest] = []
+        self._wake = asyncio.Event()
+        self._prompt_occurrences: dict[int, int] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def new_request(
+        self,
+        *,
+        prompt_digest: int,
+        num_prompt_tokens: int,
+        max_tokens: int,
+        corrupt_from: int | None,
+        sample: bool,
+        sampling_seed: int | None,
+    ) -> EngineRequest:
+        """Create a request (not yet queued) with its seeded generators.
+
+        `sample` (temperature > 0) salts the output stream with `sampling_seed`, or with a
+        draw from the request's generator when the request gave no seed.
+        """
+        occurrence = self._prompt_occurrences.get(prompt_digest, 0)
+        self._prompt_occurrences[prompt_digest] = occurrence + 1
+        rng_seed = splitmix64(prompt_digest ^ splitmix64(self.config.seed + (occurrence << 32)))
+        rng = random.Random(rng_seed)
+        stream_key = prompt_digest
+        if sample:
+            salt = rng.getrandbits(64) if sampling_seed is None else sampling_seed
+            stream_key = splitmix64(prompt_digest ^ splitmix64(salt & ((1 << 64) - 1)))
+        return EngineRequest(
+            num_prompt_tokens=num_prompt_tokens,
+            max_tokens=max_tokens,
+            stream_key=stream_key,
+            rng=rng,
+            corrupt_from=corrupt_from,
+            histogram=[0] * (self._num_spec_tokens + 1),
+        )
+
+    def add(self, request: EngineRequest) -> None:
+        """Queue a request; it is prefilled in the next step with room for it."""
+        self._waiting.append(request)
+        self.metrics.num_requests_waiting.set(len(self._waiting))
+        self._wake.set()
+
+    def abort(self, request: EngineRequest) -> None:
+        """Drop a request whose client went away; it is removed at the next step."""
+        if request.aborted:
+            return
+        request.aborted = True
+        self.metrics.request_success["abort"].inc()
+        with contextlib.suppress(ValueError):
+            self._waiting.remove(request)
+            self.metrics.num_requests_waiting.set(len(self._waiting))
+
+    def start(self) -> None:
+        """Start the engine loop on the running event loop."""
+        self._task = asyncio.get_running_loop().create_task(self._loop(), name="emulator-engine")
+
+    async def stop(self) -> None:
+        """Cancel the engine loop and wait for it to end."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        deadline: float | None = None
+        while True:
+            self._running = [request for request in self._running if not request.aborted]
+            if not self._running and not self._waiting:
+                self._publish_gauges()
+                self._wake.clear()
+                await self._wake.wait()
+                deadline = None
+                continue
+            admitted: list[EngineRequest] = []
+            while self._waiting and len(self._running) + len(admitted) < self.config.max_num_seqs:
+                admitted.append(self._waiting.popleft())
+            decoding = self._running
+            self._running = decoding + admitted
+            self._publish_gauges()
+
+            step = self._plan(admitted, decoding)
+            start = loop.time() if deadline is None else deadline
+            deadline = start + step.duration_s
+            delay = deadline - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            self._deliver(step)
+            self._running = [
+                request
+                for request in self._running
+                if not request.aborted and request.num_generated < request.max_tokens
+            ]
+
+    def _plan(self, admitted: list[EngineRequest], decoding: list[EngineRequest]) -> _PlannedStep:
+        config = self.config
+        duration_ms = config.prefill_ms * len(admitted)
+        if decoding:
+            duration_ms += config.step_ms + config.per_request_step_ms * len(decoding)
+        deliveries: list[tuple[EngineRequest, StepOutput]] = []
+        prompt_tokens = 0
+        generation_tokens = 0
+        for request in admitted:
+            prompt_tokens += request.num_prompt_tokens
+            generation_tokens += 1
+            deliveries.append((request, self._output(request, request.next_token_ids(1))))
+
+        num_spec = self._num_spec_tokens
+        accepted_per_position = [0] * num_spec
+        num_drafts = 0
+        for request in decoding:
+            count = 1
+            if num_spec:
+                accepted = 0
+                rng_random = request.rng.random
+                for probability in self._acceptance:
+                    if rng_random() >= probability:
+                        break
+                    accepted_per_position[accepted] += 1
+                    accepted += 1
+                request.histogram[accepted] += 1
+                request.num_draft_tokens += num_spec
+                num_drafts += 1
+                count = accepted + 1
+            count = min(count, request.max_tokens - request.num_generated)
+            generation_tokens += count
+            deliveries.append((request, self._output(request, request.next_token_ids(count))))
+        return _PlannedStep(
+            duration_s=duration_ms / 1000.0,
+            deliveries=deliveries,
+            prompt_tokens=prompt_tokens,
+            generation_tokens=generation_tokens,
+            num_drafts=num_drafts,
+            accepted_per_position=accepted_per_position,
+        )
+
+    def _output(self, request: EngineRequest, token_ids: list[int]) -> StepOutput:
+        if request.num_generated < request.max_tokens:
+            return StepOutput(token_ids=token_ids, finish_reason=None)
+        spec = (
+            request.spec_decode_metrics(self._num_spec_tokens)
+            if self._attach_spec_metrics
+            else None
+        )
+        return StepOutput(token_ids=token_ids, finish_reason="length", spec_decode_metrics=spec)
+
+    def _deliver(self, step: _PlannedStep) -> None:
+        metrics = self.metrics
+        # Counters move before any client sees the step's tokens: a scrape right after
+        # the last chunk must already include them.
+        metrics.prompt_tokens.inc(step.prompt_tokens)
+        metrics.generation_tokens.inc(step.generation_tokens)
+        if self._num_spec_tokens and step.num_drafts:
+            metrics.observe_spec_step(
+                step.num_drafts, step.num_drafts * self._num_spec_tokens, step.accepted_per_position
+            )
+        length_finished = 0
+        for request, output in step.deliveries:
+            if request.aborted:
+                continue
+            if output.finish_reason is not None:
+                length_finished += 1
+            request.outputs.put_nowait(output)
+        if length_finished:
+            metrics.request_success["length"].inc(length_finished)
+
+    def _publish_gauges(self) -> None:
+        metrics = self.metrics
+        metrics.num_requests_running.set(len(self._running))
+        metrics.num_requests_waiting.set(len(self._waiting))
+        used = sum(request.num_prompt_tokens + request.num_generated for request in self._running)
+        metrics.kv_cache_usage_perc.set(min(1.0, used / self.config.kv_cache_tokens))

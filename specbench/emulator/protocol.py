@@ -1,0 +1,308 @@
+"""Request parsing and response bodies in vLLM 0.32's OpenAI-compatible shapes.
+
+Shapes follow vLLM's pydantic models as it serializes them: stream chunks with
+`exclude_unset=True` (fields vLLM sets explicitly appear even when null), the trailing
+usage chunk with `exclude_none=True`, non-streaming bodies with every field. Bodies are
+plain dicts serialized by orjson (no pydantic per chunk), keys in vLLM's field order.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from specbench.emulator.tokens import (
+    count_prompt_tokens,
+    encode,
+    prompt_digest_of_ids,
+    prompt_digest_of_text,
+    render_chat,
+    token_text,
+)
+
+COMPLETIONS_DEFAULT_MAX_TOKENS = 16  # vLLM's CompletionRequest default
+VLLM_DEFAULT_TEMPERATURE = 1.0  # vLLM's default when neither request nor model sets one
+
+
+class RequestError(Exception):
+    """A request vLLM would refuse: becomes its JSON error body with this status."""
+
+    def __init__(
+        self,
+        message: str,
+        status: int = 400,
+        err_type: str = "BadRequestError",
+        param: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.err_type = err_type
+        self.param = param
+
+    def body(self) -> dict[str, Any]:
+        """vLLM's `ErrorResponse` body."""
+        return {
+            "error": {
+                "message": self.message,
+                "type": self.err_type,
+                "param": self.param,
+                "code": self.status,
+            }
+        }
+
+
+@dataclass(slots=True)
+class ParsedRequest:
+    """What the emulator needs from one chat or completions request."""
+
+    chat: bool
+    prompt_digest: int
+    num_prompt_tokens: int
+    prompt_token_ids: list[int] | None
+    max_tokens: int
+    stream: bool
+    include_usage: bool
+    continuous_usage: bool
+    return_token_ids: bool
+    temperature: float
+    seed: int | None
+
+
+def _field_int(body: dict[str, Any], name: str) -> int | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RequestError(f"'{name}' must be an integer", param=name)
+    return value
+
+
+def parse_request(
+    body: object, *, chat: bool, served_model: str, max_model_len: int
+) -> ParsedRequest:
+    """Validate a request body as vLLM does for the fields the emulator honours."""
+    if not isinstance(body, dict):
+        raise RequestError("request body must be a JSON object")
+    model = body.get("model")
+    if model and model != served_model:
+        raise RequestError(
+            f"The model `{model}` does not exist.",
+            status=404,
+            err_type="NotFoundError",
+            param="model",
+        )
+    n = _field_int(body, "n")
+    if n is not None and n != 1:
+        raise RequestError("the emulator serves n=1 only", param="n")
+
+    prompt_token_ids: list[int] | None
+    if chat:
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise RequestError("'messages' must be a non-empty list", param="messages")
+        text = render_chat([m if isinstance(m, dict) else {} for m in messages])
+        prompt_digest = prompt_digest_of_text(text)
+        num_prompt_tokens = count_prompt_tokens(text)
+        prompt_token_ids = encode(text) if body.get("return_token_ids") else None
+    else:
+        prompt = body.get("prompt")
+        if isinstance(prompt, list) and len(prompt) == 1 and not isinstance(prompt[0], int):
+            prompt = prompt[0]
+        if isinstance(prompt, str):
+            prompt_digest = prompt_digest_of_text(prompt)
+            num_prompt_tokens = count_prompt_tokens(prompt)
+            prompt_token_ids = encode(prompt) if body.get("return_token_ids") else None
+        elif (
+            isinstance(prompt, list)
+            and prompt
+            and all(isinstance(t, int) and not isinstance(t, bool) for t in prompt)
+        ):
+            prompt_digest = prompt_digest_of_ids(prompt)
+            num_prompt_tokens = len(prompt)
+            prompt_token_ids = list(prompt)
+        else:
+            raise RequestError(
+                "'prompt' must be a string or a list of token ids (one prompt only)", param="prompt"
+            )
+
+    if num_prompt_tokens >= max_model_len:
+        raise RequestError(
+            f"This model's maximum context length is {max_model_len} tokens. However, your "
+            f"prompt contains {num_prompt_tokens} input tokens, which exceeds this limit even "
+            "without any output tokens. Please reduce the length of the input prompt.",
+            param="input_tokens",
+        )
+    requested = _field_int(body, "max_completion_tokens") if chat else None
+    if requested is None:
+        requested = _field_int(body, "max_tokens")
+    if requested is None and not chat:
+        requested = COMPLETIONS_DEFAULT_MAX_TOKENS
+    if requested is not None and requested < 1:
+        raise RequestError(f"max_tokens must be at least 1, got {requested}.", param="max_tokens")
+    room = max_model_len - num_prompt_tokens
+    max_tokens = room if requested is None else min(requested, room)
+
+    stream = bool(body.get("stream", False))
+    options = body.get("stream_options")
+    include_usage = continuous_usage = False
+    if isinstance(options, dict):
+        include_usage = bool(options.get("include_usage"))
+        continuous_usage = include_usage and bool(options.get("continuous_usage_stats"))
+    temperature = body.get("temperature")
+    if temperature is None:
+        temperature = VLLM_DEFAULT_TEMPERATURE
+    if isinstance(temperature, bool) or not isinstance(temperature, int | float) or temperature < 0:
+        raise RequestError("'temperature' must be a number >= 0", param="temperature")
+    return ParsedRequest(
+        chat=chat,
+        prompt_digest=prompt_digest,
+        num_prompt_tokens=num_prompt_tokens,
+        prompt_token_ids=prompt_token_ids,
+        max_tokens=max_tokens,
+        stream=stream,
+        include_usage=include_usage,
+        continuous_usage=continuous_usage,
+        return_token_ids=bool(body.get("return_token_ids", False)),
+        temperature=float(temperature),
+        seed=_field_int(body, "seed"),
+    )
+
+
+def new_request_id(chat: bool) -> str:
+    """An id in vLLM's style: `chatcmpl-<hex>` or `cmpl-<hex>`."""
+    return ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex
+
+
+def created_now() -> int:
+    """The `created` field: whole Unix seconds."""
+    return int(time.time())
+
+
+def text_of(token_ids: list[int]) -> str:
+    """Detokenized text of a run of fake tokens."""
+    return "".join(token_text(token_id) for token_id in token_ids)
+
+
+def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+    """`UsageInfo` as vLLM orders it (prompt, total, completion)."""
+    return {
+        "prompt_tokens": prompt_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+        "completion_tokens": completion_tokens,
+    }
+
+
+def chat_stream_usage(prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
+    """Continuous usage on a chat chunk: vLLM sets `completion_tokens_details` (to null)."""
+    return {**usage(prompt_tokens, completion_tokens), "completion_tokens_details": None}
+
+
+def per_request_metrics_full(spec: dict[str, Any] | None) -> dict[str, Any] | None:
+    """`PerRequestMetrics` as a non-streaming body dumps it (every field)."""
+    if spec is None:
+        return None
+    return {
+        "time_to_first_token_ms": None,
+        "generation_time_ms": None,
+        "queue_time_ms": None,
+        "mean_itl_ms": None,
+        "tokens_per_second": None,
+        "speculative_decoding": {**spec, "per_step_accepted": None, "per_step_drafted": None},
+    }
+
+
+def chat_response(
+    request_id: str,
+    created: int,
+    model: str,
+    parsed: ParsedRequest,
+    token_ids: list[int],
+    finish_reason: str,
+    fingerprint: str,
+    spec: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """A non-streaming `ChatCompletionResponse`."""
+    return {
+        "id": request_id,
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": text_of(token_ids),
+                    "refusal": None,
+                    "annotations": None,
+                    "audio": None,
+                    "function_call": None,
+                    "reasoning": None,
+                },
+                "logprobs": None,
+                "finish_reason": finish_reason,
+                "stop_reason": None,
+                "token_ids": token_ids if parsed.return_token_ids else None,
+                "routed_experts": None,
+            }
+        ],
+        "service_tier": None,
+        "system_fingerprint": fingerprint,
+        "usage": {
+            **usage(parsed.num_prompt_tokens, len(token_ids)),
+            "prompt_tokens_details": None,
+            "completion_tokens_details": None,
+        },
+        "prompt_logprobs": None,
+        "prompt_token_ids": parsed.prompt_token_ids if parsed.return_token_ids else None,
+        "prompt_text": None,
+        "kv_transfer_params": None,
+        "ec_transfer_params": None,
+        "metrics": per_request_metrics_full(spec),
+    }
+
+
+def completion_response(
+    request_id: str,
+    created: int,
+    model: str,
+    parsed: ParsedRequest,
+    token_ids: list[int],
+    finish_reason: str,
+    fingerprint: str,
+    spec: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """A non-streaming `CompletionResponse`."""
+    return_ids = parsed.return_token_ids
+    return {
+        "id": request_id,
+        "object": "text_completion",
+        "created": created,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "text": text_of(token_ids),
+                "logprobs": None,
+                "finish_reason": finish_reason,
+                "stop_reason": None,
+                "token_ids": token_ids if return_ids else None,
+                "prompt_logprobs": None,
+                "prompt_token_ids": parsed.prompt_token_ids if return_ids else None,
+                "routed_experts": None,
+            }
+        ],
+        "service_tier": None,
+        "system_fingerprint": fingerprint,
+        "usage": {
+            **usage(parsed.num_prompt_tokens, len(token_ids)),
+            "prompt_tokens_details": None,
+            "completion_tokens_details": None,
+        },
+        "kv_transfer_params": None,
+        "ec_transfer_params": None,
+        "metrics": per_request_metrics_full(spec),
+    }

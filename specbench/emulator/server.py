@@ -1,0 +1,262 @@
+"""The emulator's HTTP face: vLLM 0.32's routes on aiohttp, and the blocking entry point.
+
+`build_app(config)` gives an `aiohttp.web.Application` (tests run it in-process);
+`serve_emulator(config)` listens on `config.host:config.port` until SIGINT or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import signal
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import orjson
+from aiohttp import web
+
+from specbench.emulator.config import EmulatorConfig
+from specbench.emulator.engine import Engine, StepOutput
+from specbench.emulator.metrics import EXPOSITION_CONTENT_TYPE, EmulatorMetrics
+from specbench.emulator.protocol import (
+    RequestError,
+    chat_response,
+    completion_response,
+    created_now,
+    new_request_id,
+    parse_request,
+)
+from specbench.emulator.stream import StreamEncoder
+from specbench.emulator.tokens import corruption_start
+from specbench.errors import SpecbenchError
+
+logger = logging.getLogger(__name__)
+
+VLLM_VERSION = "0.32.0"
+SHUTDOWN_TIMEOUT_S = 1.0
+
+
+@dataclass(slots=True)
+class _State:
+    config: EmulatorConfig
+    metrics: EmulatorMetrics
+    engine: Engine
+    fingerprint: str
+    started_s: int
+
+
+STATE_KEY = web.AppKey("emulator_state", _State)
+
+
+def _fingerprint(config: EmulatorConfig) -> str:
+    # vLLM's "full" mode: version plus 8 hex digits of its config hash.
+    digest = hashlib.sha256(config.model_dump_json().encode()).hexdigest()[:8]
+    return f"vllm-{VLLM_VERSION}-{digest}"
+
+
+def _json(payload: object, status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(payload), status=status, content_type="application/json")
+
+
+async def _health(request: web.Request) -> web.Response:
+    return web.Response(status=200)
+
+
+async def _version(request: web.Request) -> web.Response:
+    return _json({"version": VLLM_VERSION})
+
+
+async def _models(request: web.Request) -> web.Response:
+    state = request.app[STATE_KEY]
+    created = state.started_s
+    card = {
+        "id": state.config.model,
+        "object": "model",
+        "created": created,
+        "owned_by": "vllm",
+        "root": state.config.model,
+        "parent": None,
+        "max_model_len": state.config.max_model_len,
+        "permission": [
+            {
+                "id": f"modelperm-{uuid.uuid4().hex}",
+                "object": "model_permission",
+                "created": created,
+                "allow_create_engine": False,
+                "allow_sampling": True,
+                "allow_logprobs": True,
+                "allow_search_indices": False,
+                "allow_view": True,
+                "allow_fine_tuning": False,
+                "organization": "*",
+                "group": None,
+                "is_blocking": False,
+            }
+        ],
+    }
+    return _json({"object": "list", "data": [card]})
+
+
+async def _reset_prefix_cache(request: web.Request) -> web.Response:
+    return _json({"success": True})
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    state = request.app[STATE_KEY]
+    return web.Response(
+        body=state.metrics.exposition(), headers={"Content-Type": EXPOSITION_CONTENT_TYPE}
+    )
+
+
+async def _chat(request: web.Request) -> web.StreamResponse:
+    return await _generate(request, chat=True)
+
+
+async def _completions(request: web.Request) -> web.StreamResponse:
+    return await _generate(request, chat=False)
+
+
+async def _generate(request: web.Request, *, chat: bool) -> web.StreamResponse:
+    state = request.app[STATE_KEY]
+    config = state.config
+    try:
+        try:
+            body = orjson.loads(await request.read())
+        except orjson.JSONDecodeError:
+            raise RequestError("request body is not valid JSON") from None
+        parsed = parse_request(
+            body, chat=chat, served_model=config.model, max_model_len=config.max_model_len
+        )
+    except RequestError as error:
+        return _json(error.body(), status=error.status)
+
+    engine_request = state.engine.new_request(
+        prompt_digest=parsed.prompt_digest,
+        num_prompt_tokens=parsed.num_prompt_tokens,
+        max_tokens=parsed.max_tokens,
+        corrupt_from=corruption_start(
+            parsed.prompt_digest, config.seed, config.corrupt_rate, parsed.max_tokens
+        ),
+        sample=parsed.temperature > 0,
+        sampling_seed=parsed.seed,
+    )
+    request_id = new_request_id(chat)
+    created = created_now()
+    finished = False
+    try:
+        if parsed.stream:
+            response = web.StreamResponse(
+                status=200, headers={"Content-Type": "text/event-stream; charset=utf-8"}
+            )
+            await response.prepare(request)
+            state.engine.add(engine_request)
+            encoder = StreamEncoder(parsed, request_id, created, config.model, state.fingerprint)
+            while not finished:
+                output = await engine_request.outputs.get()
+                finished = output.finish_reason is not None
+                await response.write(encoder.encode(output))
+            await response.write_eof()
+            return response
+        state.engine.add(engine_request)
+        token_ids: list[int] = []
+        last: StepOutput | None = None
+        while not finished:
+            last = await engine_request.outputs.get()
+            token_ids.extend(last.token_ids)
+            finished = last.finish_reason is not None
+        assert last is not None and last.finish_reason is not None
+        build = chat_response if chat else completion_response
+        return _json(
+            build(
+                request_id,
+                created,
+                config.model,
+                parsed,
+                token_ids,
+                last.finish_reason,
+                state.fingerprint,
+                last.spec_decode_metrics,
+            )
+        )
+    finally:
+        if not finished:
+            # The client went away (write failed or handler cancelled): free the slot.
+            state.engine.abort(engine_request)
+
+
+async def _engine_context(app: web.Application) -> AsyncIterator[None]:
+    state = app[STATE_KEY]
+    state.engine.start()
+    yield
+    await state.engine.stop()
+
+
+def build_app(config: EmulatorConfig) -> web.Application:
+    """The emulator as an aiohttp application; its engine runs while the app runs."""
+    metrics = EmulatorMetrics(config)
+    app = web.Application(client_max_size=64 * 1024 * 1024)
+    app[STATE_KEY] = _State(
+        config=config,
+        metrics=metrics,
+        engine=Engine(config, metrics),
+        fingerprint=_fingerprint(config),
+        started_s=created_now(),
+    )
+    app.cleanup_ctx.append(_engine_context)
+    app.router.add_get("/health", _health)
+    app.router.add_get("/version", _version)
+    app.router.add_get("/v1/models", _models)
+    app.router.add_get("/metrics", _metrics)
+    app.router.add_post("/reset_prefix_cache", _reset_prefix_cache)
+    app.router.add_post("/v1/chat/completions", _chat)
+    app.router.add_post("/v1/completions", _completions)
+    return app
+
+
+async def _serve(config: EmulatorConfig) -> None:
+    runner = web.AppRunner(
+        build_app(config),
+        handle_signals=False,
+        access_log=None,
+        shutdown_timeout=SHUTDOWN_TIMEOUT_S,
+    )
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, config.host, config.port, backlog=1024, reuse_address=True)
+        try:
+            await site.start()
+        except OSError as error:
+            raise SpecbenchError(
+                f"--port {config.port}: cannot listen on {config.host}:{config.port} "
+                f"({error.strerror or error})"
+            ) from None
+        logger.info(
+            "emulating vLLM %s as %r on http://%s:%d (speculative=%s, K=%d, expected AL %.3f)",
+            VLLM_VERSION,
+            config.model,
+            config.host,
+            config.port,
+            config.speculative,
+            config.num_speculative_tokens,
+            config.expected_acceptance_length if config.speculative else 1.0,
+        )
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        try:
+            await stop.wait()
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(Exception):
+                    loop.remove_signal_handler(signum)
+    finally:
+        await runner.cleanup()
+
+
+def serve_emulator(config: EmulatorConfig) -> None:
+    """Serve until SIGINT or SIGTERM, then stop cleanly (blocking)."""
+    asyncio.run(_serve(config))
