@@ -31,6 +31,9 @@ bench.register(app)
 from specbench.cli import emulate  # noqa: E402
 
 emulate.register(app)
+from specbench.cli import data  # noqa: E402
+
+data.register(app)
 # -- end of command registrations --
 
 
