@@ -1,0 +1,35 @@
+"""Launch stage: server configs, `vllm serve`/emulator argv, process lifecycle, provenance."""
+
+from specbench.launch.argv import (
+    build_argv,
+    build_env,
+    render_command,
+    speculative_config_dict,
+    speculative_config_json,
+)
+from specbench.launch.config import (
+    EmulatorConfig,
+    Engine,
+    ServerConfig,
+    SpeculativeConfig,
+    SpeculativeMethod,
+)
+from specbench.launch.process import ServerProcess, find_vllm_executable
+from specbench.launch.provenance import GpuInventory, ServerProvenance
+
+__all__ = [
+    "EmulatorConfig",
+    "Engine",
+    "GpuInventory",
+    "ServerConfig",
+    "ServerProcess",
+    "ServerProvenance",
+    "SpeculativeConfig",
+    "SpeculativeMethod",
+    "build_argv",
+    "build_env",
+    "find_vllm_executable",
+    "render_command",
+    "speculative_config_dict",
+    "speculative_config_json",
+]

@@ -1,0 +1,172 @@
+"""What one server config is: the model card's `vllm serve` settings, or the emulator's.
+
+These models hold no host, port or executable: those are chosen at launch time, so one
+config can be started anywhere. `specbench.launch.argv` turns a config into argv and env.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+#: Speculative methods specbench knows how to describe; vLLM accepts more, add them here.
+SpeculativeMethod = Literal["eagle3", "eagle", "ngram", "mtp", "draft_model"]
+Engine = Literal["vllm", "emulator"]
+
+#: Methods whose drafts come from a separate checkpoint that must be named.
+METHODS_NEEDING_DRAFT_MODEL = frozenset({"eagle3", "eagle", "draft_model"})
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SpeculativeConfig(_Frozen):
+    """vLLM's `--speculative-config` JSON; keys are written in the model card's order."""
+
+    method: SpeculativeMethod = Field(description="Drafting method passed as `method`.")
+    model: str | None = Field(
+        default=None,
+        description="Draft model (hub id or local path); required for eagle3, eagle, draft_model.",
+    )
+    num_speculative_tokens: int = Field(
+        ge=1, description="Draft tokens proposed per verification step (k)."
+    )
+    attention_backend: str | None = Field(
+        default=None, description="Attention backend of the draft model, e.g. TRITON_ATTN."
+    )
+    prompt_lookup_max: int | None = Field(
+        default=None, ge=1, description="n-gram only: longest n-gram matched in the prompt."
+    )
+    prompt_lookup_min: int | None = Field(
+        default=None, ge=1, description="n-gram only: shortest n-gram matched in the prompt."
+    )
+    extra: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Further `--speculative-config` keys passed through verbatim, after the above.",
+    )
+
+    @model_validator(mode="after")
+    def _check_method_fields(self) -> SpeculativeConfig:
+        if self.method in METHODS_NEEDING_DRAFT_MODEL and not self.model:
+            raise ValueError(f"method {self.method!r} needs `model` (the draft checkpoint)")
+        if self.method != "ngram" and (
+            self.prompt_lookup_max is not None or self.prompt_lookup_min is not None
+        ):
+            raise ValueError("prompt_lookup_min/max apply only to method 'ngram'")
+        if (
+            self.prompt_lookup_max is not None
+            and self.prompt_lookup_min is not None
+            and self.prompt_lookup_min > self.prompt_lookup_max
+        ):
+            raise ValueError("prompt_lookup_min must not exceed prompt_lookup_max")
+        clash = sorted(set(self.extra) & set(type(self).model_fields))
+        if clash:
+            raise ValueError(f"extra repeats named keys {clash}: set them as fields instead")
+        return self
+
+
+class EmulatorConfig(_Frozen):
+    """Settings of `specbench emulate`; None leaves the emulator's own default."""
+
+    acceptance: list[float] | None = Field(
+        default=None,
+        description="Acceptance per draft position, position 1 first (`emulate --acceptance`).",
+    )
+    prefill_ms: float | None = Field(default=None, ge=0, description="Prefill time per request.")
+    step_ms: float | None = Field(default=None, ge=0, description="Time of one engine step.")
+    per_request_step_ms: float | None = Field(
+        default=None, ge=0, description="Extra step time per running request (batching cost)."
+    )
+    seed: int | None = Field(default=None, description="Random seed of the emulator.")
+    corrupt_rate: float | None = Field(
+        default=None, ge=0, le=1, description="Fraction of responses deliberately corrupted."
+    )
+
+    @model_validator(mode="after")
+    def _check_acceptance(self) -> EmulatorConfig:
+        if self.acceptance is not None:
+            if not self.acceptance:
+                raise ValueError("acceptance must list at least one probability")
+            if any(not 0.0 <= p <= 1.0 for p in self.acceptance):
+                raise ValueError("acceptance probabilities must lie in [0, 1]")
+        return self
+
+
+class ServerConfig(_Frozen):
+    """One server config of a suite: everything needed to start it, bar host and port."""
+
+    engine: Engine = Field(default="vllm", description="`vllm` (real server) or `emulator`.")
+    baseline: bool = Field(
+        default=False, description="The suite's reference config (usually speculation off)."
+    )
+    model: str = Field(description="Target model: hub id, or local path (resolved at load).")
+    served_model_name: str | None = Field(
+        default=None, description="Name the API serves the model under; default: `model`."
+    )
+    tensor_parallel_size: int = Field(default=1, ge=1, description="--tensor-parallel-size.")
+    data_parallel_size: int = Field(default=1, ge=1, description="--data-parallel-size.")
+    max_model_len: int | None = Field(default=None, ge=1, description="--max-model-len.")
+    block_size: int | None = Field(default=None, ge=1, description="--block-size (KV block).")
+    attention_backend: str | None = Field(default=None, description="--attention-backend.")
+    moe_backend: str | None = Field(default=None, description="--moe-backend.")
+    gpu_memory_utilization: float | None = Field(
+        default=None, gt=0, le=1, description="--gpu-memory-utilization, a fraction."
+    )
+    trust_remote_code: bool = Field(default=False, description="--trust-remote-code.")
+    extra_args: list[str] = Field(
+        default_factory=list,
+        description="Further `vllm serve` arguments, appended verbatim before the spec config.",
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description="Environment variables set for the server, e.g. VLLM_ROCM_USE_AITER=1.",
+    )
+    speculative: SpeculativeConfig | None = Field(
+        default=None, description="Speculative decoding; absent means speculation off."
+    )
+    per_request_spec_decode_metrics: bool = Field(
+        default=True,
+        description=(
+            "Add `--per-request-spec-decode-metrics summary` when speculating "
+            "(vLLM >= 0.32; switch off for older vLLMs)."
+        ),
+    )
+    emulator: EmulatorConfig | None = Field(
+        default=None, description="Emulator settings; only with engine = 'emulator'."
+    )
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _numbers_as_text(cls, value: Any) -> Any:
+        # `VLLM_CPU_KVCACHE_SPACE = 1` in TOML is an int; the environment wants text.
+        if isinstance(value, dict):
+            return {
+                key: str(item)
+                if isinstance(item, int | float) and not isinstance(item, bool)
+                else item
+                for key, item in value.items()
+            }
+        return value
+
+    @model_validator(mode="after")
+    def _check_engine_fields(self) -> ServerConfig:
+        if self.engine == "vllm" and self.emulator is not None:
+            raise ValueError("an `emulator` table needs engine = 'emulator'")
+        return self
+
+    @property
+    def api_model_name(self) -> str:
+        """The model id clients send and `/v1/models` lists."""
+        return self.served_model_name or self.model
+
+    @property
+    def gpus(self) -> int:
+        """GPUs the server occupies (TP × DP): the divisor of tok/s/GPU."""
+        return self.tensor_parallel_size * self.data_parallel_size
+
+    @property
+    def is_speculative(self) -> bool:
+        """Whether the server drafts tokens."""
+        return self.speculative is not None

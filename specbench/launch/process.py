@@ -1,0 +1,326 @@
+"""Start a server config as a process group, wait until it serves, always tear it down.
+
+`ServerProcess` is a context manager: the server is stopped when the `with` block ends,
+whether by return, exception, Ctrl-C (SIGINT) or SIGTERM, and also when the server dies
+during start-up. Teardown sends SIGTERM to the whole process group (vLLM forks engine
+workers), waits a grace period, then SIGKILLs what is left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import Any
+
+from specbench.errors import ServerError, SpecbenchError
+from specbench.launch.argv import build_argv, build_env, render_command
+from specbench.launch.config import ServerConfig
+from specbench.launch.health import server_version, wait_ready
+from specbench.launch.provenance import (
+    ServerProvenance,
+    available_gpus,
+    gpu_inventory,
+    recorded_env,
+    redact_argv,
+    redact_value,
+)
+
+DEFAULT_READY_TIMEOUT_S = 1800.0
+DEFAULT_STOP_GRACE_S = 30.0
+_KILL_WAIT_S = 10.0
+
+SignalHandler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+
+
+def find_vllm_executable(explicit: str | Path | None, env: Mapping[str, str]) -> str:
+    """`--vllm-bin`, else `$SPECBENCH_VLLM`, else `vllm` on PATH, as an absolute path."""
+    for value, origin in ((explicit, "--vllm-bin"), (env.get("SPECBENCH_VLLM"), "SPECBENCH_VLLM")):
+        if value is None or str(value) == "":
+            continue
+        text = str(value)
+        found = shutil.which(text, path=env.get("PATH")) if os.sep not in text else None
+        path = Path(found or text).expanduser()
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise SpecbenchError(f"vllm executable {text!r} (from {origin}) is not an executable")
+        return str(path.absolute())
+    found = shutil.which("vllm", path=env.get("PATH"))
+    if found is None:
+        raise SpecbenchError(
+            "no vllm executable: pass --vllm-bin PATH, set SPECBENCH_VLLM, or put vllm on PATH"
+        )
+    return str(Path(found).absolute())
+
+
+def free_port(host: str) -> int:
+    """A port the OS reports free on `host` right now."""
+    with socket.socket(_family(host), socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Raise SpecbenchError if something already listens on host:port."""
+    with socket.socket(_family(host), socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            raise SpecbenchError(
+                f"port {port} on {host} is in use ({error.strerror}): choose another --port"
+            ) from None
+
+
+def _family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
+
+
+def _client_host(host: str) -> str:
+    if host in ("0.0.0.0", ""):
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    return f"[{host}]" if ":" in host else host
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any non-zombie process is left in process group `pgid`."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # Fields after the parenthesised command: state, ppid, pgrp, ...
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == pgid:
+            return True
+    return False
+
+
+def _raise_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _raise_system_exit(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
+
+
+class ServerProcess:
+    """One running server config; use as `with ServerProcess(...) as server:`."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        *,
+        name: str,
+        log_dir: Path,
+        vllm_bin: str | Path | None = None,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S,
+        stop_grace_s: float = DEFAULT_STOP_GRACE_S,
+        base_env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.config = config
+        self.name = name
+        self.log_path = Path(log_dir) / f"server-{name}.log"
+        self.host = host
+        self.ready_timeout_s = ready_timeout_s
+        self.stop_grace_s = stop_grace_s
+        self._requested_port = port
+        self._vllm_bin = vllm_bin
+        self._base_env = dict(os.environ if base_env is None else base_env)
+        self._process: subprocess.Popen[bytes] | None = None
+        self._saved_handlers: dict[int, SignalHandler] = {}
+        self.port: int | None = None
+        self.argv: list[str] = []
+        self.provenance: ServerProvenance | None = None
+
+    @property
+    def base_url(self) -> str:
+        """`http://host:port` to send requests to."""
+        if self.port is None:
+            raise ServerError(f"server {self.name!r} has not been started")
+        return f"http://{_client_host(self.host)}:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        """PID of the server (also its process group id), once spawned."""
+        return self._process.pid if self._process is not None else None
+
+    def __enter__(self) -> ServerProcess:
+        self._install_signal_handlers()
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            self._restore_signal_handlers()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        try:
+            self.stop()
+        finally:
+            self._restore_signal_handlers()
+
+    def start(self) -> ServerProvenance:
+        """Spawn the server and block until it serves the model; returns its provenance."""
+        if self._process is not None:
+            raise ServerError(f"server {self.name!r} is already started")
+        config = self.config
+        env = build_env(config, self._base_env)
+        inventory = gpu_inventory() if config.engine == "vllm" else None
+        executable = "vllm"
+        if config.engine == "vllm":
+            executable = find_vllm_executable(self._vllm_bin, env)
+            visible = available_gpus(env, inventory)
+            if visible is not None and config.gpus > visible:
+                raise SpecbenchError(
+                    f"server {self.name!r} needs TP × DP = {config.tensor_parallel_size} × "
+                    f"{config.data_parallel_size} = {config.gpus} GPUs, only {visible} visible"
+                )
+        if self._requested_port is None:
+            self.port = free_port(self.host)
+        else:
+            check_port_free(self.host, self._requested_port)
+            self.port = self._requested_port
+        self.argv = build_argv(config, vllm_executable=executable, host=self.host, port=self.port)
+        started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        shown_env = {key: redact_value(key, value) for key, value in config.env.items()}
+        command = render_command(redact_argv(self.argv), shown_env)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("ab") as log:
+            log.write(f"# specbench {started_at} {self.name}: {command}\n".encode())
+            log.flush()
+            log_offset = log.tell()
+            start_ns = time.perf_counter_ns()
+            self._process = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
+        wait_ready(
+            self._process,
+            base_url=self.base_url,
+            model=config.api_model_name,
+            timeout_s=self.ready_timeout_s,
+            describe=f"{config.engine} server {self.name!r}",
+            log_path=self.log_path,
+            log_offset=log_offset,
+        )
+        startup_s = (time.perf_counter_ns() - start_ns) / 1e9
+        self.provenance = ServerProvenance(
+            server_name=self.name,
+            engine=config.engine,
+            vllm_version=server_version(self.base_url),
+            argv=redact_argv(self.argv),
+            command=command,
+            env=recorded_env(env),
+            gpu_inventory=inventory,
+            gpus_used=config.gpus,
+            base_url=self.base_url,
+            served_model_name=config.api_model_name,
+            config=config,
+            log_path=str(self.log_path),
+            started_at_utc=started_at,
+            startup_s=round(startup_s, 3),
+        )
+        return self.provenance
+
+    def check_alive(self) -> None:
+        """Raise ServerError if the server process has exited."""
+        if self._process is None:
+            raise ServerError(f"server {self.name!r} has not been started")
+        code = self._process.poll()
+        if code is not None:
+            raise ServerError(f"server {self.name!r} exited with code {code}; see {self.log_path}")
+
+    def stop(self) -> None:
+        """SIGTERM the process group, wait `stop_grace_s`, then SIGKILL; idempotent."""
+        process = self._process
+        if process is None:
+            return
+        # A second Ctrl-C must not abandon a half-stopped server.
+        masked = self._mask_signals()
+        try:
+            pgid = process.pid  # start_new_session: the leader's PID is the group id
+            self._signal_group(pgid, signal.SIGTERM)
+            if not self._wait_group_gone(process, pgid, self.stop_grace_s):
+                self._signal_group(pgid, signal.SIGKILL)
+                self._wait_group_gone(process, pgid, _KILL_WAIT_S)
+            process.wait(timeout=_KILL_WAIT_S)
+        finally:
+            self._unmask_signals(masked)
+
+    @staticmethod
+    def _signal_group(pgid: int, signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signum)
+
+    @staticmethod
+    def _wait_group_gone(process: subprocess.Popen[bytes], pgid: int, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            process.poll()  # reaps the leader so it does not linger as a zombie
+            if not group_alive(pgid):
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.1)
+
+    def _install_signal_handlers(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        # Python's default SIGINT handler already raises KeyboardInterrupt; keeping it lets
+        # asyncio.run() install its own cancelling handler inside the `with` block.
+        if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            self._saved_handlers[signal.SIGINT] = signal.signal(
+                signal.SIGINT, _raise_keyboard_interrupt
+            )
+        self._saved_handlers[signal.SIGTERM] = signal.signal(signal.SIGTERM, _raise_system_exit)
+
+    def _restore_signal_handlers(self) -> None:
+        for signum, handler in self._saved_handlers.items():
+            signal.signal(signum, handler)
+        self._saved_handlers.clear()
+
+    @staticmethod
+    def _mask_signals() -> dict[int, SignalHandler]:
+        if threading.current_thread() is not threading.main_thread():
+            return {}
+        return {signum: signal.signal(signum, signal.SIG_IGN) for signum in _MASKED}
+
+    @staticmethod
+    def _unmask_signals(masked: dict[int, SignalHandler]) -> None:
+        for signum, handler in masked.items():
+            signal.signal(signum, handler)
+
+
+_MASKED = (signal.SIGINT, signal.SIGTERM)

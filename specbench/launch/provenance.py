@@ -1,0 +1,158 @@
+"""How a server was started, for the results manifest: version, argv, env, GPUs.
+
+Secrets never reach the manifest: any variable or flag whose name looks like a key, token,
+secret or password, and any value shaped like a well-known token, is replaced by
+`<redacted>`.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from specbench.launch.config import Engine, ServerConfig
+
+REDACTED = "<redacted>"
+
+_RECORDED_PREFIXES = ("VLLM_", "HIP_", "ROCM_", "CUDA_")
+_RECORDED_SUFFIXES = ("_VISIBLE_DEVICES",)
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.IGNORECASE)
+# Hugging Face, OpenAI-style, GitHub and AWS tokens, and long opaque strings.
+_SECRET_VALUE = re.compile(
+    r"^(hf_[A-Za-z0-9]{16,}|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[A-Z0-9]{16}"
+    r"|(?=[^/.]*\d)(?=[^/.]*[A-Za-z])[A-Za-z0-9_-]{40,}={0,2})$"
+)
+_VISIBLE_DEVICE_VARS = (
+    "CUDA_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+)
+#: GPU inventory tools, tried in order: (command, how to count GPUs in its output).
+_GPU_TOOLS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
+    (("amd-smi", "list"), re.compile(r"^GPU: *\d+", re.MULTILINE)),
+    (("rocm-smi", "--showproductname"), re.compile(r"^GPU\[\d+\].*Card (?:series|SKU)", re.M)),
+    (
+        ("nvidia-smi", "--query-gpu=index,name,memory.total,driver_version", "--format=csv"),
+        re.compile(r"^\d+, ", re.MULTILINE),
+    ),
+)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class GpuInventory(_Frozen):
+    """What the GPU vendor tool reported on the node."""
+
+    tool: str = Field(description="Command that produced the inventory (amd-smi, ...).")
+    output: str = Field(description="Its standard output, verbatim (truncated to 20,000 chars).")
+    num_gpus: int | None = Field(description="GPUs counted in the output; None if unparsed.")
+
+
+class ServerProvenance(_Frozen):
+    """How one server was started; the runner writes it into the manifest."""
+
+    server_name: str = Field(description="Name of the server config in the suite.")
+    engine: Engine = Field(description="vllm or emulator.")
+    vllm_version: str | None = Field(description="From GET /version; None if not served.")
+    argv: list[str] = Field(description="Full argv, secret values redacted.")
+    command: str = Field(description="Shell line with the config's env prefix, redacted.")
+    env: dict[str, str] = Field(
+        description="VLLM_*, HIP_*, ROCM_*, CUDA_*, *_VISIBLE_DEVICES of the server, redacted."
+    )
+    gpu_inventory: GpuInventory | None = Field(description="None when no vendor tool exists.")
+    gpus_used: int = Field(description="TP × DP: the divisor of output tok/s per GPU.")
+    base_url: str = Field(description="http://host:port of the server.")
+    served_model_name: str = Field(description="Model id requests are sent with.")
+    config: ServerConfig = Field(description="The config the server was started from.")
+    log_path: str = Field(description="Server log file.")
+    started_at_utc: str = Field(description="Launch wall-clock time, UTC ISO-8601.")
+    startup_s: float = Field(description="From spawn to ready (health and model listed).")
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a variable or flag name suggests its value is a credential."""
+    return bool(_SECRET_NAME.search(name))
+
+
+def redact_value(name: str, value: str) -> str:
+    """`value`, or `<redacted>` when the name or the value looks secret."""
+    if is_secret_name(name) or _SECRET_VALUE.match(value):
+        return REDACTED
+    return value
+
+
+def recorded_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables that shape a GPU server, sorted by name, secrets redacted."""
+    kept = {
+        name: redact_value(name, value)
+        for name, value in env.items()
+        if name.startswith(_RECORDED_PREFIXES) or name.endswith(_RECORDED_SUFFIXES)
+    }
+    return dict(sorted(kept.items()))
+
+
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    """argv with the value of any secret-looking flag (`--api-key X`, `--x-token=Y`) hidden."""
+    redacted: list[str] = []
+    hide_next = False
+    for token in argv:
+        if hide_next:
+            redacted.append(REDACTED)
+            hide_next = False
+        elif token.startswith("--") and "=" in token:
+            flag, value = token.split("=", 1)
+            redacted.append(f"{flag}={redact_value(flag, value)}")
+        elif token.startswith("--") and is_secret_name(token):
+            redacted.append(token)
+            hide_next = True
+        else:
+            redacted.append(REDACTED if _SECRET_VALUE.match(token) else token)
+    return redacted
+
+
+def visible_device_count(env: Mapping[str, str]) -> int | None:
+    """GPUs a `*_VISIBLE_DEVICES` variable allows, or None if none is set (non-empty)."""
+    for name in _VISIBLE_DEVICE_VARS:
+        value = env.get(name, "").strip()
+        if value:
+            return len([item for item in value.split(",") if item.strip()])
+    return None
+
+
+def gpu_inventory(timeout_s: float = 15.0) -> GpuInventory | None:
+    """Ask amd-smi, rocm-smi or nvidia-smi (first found) what GPUs exist; None if none is."""
+    for command, counter in _GPU_TOOLS:
+        executable = shutil.which(command[0])
+        if executable is None:
+            continue
+        try:
+            done = subprocess.run(
+                [executable, *command[1:]],
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if done.returncode != 0:
+            continue
+        count = len(counter.findall(done.stdout))
+        return GpuInventory(
+            tool=" ".join(command), output=done.stdout[:20_000], num_gpus=count or None
+        )
+    return None
+
+
+def available_gpus(env: Mapping[str, str], inventory: GpuInventory | None) -> int | None:
+    """GPUs a server may use: the visible-devices list, else the inventory; None if unknown."""
+    visible = visible_device_count(env)
+    if visible is not None:
+        return visible
+    return inventory.num_gpus if inventory is not None else None

@@ -1,0 +1,15 @@
+"""Suites: which server configs run which workloads, at which concurrencies, how often."""
+
+from specbench.suite.describe import describe_suite, server_command
+from specbench.suite.load import load_suite, parse_override
+from specbench.suite.model import Cell, Suite, WorkloadSpec
+
+__all__ = [
+    "Cell",
+    "Suite",
+    "WorkloadSpec",
+    "describe_suite",
+    "load_suite",
+    "parse_override",
+    "server_command",
+]

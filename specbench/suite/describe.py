@@ -1,0 +1,66 @@
+"""`specbench run SUITE --dry-run`: the matrix and each server's command, as text."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from specbench.launch.argv import build_argv, render_command
+from specbench.launch.config import ServerConfig
+from specbench.suite.model import Suite
+
+
+def server_command(config: ServerConfig, vllm_executable: str = "vllm") -> str:
+    """The shell line that starts `config` (host and port are added at launch)."""
+    return render_command(build_argv(config, vllm_executable=vllm_executable), config.env)
+
+
+def describe_suite(suite: Suite, vllm_executable: str = "vllm") -> str:
+    """Servers with their commands, workloads, and the cell count, one fact per line."""
+    cells = suite.expand()
+    per_server = Counter(cell.server for cell in cells)
+    lines = [
+        f"suite {suite.name}: {len(cells)} cells" + (f" ({suite.source})" if suite.source else "")
+    ]
+    lines.append("servers:")
+    for name, config in suite.servers.items():
+        role = (
+            "baseline"
+            if config.baseline
+            else (
+                f"speculative {config.speculative.method}"
+                if config.speculative
+                else "no speculation"
+            )
+        )
+        lines.append(
+            f"  {name} [{config.engine}, {role}, {suite.gpus_for(name)} GPU(s), "
+            f"{per_server[name]} cells]"
+        )
+        lengths = sorted(
+            {cell.max_model_len for cell in cells if cell.server == name and cell.max_model_len}
+        )
+        lines.append(f"    {server_command(config, vllm_executable)}")
+        for length in lengths:
+            if length != config.max_model_len:
+                lines.append(f"    (relaunched with --max-model-len {length} for some workloads)")
+    lines.append("workloads:")
+    for index, workload in enumerate(suite.workloads):
+        selection = ""
+        if workload.categories is not None:
+            selection = f" categories={','.join(workload.categories)}"
+        elif workload.entropy_tiers is not None:
+            selection = f" entropy_tiers={','.join(workload.entropy_tiers)}"
+        extras = [
+            f"num_prompts={workload.num_prompts if workload.num_prompts is not None else 'all'}",
+            f"concurrency={','.join(str(value) for value in workload.concurrency)}",
+            f"max_tokens={workload.max_tokens}",
+            f"temperature={workload.temperature:g}",
+            f"warmup={workload.warmup}",
+            f"repeats={suite.repeats_of(index)}",
+        ]
+        if workload.max_model_len is not None:
+            extras.append(f"max_model_len={workload.max_model_len}")
+        lines.append(f"  [{index}] {workload.dataset}{selection} {' '.join(extras)}")
+    lines.append("cells (server/workload/concurrency/repeat):")
+    lines.extend(f"  {cell.key}" for cell in cells)
+    return "\n".join(lines)

@@ -1,0 +1,221 @@
+"""Read a suite TOML, apply `--set` overrides, merge servers over `[target]`, validate.
+
+Every problem becomes one `SpecbenchError` line naming the file and the field path
+(`suites/x.toml: servers.eagle3.speculative.method: ...`), listing the allowed keys or
+values where that helps.
+
+Relative paths resolve against the folder of the suite file, never the working
+directory, so a suite means the same thing wherever it is run from. A model is a local
+path when it starts with `./`, `../`, `/` or `~` (else it is a hub id such as
+`amd/MiniMax-M3-MXFP4`); the same holds for a speculative draft `model`. A dataset's
+path part is always a path (`speed-bench:CONFIG:PATH`, `mt-bench:PATH`, `custom:PATH`,
+or a bare path).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from specbench.errors import SpecbenchError
+from specbench.launch.config import ServerConfig
+from specbench.suite.errors import describe_validation_error
+from specbench.suite.model import Suite
+
+_TOP_LEVEL_KEYS = ("name", "description", "repeats", "gpus", "target", "servers", "workloads")
+#: Keys a server may set but `[target]` may not: they are per-config by nature.
+_SERVER_ONLY_KEYS = ("baseline", "speculative")
+_SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_DUPLICATE_TABLE = re.compile(r"Cannot declare \('servers', '([^']+)'\) twice \(at line (\d+)")
+_MERGED_TABLES = ("env", "emulator")
+
+
+def load_suite(path: str | Path, overrides: Iterable[str] = ()) -> Suite:
+    """Load and validate the suite at `path`; `overrides` are `dotted.path=TOML value`."""
+    source = Path(path)
+    raw = read_toml(source)
+    for override in overrides:
+        apply_override(raw, override, source)
+    return build_suite(raw, source)
+
+
+def read_toml(source: Path) -> dict[str, Any]:
+    """The parsed TOML; malformed files name the file and line."""
+    try:
+        text = source.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecbenchError(f"suite file {source} does not exist") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise SpecbenchError(f"cannot read suite file {source}: {error}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        duplicate = _DUPLICATE_TABLE.search(str(error))
+        if duplicate:
+            raise SpecbenchError(
+                f"{source}: duplicate server name {duplicate.group(1)!r} "
+                f"(line {duplicate.group(2)}): each [servers.<name>] must be unique"
+            ) from None
+        raise SpecbenchError(f"{source}: malformed TOML: {error}") from None
+
+
+def parse_override(override: str) -> tuple[list[str], Any]:
+    """`a.b.c=VALUE` → (["a", "b", "c"], TOML value; a bare word is taken as a string)."""
+    dotted, sep, text = override.partition("=")
+    keys = [key.strip() for key in dotted.split(".")]
+    if not sep or not all(keys):
+        raise SpecbenchError(f"--set {override!r}: expected dotted.path=value")
+    try:
+        value = tomllib.loads(f"value = {text.strip()}")["value"]
+    except tomllib.TOMLDecodeError:
+        value = text.strip()
+    return keys, value
+
+
+def apply_override(raw: dict[str, Any], override: str, source: Path) -> None:
+    """Set one `--set` value in the raw TOML tree, creating tables on the way.
+
+    `servers.NAME.num_speculative_tokens` is shorthand for
+    `servers.NAME.speculative.num_speculative_tokens`, the most swept knob.
+    """
+    keys, value = parse_override(override)
+    if len(keys) == 3 and keys[0] == "servers" and keys[2] == "num_speculative_tokens":
+        keys = [keys[0], keys[1], "speculative", keys[2]]
+    node: Any = raw
+    for depth, key in enumerate(keys[:-1]):
+        where = ".".join(keys[: depth + 1])
+        if isinstance(node, list):
+            node = _list_item(node, key, where, override, source)
+            continue
+        node = node.setdefault(key, {})
+        if not isinstance(node, dict | list):
+            raise SpecbenchError(f"--set {override!r}: {where} in {source} is not a table")
+    last = keys[-1]
+    if isinstance(node, list):
+        index = _index(last, ".".join(keys), override, len(node))
+        node[index] = value
+    else:
+        node[last] = value
+
+
+def _index(key: str, where: str, override: str, length: int) -> int:
+    if not key.isdigit() or int(key) >= length:
+        raise SpecbenchError(f"--set {override!r}: {where} must be an index below {length}")
+    return int(key)
+
+
+def _list_item(node: list[Any], key: str, where: str, override: str, source: Path) -> Any:
+    item = node[_index(key, where, override, len(node))]
+    if not isinstance(item, dict):
+        raise SpecbenchError(f"--set {override!r}: {where} in {source} is not a table")
+    return item
+
+
+def build_suite(raw: dict[str, Any], source: Path) -> Suite:
+    """Merge, resolve and validate a raw suite tree read from `source`."""
+    _check_keys(raw, _TOP_LEVEL_KEYS, "", source)
+    target = raw.get("target", {})
+    servers = raw.get("servers", {})
+    if not isinstance(target, dict):
+        raise SpecbenchError(f"{source}: target must be a table ([target])")
+    if not isinstance(servers, dict) or not servers:
+        raise SpecbenchError(f"{source}: no servers: add at least one [servers.<name>] table")
+    target_keys = [key for key in ServerConfig.model_fields if key not in _SERVER_ONLY_KEYS]
+    _check_keys(target, target_keys, "target.", source)
+    merged: dict[str, ServerConfig] = {}
+    for name, table in servers.items():
+        if not _SERVER_NAME.match(name):
+            raise SpecbenchError(
+                f"{source}: servers.{name}: a server name uses letters, digits, '.', '_', '-'"
+            )
+        if not isinstance(table, dict):
+            raise SpecbenchError(f"{source}: servers.{name} must be a table")
+        merged[name] = _server(name, _merge(target, table), set(table), source)
+    workloads = raw.get("workloads", [])
+    if not isinstance(workloads, list) or not workloads:
+        raise SpecbenchError(f"{source}: no workloads: add at least one [[workloads]] table")
+    resolved = [_resolve_workload(item, source.parent) for item in workloads]
+    document: dict[str, Any] = {
+        key: raw[key] for key in ("name", "description", "repeats", "gpus") if key in raw
+    }
+    document.update(servers=merged, workloads=resolved, source=str(source))
+    try:
+        return Suite.model_validate(document)
+    except ValidationError as error:
+        raise SpecbenchError(describe_validation_error(error, Suite, "", source)) from None
+
+
+def _check_keys(table: dict[str, Any], allowed: Iterable[str], prefix: str, source: Path) -> None:
+    allowed = list(allowed)
+    for key in table:
+        if key not in allowed:
+            raise SpecbenchError(
+                f"{source}: {prefix}{key}: unknown key; allowed: {', '.join(allowed)}"
+            )
+
+
+def _merge(target: dict[str, Any], server: dict[str, Any]) -> dict[str, Any]:
+    merged = copy.deepcopy(target)
+    for key, value in server.items():
+        if key in _MERGED_TABLES and isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def _server(name: str, table: dict[str, Any], own_keys: set[str], source: Path) -> ServerConfig:
+    folder = source.parent
+    if isinstance(table.get("model"), str):
+        table["model"] = resolve_model(table["model"], folder)
+    speculative = table.get("speculative")
+    if isinstance(speculative, dict) and isinstance(speculative.get("model"), str):
+        speculative["model"] = resolve_model(speculative["model"], folder)
+    try:
+        return ServerConfig.model_validate(table)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = str(first["loc"][0]) if first["loc"] else ""
+        # A value inherited from [target] is reported where the user wrote it.
+        prefix = f"servers.{name}." if field in own_keys or not field else "target."
+        raise SpecbenchError(
+            describe_validation_error(error, ServerConfig, prefix, source)
+        ) from None
+
+
+def _resolve_workload(item: Any, folder: Path) -> Any:
+    if isinstance(item, dict) and isinstance(item.get("dataset"), str):
+        item = {**item, "dataset": resolve_dataset(item["dataset"], folder)}
+    return item
+
+
+def resolve_model(model: str, folder: Path) -> str:
+    """A local model path made absolute against `folder`; a hub id unchanged."""
+    if model.startswith(("./", "../", "~")):
+        return str((folder / Path(model).expanduser()).resolve())
+    return model
+
+
+def resolve_dataset(spec: str, folder: Path) -> str:
+    """A dataset spec with its path part made absolute against `folder`."""
+    spec = spec.strip()
+    parts = spec.split(":")
+    if parts[0] == "speed-bench":
+        if len(parts) >= 3:
+            return ":".join([*parts[:2], _absolute(":".join(parts[2:]), folder)])
+        return spec
+    if parts[0] in ("mt-bench", "custom"):
+        if len(parts) >= 2:
+            return f"{parts[0]}:{_absolute(':'.join(parts[1:]), folder)}"
+        return spec
+    return _absolute(spec, folder)
+
+
+def _absolute(path: str, folder: Path) -> str:
+    return str((folder / Path(path).expanduser()).resolve())

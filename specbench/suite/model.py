@@ -1,0 +1,161 @@
+"""The suite: server configs × workloads × concurrencies × repeats, and its expansion.
+
+A suite file has `[target]` (model and shared server settings), `[servers.<name>]`
+(merged over the target; exactly one has `baseline = true`) and `[[workloads]]`. Loading
+and merging live in `specbench.suite.load`; this module holds the validated result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from specbench.launch.config import ServerConfig
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class WorkloadSpec(_Frozen):
+    """One dataset selection, run at each of its concurrencies on every server."""
+
+    dataset: str = Field(
+        description=(
+            "Dataset spec: speed-bench:CONFIG, speed-bench:CONFIG:PATH, mt-bench[:PATH], "
+            "or a custom JSONL path (relative paths resolve against the suite's folder)."
+        )
+    )
+    categories: list[str] | None = Field(
+        default=None, description="Keep only these categories; None keeps all."
+    )
+    entropy_tiers: list[str] | None = Field(
+        default=None, description="SPEED-Bench throughput tiers to keep; None keeps all."
+    )
+    num_prompts: int | None = Field(
+        default=None, ge=1, description="Seeded stratified sample size; None sends every row."
+    )
+    concurrency: list[int] = Field(
+        min_length=1, description="Requests in flight, one measured cell per value."
+    )
+    max_tokens: int = Field(ge=1, description="Output cap per request (max_tokens).")
+    temperature: float = Field(default=0.0, ge=0, description="Sampling temperature.")
+    warmup: int = Field(
+        default=0, ge=0, description="Requests sent and discarded before each measured window."
+    )
+    max_model_len: int | None = Field(
+        default=None,
+        ge=1,
+        description=(
+            "Start the servers with this --max-model-len for this workload (e.g. 40960 "
+            "for 32k prompts); None keeps each server's own."
+        ),
+    )
+    repeats: int | None = Field(
+        default=None, ge=1, description="Repeats of this workload; None uses the suite's."
+    )
+
+    @field_validator("concurrency")
+    @classmethod
+    def _positive_unique(cls, values: list[int]) -> list[int]:
+        if any(value < 1 for value in values):
+            raise ValueError("concurrency values must be >= 1")
+        if len(set(values)) != len(values):
+            raise ValueError("concurrency values must be distinct")
+        return values
+
+    @model_validator(mode="after")
+    def _one_selector(self) -> WorkloadSpec:
+        if self.categories is not None and self.entropy_tiers is not None:
+            raise ValueError("give categories or entropy_tiers, not both")
+        return self
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One measured point of the matrix. `repeat` counts from 0."""
+
+    server: str
+    workload_index: int
+    dataset: str
+    concurrency: int
+    repeat: int
+    max_model_len: int | None = None
+
+    @property
+    def key(self) -> str:
+        """A stable, filesystem-safe id: `eagle3/w0/c48/r0`."""
+        return f"{self.server}/w{self.workload_index}/c{self.concurrency}/r{self.repeat}"
+
+
+class Suite(_Frozen):
+    """A validated suite; `servers` are already merged over `[target]`, paths resolved."""
+
+    name: str = Field(min_length=1, description="Suite name, used in results folder names.")
+    description: str | None = Field(default=None, description="Free text for reports.")
+    repeats: int = Field(default=1, ge=1, description="Complete runs of every cell.")
+    gpus: int | None = Field(
+        default=None,
+        ge=1,
+        description="GPUs per server for tok/s/GPU; None derives TP × DP per server.",
+    )
+    servers: dict[str, ServerConfig] = Field(
+        min_length=1, description="Server configs by name, merged over [target]."
+    )
+    workloads: list[WorkloadSpec] = Field(min_length=1, description="Workloads, in run order.")
+    source: str | None = Field(default=None, description="Suite file it was loaded from.")
+
+    @model_validator(mode="after")
+    def _one_baseline(self) -> Suite:
+        marked = [name for name, server in self.servers.items() if server.baseline]
+        if not marked:
+            raise ValueError(
+                f"no server has baseline = true (servers: {', '.join(self.servers)}); mark one"
+            )
+        if len(marked) > 1:
+            raise ValueError(f"exactly one server may have baseline = true, got {marked}")
+        return self
+
+    @property
+    def baseline(self) -> str:
+        """Name of the baseline server config."""
+        return next(name for name, server in self.servers.items() if server.baseline)
+
+    def gpus_for(self, server: str) -> int:
+        """The tok/s/GPU divisor of `server`: the suite's `gpus`, else its TP × DP."""
+        return self.gpus if self.gpus is not None else self.servers[server].gpus
+
+    def repeats_of(self, workload_index: int) -> int:
+        """Repeats of one workload: its own `repeats`, else the suite's."""
+        own = self.workloads[workload_index].repeats
+        return own if own is not None else self.repeats
+
+    def server_config_for(self, cell: Cell) -> ServerConfig:
+        """The config to launch for `cell`: the server's, with the workload's max_model_len."""
+        config = self.servers[cell.server]
+        if cell.max_model_len is None or cell.max_model_len == config.max_model_len:
+            return config
+        return config.model_copy(update={"max_model_len": cell.max_model_len})
+
+    def expand(self) -> list[Cell]:
+        """Every cell, ordered by server, then workload, concurrency, repeat.
+
+        Consecutive cells share a server launch as long as `server_config_for` is equal.
+        """
+        cells: list[Cell] = []
+        for server in self.servers:
+            for index, workload in enumerate(self.workloads):
+                for concurrency in workload.concurrency:
+                    for repeat in range(self.repeats_of(index)):
+                        cells.append(
+                            Cell(
+                                server=server,
+                                workload_index=index,
+                                dataset=workload.dataset,
+                                concurrency=concurrency,
+                                repeat=repeat,
+                                max_model_len=workload.max_model_len,
+                            )
+                        )
+        return cells
