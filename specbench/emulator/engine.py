@@ -194,8 +194,9 @@ class Engine:
             start = loop.time() if deadline is None else deadline
             deadline = start + step.duration_s
             delay = deadline - loop.time()
-            if delay > 0:
-                await asyncio.sleep(delay)
+            # Even a late (zero-time or overloaded) step yields once, so handlers and
+            # /metrics are never starved by the engine catching up.
+            await asyncio.sleep(max(delay, 0.0))
             self._deliver(step)
             self._running = [
                 request

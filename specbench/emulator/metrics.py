@@ -18,12 +18,13 @@ from prometheus_client import (
     Gauge,
     generate_latest,
 )
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from specbench.emulator.config import EmulatorConfig
 
 ENGINE_INDEX = "0"
-EXPOSITION_CONTENT_TYPE = CONTENT_TYPE_LATEST
+# What vLLM (prometheus_client 0.26 content negotiation) answers a plain scrape.
+EXPOSITION_CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
 # vLLM's FinishReason strings, in its enum order.
 FINISH_REASONS = ("stop", "length", "abort", "error", "repetition")
 

@@ -8,8 +8,8 @@ plain dicts serialized by orjson (no pydantic per chunk), keys in vLLM's field o
 
 from __future__ import annotations
 
+import secrets
 import time
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,8 +172,8 @@ def parse_request(
 
 
 def new_request_id(chat: bool) -> str:
-    """An id in vLLM's style: `chatcmpl-<hex>` or `cmpl-<hex>`."""
-    return ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex
+    """An id in vLLM's style: `chatcmpl-` or `cmpl-` and 16 hex digits."""
+    return ("chatcmpl-" if chat else "cmpl-") + secrets.token_hex(8)
 
 
 def created_now() -> int:

@@ -10,8 +10,8 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import secrets
 import signal
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -82,7 +82,7 @@ async def _models(request: web.Request) -> web.Response:
         "max_model_len": state.config.max_model_len,
         "permission": [
             {
-                "id": f"modelperm-{uuid.uuid4().hex}",
+                "id": f"modelperm-{secrets.token_hex(8)}",
                 "object": "model_permission",
                 "created": created,
                 "allow_create_engine": False,

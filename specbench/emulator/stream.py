@@ -27,7 +27,7 @@ def _event(payload: dict[str, Any]) -> bytes:
 class StreamEncoder:
     """Turns a request's step outputs into SSE bytes; holds the per-request constants."""
 
-    __slots__ = ("_completion_tokens", "_first", "_fingerprint", "_head", "_parsed")
+    __slots__ = ("_completion_tokens", "_fingerprint", "_first", "_head", "_parsed")
 
     def __init__(
         self, parsed: ParsedRequest, request_id: str, created: int, model: str, fingerprint: str
