@@ -38,6 +38,19 @@ def first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
+def _is_empty(path: Path) -> bool:
+    # datasets fails on empty files with messages that do not say so.
+    if path.suffix.lower() == ".parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            return bool(pq.read_metadata(path).num_rows == 0)
+        except Exception:  # not parquet: let datasets report it
+            return False
+    with path.open("rb") as handle:
+        return not any(line.strip() for line in handle)
+
+
 def load_local_dataset(files: list[Path]) -> Any:
     """A `datasets.Dataset` of local JSON/JSONL/Parquet files (one suffix), via its cache."""
     if not files:
@@ -48,6 +61,8 @@ def load_local_dataset(files: list[Path]) -> Any:
     builders = {builder_for(path) for path in files}
     if len(builders) != 1:
         raise SpecbenchError(f"{files[0].parent}: mixed file types {sorted(builders)}; use one")
+    if all(_is_empty(path) for path in files):
+        raise SpecbenchError(f"{files[0]}: dataset is empty (no rows)")
     datasets = _quiet_datasets()
     try:
         return datasets.load_dataset(

@@ -59,10 +59,11 @@ def stratified_sample(
 ) -> Selection:
     """Take `num_prompts` rows spread evenly over categories (round-robin), seeded.
 
-    Within each category rows are shuffled with a seed derived from `seed` and the category
-    name; the order in which categories take turns is shuffled with `seed`, so the categories
-    that get one extra row when `num_prompts` does not divide evenly vary with the seed. The
-    result is in round-robin order (categories interleaved). `num_prompts=None` keeps every
+    Within each category rows are sorted by `question_id`, then shuffled with a seed derived
+    from `seed` and the category name, so file order does not matter. The order in which
+    categories take turns is shuffled with `seed`, so the categories that get one extra row
+    when `num_prompts` does not divide evenly vary with the seed. The result is in
+    round-robin order (categories interleaved). `num_prompts=None` keeps every
     row in file order. Asking for more rows than exist warns and keeps all, or raises when
     `strict`.
     """
@@ -82,6 +83,8 @@ def stratified_sample(
     for conversation in rows:
         groups.setdefault(conversation.category, []).append(conversation)
     for category, members in groups.items():
+        # Sorted by id first, so the sample depends on the rows and the seed, not file order.
+        members.sort(key=lambda conversation: conversation.question_id)
         _category_rng(seed, category).shuffle(members)
     order = sorted(groups)
     random.Random(seed).shuffle(order)
