@@ -154,7 +154,15 @@ async def bench_workload(
             return_token_ids=True,
             extra_body=dict(options.extra_body),
         )
-        sender = _make_sender(options, session, base_url, settings)
+        sender = make_sender(
+            options.client,
+            session,
+            base_url,
+            settings,
+            api_key=options.api_key,
+            request_timeout_s=options.request_timeout_s,
+            max_connections=max(options.concurrencies) + 8,
+        )
         summaries: list[CellSummary] = []
         failures: list[str] = []
         try:
@@ -177,7 +185,13 @@ async def bench_workload(
                         save_outputs=save_outputs,
                     )
                     directory = store.cell_dir(
-                        options.output, options.label, workload.name, concurrency, repeat
+                        options.output,
+                        options.label,
+                        store.dataset_dir_name(
+                            options.dataset, options.categories, options.entropy_tiers
+                        ),
+                        concurrency,
+                        repeat,
                     )
                     outcome = await run_cell(
                         spec,
@@ -204,25 +218,29 @@ async def bench_workload(
     return summaries
 
 
-def _make_sender(
-    options: BenchOptions, session: aiohttp.ClientSession, base_url: str, settings: RequestSettings
+def make_sender(
+    client: Client,
+    session: aiohttp.ClientSession,
+    base_url: str,
+    settings: RequestSettings,
+    *,
+    api_key: str | None,
+    request_timeout_s: float,
+    max_connections: int,
 ) -> Sender:
-    if options.client == "openai":
+    """The aiohttp hot path, or the official openai SDK (`--client openai`)."""
+    if client == "openai":
         from specbench.openai_client import OpenAISender
 
         return OpenAISender(
             base_url,
             settings,
-            api_key=options.api_key,
-            request_timeout_s=options.request_timeout_s,
-            max_connections=max(options.concurrencies) + 8,
+            api_key=api_key,
+            request_timeout_s=request_timeout_s,
+            max_connections=max_connections,
         )
     return AiohttpSender(
-        session,
-        base_url,
-        settings,
-        api_key=options.api_key,
-        request_timeout_s=options.request_timeout_s,
+        session, base_url, settings, api_key=api_key, request_timeout_s=request_timeout_s
     )
 
 

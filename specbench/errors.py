@@ -14,6 +14,12 @@ class ServerError(SpecbenchError):
     """A server misbehaved (died, restarted, refused): the cell or campaign cannot go on."""
 
 
+class CellsFailed(SpecbenchError):
+    """A run finished, but some cells failed (each has its failure.json): exit code 1."""
+
+    exit_code = 1
+
+
 class RegressionDetected(Exception):
     """The gate found a regression beyond tolerance and noise: exit code 1."""
 

@@ -98,8 +98,7 @@ async def run_cell(
 ) -> CellOutcome:
     """Skip a complete cell (unless `force`), else measure it; ServerError → `failure.json`."""
     if store.is_complete(directory) and not force:
-        summary = CellSummary.model_validate(store.read_json(directory / store.SUMMARY))
-        return CellOutcome(summary=summary, skipped=True)
+        return CellOutcome(summary=store.read_summary(directory), skipped=True)
     (directory / store.FAILURE).unlink(missing_ok=True)
     try:
         summary = await measure_cell(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from specbench.errors import SpecbenchError
 from specbench.records import RequestRecord
+from specbench.summary import CellSummary
 
 SUMMARY = "summary.json"
 REQUESTS = "requests.jsonl"
@@ -40,12 +41,35 @@ def slug(text: str) -> str:
     return cleaned or "unnamed"
 
 
+def dataset_dir_name(
+    spec: str, categories: Sequence[str] = (), entropy_tiers: Sequence[str] = ()
+) -> str:
+    """The folder of a dataset selection, known without loading the data (for resume checks).
+
+    `speed-bench:CONFIG[:PATH]` → `speed-bench-CONFIG`, `mt-bench[:PATH]` → `mt-bench`,
+    a path → its stem; a category or tier selection is appended (`+coding+math`).
+    """
+    kind, _, rest = spec.partition(":")
+    if kind == "speed-bench":
+        base = f"speed-bench-{rest.split(':')[0]}"
+    elif kind == "mt-bench":
+        base = "mt-bench"
+    else:
+        base = Path(rest if kind == "custom" else spec).stem
+    selection = [*categories, *entropy_tiers]
+    return slug("+".join([base, *selection]))
+
+
 def cell_dir(root: Path, label: str, dataset: str, concurrency: int, repeat: int) -> Path:
     return root / slug(label) / slug(dataset) / f"c{concurrency}" / f"r{repeat}"
 
 
 def is_complete(directory: Path) -> bool:
     return (directory / SUMMARY).is_file()
+
+
+def read_summary(directory: Path) -> CellSummary:
+    return CellSummary.model_validate(read_json(directory / SUMMARY))
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:

@@ -13,14 +13,20 @@ from rich.progress import (
     TaskID,
     TextColumn,
     TimeElapsedColumn,
+    TimeRemainingColumn,
 )
 from rich.table import Table
 
-from specbench.measure import CellProgress, CellSpec
+from specbench.campaign import CampaignProgress, CampaignResult
+from specbench.measure import CellOutcome, CellProgress, CellSpec
 from specbench.records import RequestRecord
+from specbench.suite import Cell, Suite
 from specbench.summary import CellSummary
 
 console = Console(stderr=True)
+if not console.is_terminal:
+    # Logs (CI, files) get wide tables instead of rich's 80-column default.
+    console.width = max(console.width, 140)
 
 
 class RichCellProgress(CellProgress):
@@ -101,5 +107,79 @@ def cells_table(summaries: Sequence[CellSummary], title: str = "specbench result
             fmt(s.e2e_ms.median, ",.0f"),
             fmt(spec.acceptance_length if spec else None),
             fmt(spec.draft_acceptance_rate if spec else None, ".1%"),
+        )
+    return table
+
+
+class RichCampaignProgress(CampaignProgress):
+    """The campaign bar (cells done / total, ETA) above each cell's own bar."""
+
+    def __init__(self) -> None:
+        self._progress = Progress(
+            TextColumn("[bold]campaign"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            console=console,
+            refresh_per_second=2,
+        )
+        self._task: TaskID | None = None
+
+    def __enter__(self) -> RichCampaignProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.stop()
+
+    def begin(self, total: int, complete: int) -> None:
+        self._task = self._progress.add_task("campaign", total=total, completed=0)
+
+    def server(self, name: str, message: str) -> None:
+        self._progress.console.print(f"[cyan]server {name}[/]: {message}")
+
+    def cell(self, cell: Cell) -> CellProgress:
+        return RichCellProgress()
+
+    def cell_done(self, cell: Cell, outcome: CellOutcome) -> None:
+        if outcome.error:
+            self._progress.console.print(f"[red]failed[/] {cell.key}: {outcome.error}")
+        elif outcome.skipped:
+            self._progress.console.print(f"[dim]skip {cell.key}: already complete[/]")
+        if self._task is not None:
+            self._progress.advance(self._task)
+
+
+def campaign_table(suite: Suite, result: CampaignResult) -> Table:
+    """All cells with AL, tok/s/GPU and the speedup against the matching baseline cell."""
+    baseline = {
+        (cell.workload_index, cell.concurrency, cell.repeat): outcome.summary
+        for cell, outcome in result.outcomes.items()
+        if cell.server == suite.baseline and outcome.summary
+    }
+    table = Table(title=f"suite {suite.name}")
+    for column in ("cell", "ok/all", "tok/s/GPU", "speedup", "TTFT p50 ms", "E2E p50 ms", "AL"):
+        table.add_column(column, justify="left" if column == "cell" else "right")
+    for cell, outcome in result.outcomes.items():
+        summary = outcome.summary
+        if summary is None:
+            table.add_row(cell.key, "[red]failed[/]", "", "", "", "", "")
+            continue
+        reference = baseline.get((cell.workload_index, cell.concurrency, cell.repeat))
+        speedup = (
+            summary.output_tok_s_per_gpu / reference.output_tok_s_per_gpu
+            if reference and reference.output_tok_s_per_gpu > 0 and cell.server != suite.baseline
+            else None
+        )
+        table.add_row(
+            cell.key,
+            f"{summary.num_requests - summary.num_failed}/{summary.num_requests}",
+            fmt(summary.output_tok_s_per_gpu, ",.1f"),
+            fmt(speedup, ".2f") + ("×" if speedup else ""),
+            fmt(summary.ttft_ms.median, ",.1f"),
+            fmt(summary.e2e_ms.median, ",.0f"),
+            fmt(summary.spec_decode.acceptance_length if summary.spec_decode else None),
         )
     return table
