@@ -34,6 +34,9 @@ emulate.register(app)
 from specbench.cli import data  # noqa: E402
 
 data.register(app)
+from specbench.cli import serve  # noqa: E402
+
+serve.register(app)
 # -- end of command registrations --
 
 

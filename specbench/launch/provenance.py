@@ -20,7 +20,11 @@ REDACTED = "<redacted>"
 
 _RECORDED_PREFIXES = ("VLLM_", "HIP_", "ROCM_", "CUDA_")
 _RECORDED_SUFFIXES = ("_VISIBLE_DEVICES",)
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.IGNORECASE)
+# Whole name parts only, singular: `HF_TOKEN`, `--api-key`, but not `--num-speculative-tokens`.
+_SECRET_NAME = re.compile(
+    r"(^|[_-])(TOKEN|KEY|APIKEY|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH|AUTHORIZATION)([_-]|$)",
+    re.IGNORECASE,
+)
 # Hugging Face, OpenAI-style, GitHub and AWS tokens, and long opaque strings.
 _SECRET_VALUE = re.compile(
     r"^(hf_[A-Za-z0-9]{16,}|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[A-Z0-9]{16}"

@@ -35,8 +35,12 @@ def test_recorded_env_keeps_gpu_variables_and_redacts_secrets() -> None:
         "ROCR_VISIBLE_DEVICES": "0",
         "VLLM_DEBUG_BLOB": "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbG1u",
         "VLLM_CPU_KVCACHE_SPACE": "1",
+        "VLLM_MAX_TOKENS_PER_STEP": "64",
+        "AWS_SECRET_ACCESS_KEY": "x",
+        "CUDA_AUTH_TOKEN": "abc",
     }
     assert recorded_env(env) == {
+        "CUDA_AUTH_TOKEN": REDACTED,
         "CUDA_HOME": "/usr/local/cuda",
         "HIP_VISIBLE_DEVICES": "0,1,2,3",
         "ROCM_PATH": "/opt/rocm",
@@ -44,6 +48,7 @@ def test_recorded_env_keeps_gpu_variables_and_redacts_secrets() -> None:
         "VLLM_API_KEY": REDACTED,
         "VLLM_CPU_KVCACHE_SPACE": "1",
         "VLLM_DEBUG_BLOB": REDACTED,
+        "VLLM_MAX_TOKENS_PER_STEP": "64",
         "VLLM_ROCM_USE_AITER": "1",
     }
 
@@ -60,6 +65,10 @@ def test_redact_argv_hides_secret_flags_and_token_shaped_values() -> None:
         "sk-abcdefghijklmnopqrstuvwx",
         "--max-model-len",
         "2048",
+        "--num-speculative-tokens",
+        "3",
+        "--max-num-batched-tokens",
+        "8192",
     ]
     assert redact_argv(argv) == [
         "vllm",
@@ -72,6 +81,10 @@ def test_redact_argv_hides_secret_flags_and_token_shaped_values() -> None:
         REDACTED,
         "--max-model-len",
         "2048",
+        "--num-speculative-tokens",
+        "3",
+        "--max-num-batched-tokens",
+        "8192",
     ]
 
 
