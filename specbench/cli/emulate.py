@@ -33,11 +33,13 @@ def emulate(
         bool, typer.Option("--no-spec", help="No speculative decoding (no spec-decode series).")
     ] = False,
     prefill_ms: Annotated[
-        float, typer.Option(help="Engine time of one request's prefill (its TTFT at c=1).")
+        float, typer.Option(help="Duration of a step that prefills new requests (TTFT at c=1).")
     ] = 20.0,
-    step_ms: Annotated[float, typer.Option(help="Fixed engine time of one decode step.")] = 10.0,
+    step_ms: Annotated[
+        float, typer.Option(help="Duration of a decode step holding one request.")
+    ] = 10.0,
     per_request_step_ms: Annotated[
-        float, typer.Option(help="Extra decode-step time per request in the step.")
+        float, typer.Option(help="Extra step duration per request in the step beyond the first.")
     ] = 0.2,
     max_model_len: Annotated[
         int, typer.Option(help="Context limit in fake tokens (prompt + output).")

@@ -57,16 +57,22 @@ class EmulatorConfig(BaseModel):
         ),
     )
     prefill_ms: float = Field(
-        default=20.0, ge=0.0, le=600_000.0, description="Engine time of one request's prefill."
+        default=20.0,
+        ge=0.0,
+        le=600_000.0,
+        description="Duration of a step that prefills (TTFT at concurrency 1).",
     )
     step_ms: float = Field(
-        default=10.0, ge=0.0, le=600_000.0, description="Fixed engine time of a decode step."
+        default=10.0,
+        ge=0.0,
+        le=600_000.0,
+        description="Duration of a decode-only step holding one request.",
     )
     per_request_step_ms: float = Field(
         default=0.2,
         ge=0.0,
         le=600_000.0,
-        description="Extra decode-step time per request decoding in that step.",
+        description="Extra step duration per request in the step beyond the first.",
     )
     max_model_len: int = Field(
         default=4096, ge=2, description="Context limit in fake tokens (prompt + output)."
@@ -79,7 +85,7 @@ class EmulatorConfig(BaseModel):
         ge=1,
         description="Fake KV-cache capacity in tokens, only for `vllm:kv_cache_usage_perc`.",
     )
-    seed: int = Field(default=0, ge=0, description="Seed of every random draw.")
+    seed: int = Field(default=0, description="Seed of every random draw.")
     corrupt_rate: float = Field(
         default=0.0,
         ge=0.0,

@@ -1,13 +1,16 @@
 """The emulated engine: one asyncio loop batching running requests into timed steps.
 
 Time model (per engine step, as vLLM's scheduler batches work):
-- requests admitted in a step are prefilled in it: each costs `prefill_ms` and yields its
-  first token (so at concurrency 1, TTFT = `prefill_ms`);
-- requests already running decode in it: the step costs `step_ms + per_request_step_ms ×
-  (requests decoding)` once, whatever the number of tokens each emits;
-- a step holding both costs the sum. Steps are scheduled against a monotonic deadline
-  (the next step starts at the previous one's deadline while the engine is busy), so
-  sleep overshoot never accumulates.
+- a step lasts `base + per_request_step_ms × (requests in the step − 1)`, where `base` is
+  `prefill_ms` when the step admits (prefills) any new request and `step_ms` otherwise;
+  so at concurrency 1, TTFT = `prefill_ms` and each decode step = `step_ms` exactly,
+  and every further request sharing a step makes it `per_request_step_ms` longer;
+- a new request's first step is its prefill and yields its first token; later steps
+  are decode steps, one chunk per request per step, whatever the tokens it carries;
+- steps are scheduled against a monotonic deadline: while the engine is busy the next
+  step starts at the previous one's deadline, so sleep overshoot never accumulates; an
+  idle engine starts the clock at the earliest arrival among the requests it admits
+  (when the handler received it), so HTTP parsing does not add to TTFT.
 
 Acceptance process (speculation on): in each decode step every running request proposes
 K drafts; draft i is accepted with conditional probability p_i until the first
@@ -48,6 +51,7 @@ class EngineRequest:
 
     num_prompt_tokens: int
     max_tokens: int
+    arrival_s: float
     stream_key: int
     rng: random.Random
     corrupt_from: int | None
@@ -115,6 +119,7 @@ class Engine:
     def new_request(
         self,
         *,
+        arrival_s: float,
         prompt_digest: int,
         num_prompt_tokens: int,
         max_tokens: int,
@@ -136,6 +141,7 @@ class Engine:
             salt = rng.getrandbits(64) if sampling_seed is None else sampling_seed
             stream_key = splitmix64(prompt_digest ^ splitmix64(salt & ((1 << 64) - 1)))
         return EngineRequest(
+            arrival_s=arrival_s,
             num_prompt_tokens=num_prompt_tokens,
             max_tokens=max_tokens,
             stream_key=stream_key,
@@ -191,7 +197,12 @@ class Engine:
             self._publish_gauges()
 
             step = self._plan(admitted, decoding)
-            start = loop.time() if deadline is None else deadline
+            if deadline is None:
+                start = loop.time()
+                if admitted:
+                    start = min(start, min(request.arrival_s for request in admitted))
+            else:
+                start = deadline
             deadline = start + step.duration_s
             delay = deadline - loop.time()
             # Even a late (zero-time or overloaded) step yields once, so handlers and
@@ -206,9 +217,9 @@ class Engine:
 
     def _plan(self, admitted: list[EngineRequest], decoding: list[EngineRequest]) -> _PlannedStep:
         config = self.config
-        duration_ms = config.prefill_ms * len(admitted)
-        if decoding:
-            duration_ms += config.step_ms + config.per_request_step_ms * len(decoding)
+        base_ms = config.prefill_ms if admitted else config.step_ms
+        in_step = len(admitted) + len(decoding)
+        duration_ms = base_ms + config.per_request_step_ms * (in_step - 1)
         deliveries: list[tuple[EngineRequest, StepOutput]] = []
         prompt_tokens = 0
         generation_tokens = 0

@@ -120,6 +120,7 @@ async def _completions(request: web.Request) -> web.StreamResponse:
 
 
 async def _generate(request: web.Request, *, chat: bool) -> web.StreamResponse:
+    arrival_s = asyncio.get_running_loop().time()
     state = request.app[STATE_KEY]
     config = state.config
     try:
@@ -134,6 +135,7 @@ async def _generate(request: web.Request, *, chat: bool) -> web.StreamResponse:
         return _json(error.body(), status=error.status)
 
     engine_request = state.engine.new_request(
+        arrival_s=arrival_s,
         prompt_digest=parsed.prompt_digest,
         num_prompt_tokens=parsed.num_prompt_tokens,
         max_tokens=parsed.max_tokens,
@@ -151,8 +153,8 @@ async def _generate(request: web.Request, *, chat: bool) -> web.StreamResponse:
             response = web.StreamResponse(
                 status=200, headers={"Content-Type": "text/event-stream; charset=utf-8"}
             )
-            await response.prepare(request)
             state.engine.add(engine_request)
+            await response.prepare(request)
             encoder = StreamEncoder(parsed, request_id, created, config.model, state.fingerprint)
             while not finished:
                 output = await engine_request.outputs.get()
