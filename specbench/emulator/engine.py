@@ -60,6 +60,7 @@ class EngineRequest:
     histogram: list[int] = field(default_factory=list)
     num_draft_tokens: int = 0
     aborted: bool = False
+    last_token_s: float = 0.0
 
     def next_token_ids(self, count: int) -> list[int]:
         """The fake model's next `count` tokens, corrupted where configured."""
@@ -277,12 +278,23 @@ class Engine:
             metrics.observe_spec_step(
                 step.num_drafts, step.num_drafts * self._num_spec_tokens, step.accepted_per_position
             )
+        metrics.iteration_tokens.observe(step.prompt_tokens + step.generation_tokens)
+        now = asyncio.get_running_loop().time()
         length_finished = 0
         for request, output in step.deliveries:
             if request.aborted:
                 continue
+            # As vLLM: ITL is per engine output (one step), not per token.
+            if request.last_token_s:
+                metrics.inter_token_latency.observe(now - request.last_token_s)
+            else:
+                metrics.time_to_first_token.observe(now - request.arrival_s)
+                metrics.request_prompt_tokens.observe(request.num_prompt_tokens)
+            request.last_token_s = now
             if output.finish_reason is not None:
                 length_finished += 1
+                metrics.e2e_request_latency.observe(now - request.arrival_s)
+                metrics.request_generation_tokens.observe(request.num_generated)
             request.outputs.put_nowait(output)
         if length_finished:
             metrics.request_success["length"].inc(length_finished)

@@ -16,6 +16,7 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Gauge,
+    Histogram,
     generate_latest,
 )
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
@@ -27,6 +28,89 @@ ENGINE_INDEX = "0"
 EXPOSITION_CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
 # vLLM's FinishReason strings, in its enum order.
 FINISH_REASONS = ("stop", "length", "abort", "error", "repetition")
+# Bucket bounds of vLLM 0.32's default histograms (v1/metrics/buckets.py).
+TTFT_BUCKETS_S = (
+    0.001,
+    0.005,
+    0.01,
+    0.02,
+    0.04,
+    0.06,
+    0.08,
+    0.1,
+    0.25,
+    0.5,
+    0.75,
+    1.0,
+    2.5,
+    5.0,
+    7.5,
+    10.0,
+    20.0,
+    40.0,
+    80.0,
+    160.0,
+    640.0,
+    2560.0,
+)
+E2E_BUCKETS_S = (
+    0.3,
+    0.5,
+    0.8,
+    1.0,
+    1.5,
+    2.0,
+    2.5,
+    5.0,
+    10.0,
+    15.0,
+    20.0,
+    30.0,
+    40.0,
+    50.0,
+    60.0,
+    120.0,
+    240.0,
+    480.0,
+    960.0,
+    1920.0,
+    7680.0,
+)
+ITL_BUCKETS_S = (
+    0.01,
+    0.025,
+    0.05,
+    0.075,
+    0.1,
+    0.15,
+    0.2,
+    0.3,
+    0.4,
+    0.5,
+    0.75,
+    1.0,
+    2.5,
+    5.0,
+    7.5,
+    10.0,
+    20.0,
+    40.0,
+    80.0,
+)
+ITERATION_TOKENS_BUCKETS = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+
+
+def request_tokens_buckets(max_model_len: int) -> list[float]:
+    """vLLM's 1-2-5 series capped at the context length."""
+    bounds: list[float] = []
+    exponent = 0
+    while True:
+        for mantissa in (1, 2, 5):
+            value = mantissa * 10**exponent
+            if value > max_model_len:
+                return bounds
+            bounds.append(float(value))
+        exponent += 1
 
 
 class EmulatorMetrics:
@@ -86,6 +170,39 @@ class EmulatorMetrics:
         self.request_success = {
             reason: success.labels(*labels, reason) for reason in FINISH_REASONS
         }
+
+        def histogram(name: str, doc: str, buckets: tuple[float, ...] | list[float]) -> Histogram:
+            return Histogram(name, doc, labelnames, registry=registry, buckets=buckets)
+
+        token_buckets = request_tokens_buckets(config.max_model_len)
+        self.request_prompt_tokens = histogram(
+            "vllm:request_prompt_tokens", "Number of prefill tokens processed.", token_buckets
+        ).labels(*labels)
+        self.request_generation_tokens = histogram(
+            "vllm:request_generation_tokens",
+            "Number of generation tokens processed.",
+            token_buckets,
+        ).labels(*labels)
+        self.iteration_tokens = histogram(
+            "vllm:iteration_tokens_total",
+            "Histogram of number of tokens per engine_step.",
+            ITERATION_TOKENS_BUCKETS,
+        ).labels(*labels)
+        self.time_to_first_token = histogram(
+            "vllm:time_to_first_token_seconds",
+            "Histogram of time to first token in seconds.",
+            TTFT_BUCKETS_S,
+        ).labels(*labels)
+        self.inter_token_latency = histogram(
+            "vllm:inter_token_latency_seconds",
+            "Histogram of inter-token latency in seconds.",
+            ITL_BUCKETS_S,
+        ).labels(*labels)
+        self.e2e_request_latency = histogram(
+            "vllm:e2e_request_latency_seconds",
+            "Histogram of e2e request latency in seconds.",
+            E2E_BUCKETS_S,
+        ).labels(*labels)
 
         self.speculative = config.speculative
         if config.speculative:

@@ -127,7 +127,7 @@ async def test_no_spec_exposes_no_spec_series_and_counts_streamed_tokens() -> No
 
 
 async def test_exposition_parses_and_matches_real_vllm_families() -> None:
-    config = make_emulator_config(model="tiny-repeat", **FAST)
+    config = make_emulator_config(model="tiny-repeat", max_model_len=2048, **FAST)
     async with running_emulator(config) as (base, session):
         await post(session, base, "/v1/completions", {"prompt": "a b c", "max_tokens": 8})
         async with session.get(f"{base}/metrics") as response:
@@ -146,6 +146,10 @@ async def test_exposition_parses_and_matches_real_vllm_families() -> None:
         our_labels = {tuple(sorted(s.labels)) for s in ours[name].samples}
         real_labels = {tuple(sorted(s.labels)) for s in real[name].samples}
         assert our_labels == real_labels, name
+    for name in vllm_names:
+        if ours[name].type == "histogram":
+            our_bounds = {s.labels["le"] for s in ours[name].samples if "le" in s.labels}
+            assert our_bounds == {s.labels["le"] for s in real[name].samples if "le" in s.labels}
     for name in ("vllm:spec_decode_num_drafts", "vllm:spec_decode_num_accepted_tokens_per_pos"):
         assert {s.name for s in ours[name].samples} == {s.name for s in real[name].samples}
 
@@ -341,10 +345,17 @@ async def test_ttft_is_the_prefill_time_at_concurrency_one() -> None:
                         arrivals.append(time.perf_counter())
             ttfts.append((arrivals[0] - start) * 1000)
             gaps.extend((b - a) * 1000 for a, b in itertools.pairwise(arrivals))
+        samples = await scrape(session, base)
     # Shared 2-core CI machines: bounds are loose; the engine schedules to the ms.
     assert 59.0 <= min(ttfts) <= 75.0
     assert len(gaps) == 12
     assert 17.0 <= sorted(gaps)[len(gaps) // 2] <= 25.0
+    # The server's own histograms saw the same: 3 first tokens, 12 decode outputs.
+    assert series(samples, "vllm:time_to_first_token_seconds_count") == 3
+    assert 0.0599 <= series(samples, "vllm:time_to_first_token_seconds_sum") / 3 <= 0.075
+    assert series(samples, "vllm:inter_token_latency_seconds_count") == 12
+    assert 0.0199 <= series(samples, "vllm:inter_token_latency_seconds_sum") / 12 <= 0.025
+    assert series(samples, "vllm:e2e_request_latency_seconds_count") == 3
 
 
 async def test_decode_steps_slow_down_with_batch_size() -> None:
