@@ -37,6 +37,9 @@ data.register(app)
 from specbench.cli import serve  # noqa: E402
 
 serve.register(app)
+from specbench.cli import report  # noqa: E402
+
+report.register(app)
 # -- end of command registrations --
 
 

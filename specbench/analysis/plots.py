@@ -1,0 +1,219 @@
+"""Model-card figures: pure functions of the table frames that return a matplotlib Figure.
+
+Figures are built on `matplotlib.figure.Figure` directly (no pyplot, no global state, the
+Agg canvas on save), sized for a model card (about 8×4.5 in at 150 dpi). Saving is
+`save_figure`. Labels are rounded; the ratios annotated come from unrounded values.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from specbench.analysis import table_data as D
+from specbench.analysis import wording as W
+from specbench.analysis.columns import (
+    ACCEPTANCE_LENGTH,
+    CATEGORY,
+    CONCURRENCY,
+    CONTEXT_K,
+    DATASET,
+    LABEL,
+    SPLIT,
+    position_columns,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import Formatter
+
+SIZE_IN = (8.0, 4.5)
+DPI = 150
+_COLORS = ("#76b900", "#1f77b4", "#d62728", "#9467bd", "#ff7f0e", "#8c564b")  # speculative first
+_BASELINE_COLOR = "#7f7f7f"
+
+
+def _new(size: tuple[float, float] = SIZE_IN) -> tuple[Figure, Axes]:
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=size, dpi=DPI, layout="constrained")
+    axes = figure.add_subplot()
+    axes.grid(True, which="major", alpha=0.3)
+    axes.spines[["top", "right"]].set_visible(False)
+    return figure, axes
+
+
+def _log2_axis(axes: Axes, ticks: Sequence[int], labels: Sequence[str] | None = None) -> None:
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    axes.set_xscale("log", base=2)
+    axes.xaxis.set_major_locator(FixedLocator(list(ticks)))
+    axes.xaxis.set_minor_locator(NullLocator())
+    axes.set_xticklabels(list(labels) if labels is not None else [str(t) for t in ticks])
+    axes.set_xlim(min(ticks) / 1.4, max(ticks) * 1.4)
+
+
+def throughput_vs_concurrency(
+    sweep: pd.DataFrame, speculative: str, baseline: str, title: str
+) -> Figure:
+    """Output tok/s/GPU vs concurrency (log2 axis), both configs, speedup at each point.
+
+    `sweep` is `table_data.sweep_data`'s frame: concurrency, speculative, baseline, ratio.
+    """
+    figure, axes = _new()
+    data = sweep.sort_values(CONCURRENCY)
+    x = [int(c) for c in data[CONCURRENCY]]
+    spec = [float(v) for v in data[D.SPECULATIVE]]
+    base = [float(v) for v in data[D.BASELINE]]
+    axes.plot(x, spec, marker="o", color=_COLORS[0], linewidth=2, label=speculative)
+    axes.plot(x, base, marker="s", color=_BASELINE_COLOR, linewidth=2, label=baseline)
+    for c, s, b, ratio in zip(x, spec, base, data[D.RATIO], strict=True):
+        if math.isfinite(s):
+            extra = f"\n{ratio:.2f}{W.TIMES}" if math.isfinite(ratio) else ""
+            axes.annotate(
+                f"{s:,.0f}{extra}", (c, s), textcoords="offset points", xytext=(0, 7),
+                ha="center", va="bottom", fontsize=8, color="#333333",
+                fontweight="bold" if extra else "normal",
+            )  # fmt: skip
+        if math.isfinite(b):
+            axes.annotate(
+                f"{b:,.0f}", (c, b), textcoords="offset points", xytext=(0, -8),
+                ha="center", va="top", fontsize=8, color=_BASELINE_COLOR,
+            )  # fmt: skip
+    ticks = sorted(set(x))
+    full = [2**i for i in range(8) if 2**i >= min(ticks) and 2**i <= max(ticks)]
+    _log2_axis(axes, sorted(set(ticks) | set(full)))
+    top = max(v for v in spec + base if math.isfinite(v))
+    # Room below zero keeps low baseline labels off the x axis; ticks stay non-negative.
+    axes.set_ylim(-0.08 * top, top * 1.25)
+    axes.set_yticks([t for t in axes.get_yticks() if 0 <= t <= top * 1.25])
+    axes.set_xlabel("Concurrency (requests in flight, log₂ scale)")
+    axes.set_ylabel("Output throughput per GPU (tok/s)")
+    axes.set_title(title)
+    axes.legend(loc="upper left", frameon=False)
+    return figure
+
+
+def al_by_domain(domain: pd.DataFrame, labels: Sequence[str], title: str) -> Figure:
+    """Horizontal AL bars per domain (highest on top), each label's Overall as a line.
+
+    `domain` is `table_data.domain_data`'s frame.
+    """
+    import numpy as np
+
+    present = [lb for lb in labels if lb in set(domain[LABEL])]
+    value = domain.set_index([LABEL, CATEGORY])[ACCEPTANCE_LENGTH]
+    names = sorted(set(domain[CATEGORY]) - {D.OVERALL})
+    names.sort(key=lambda c: value.get((present[0], c), -math.inf))  # lowest first: bottom
+    figure, axes = _new((8.0, max(4.0, 0.32 * len(names) * max(1, len(present)) + 1.6)))
+    height = 0.8 / len(present)
+    y = np.arange(len(names))
+    for index, label in enumerate(present):
+        color = _COLORS[index % len(_COLORS)]
+        values = [float(value.get((label, c), math.nan)) for c in names]
+        # Labels sit inside the bar ends and the Overall line behind the bars: no crossing.
+        offset = (index - (len(present) - 1) / 2) * height
+        axes.barh(y + offset, values, height=height * 0.9, color=color, label=label)
+        for bar_y, bar_value in zip(y + offset, values, strict=True):
+            if math.isfinite(bar_value):
+                axes.annotate(
+                    f"{bar_value:.2f}", (bar_value, bar_y), textcoords="offset points",
+                    xytext=(-4, 0), ha="right", va="center", fontsize=8, color="white",
+                    fontweight="bold", zorder=4,
+                )  # fmt: skip
+        overall = float(value.get((label, D.OVERALL), math.nan))
+        if math.isfinite(overall):
+            axes.axvline(
+                overall, color="#222222" if len(present) == 1 else color, linestyle="--",
+                linewidth=1.4, zorder=0.5,
+                label=f"{'Overall' if len(present) == 1 else label + ' overall'} {overall:.2f}",
+            )  # fmt: skip
+    axes.set_yticks(y, [W.category_name(c) for c in names])
+    axes.grid(False, axis="y")
+    finite = [v for v in value if math.isfinite(v)]
+    axes.set_xlim(0, max(finite) * 1.12 if finite else 1)
+    axes.set_xlabel("Acceptance length (tokens per verification step)")
+    axes.set_title(title)
+    axes.legend(loc="lower right", frameon=True, fontsize=8)
+    return figure
+
+
+def per_position_acceptance(summary: pd.DataFrame, title: str) -> Figure:
+    """Acceptance rate at each draft position, one line per config × dataset.
+
+    `summary` is `table_data.acceptance_summary_data`'s frame.
+    """
+    figure, axes = _new()
+    positions = position_columns(summary)
+    xs = list(range(1, len(positions) + 1))
+    several_labels = summary[LABEL].nunique() > 1
+    several_datasets = summary[DATASET].nunique() > 1
+    for index, row in enumerate(summary.to_dict(orient="records")):
+        parts = [str(row[LABEL])] if several_labels or not several_datasets else []
+        if several_datasets:
+            split = row.get(SPLIT)
+            parts.append(
+                W.dataset_name(str(row[DATASET]), split if isinstance(split, str) else None)
+            )
+        axes.plot(
+            xs, [float(row[p]) for p in positions], marker="o", linewidth=2,
+            color=_COLORS[index % len(_COLORS)], label=" · ".join(parts),
+        )  # fmt: skip
+    axes.set_xticks(xs, [str(x) for x in xs])
+    axes.set_xlim(0.7, len(xs) + 0.3)
+    axes.set_ylim(0, 1.02)
+    axes.yaxis.set_major_formatter(_percent_formatter())
+    axes.set_xlabel("Draft position")
+    axes.set_ylabel("Acceptance rate (steps accepting ≥ this many drafts)")
+    axes.set_title(title)
+    axes.legend(loc="best", frameon=False, fontsize=8)
+    return figure
+
+
+def al_vs_context(context: pd.DataFrame, labels: Sequence[str], title: str) -> Figure:
+    """AL per throughput split, context length on a log2 axis (1K … 32K).
+
+    `context` is `table_data.context_data`'s frame.
+    """
+    figure, axes = _new()
+    present = [lb for lb in labels if lb in set(context[LABEL])]
+    for index, label in enumerate(present):
+        rows = context[context[LABEL] == label].sort_values(CONTEXT_K)
+        ks = [int(k) for k in rows[CONTEXT_K]]
+        als = [float(v) for v in rows[ACCEPTANCE_LENGTH]]
+        color = _COLORS[index % len(_COLORS)]
+        axes.plot(ks, als, marker="o", linewidth=2, color=color, label=label)
+        for k, al in zip(ks, als, strict=True):
+            axes.annotate(
+                f"{al:.2f}", (k, al), textcoords="offset points", xytext=(0, 7),
+                ha="center", fontsize=8, color="#333333",
+            )  # fmt: skip
+    ticks = sorted({int(k) for k in context[CONTEXT_K]})
+    _log2_axis(axes, ticks, [W.context_name(k) for k in ticks])
+    top = float(context[ACCEPTANCE_LENGTH].max())
+    axes.set_ylim(1.0, max(top * 1.15, 1.5))
+    axes.set_xlabel("Prompt length (thousands of tokens, log₂ scale)")
+    axes.set_ylabel("Acceptance length (tokens per step)")
+    axes.set_title(title)
+    axes.legend(loc="lower left", frameon=False)
+    return figure
+
+
+def _percent_formatter() -> Formatter:
+    from matplotlib.ticker import PercentFormatter
+
+    return PercentFormatter(xmax=1.0, decimals=0)
+
+
+def save_figure(figure: Figure, stem: Path, formats: Sequence[str]) -> list[Path]:
+    """Write `figure` as `<stem>.<format>` for each of `formats` (png, svg); the paths."""
+    written = []
+    for fmt in formats:
+        path = stem.with_suffix(f".{fmt}")
+        figure.savefig(path, format=fmt, dpi=DPI)
+        written.append(path)
+    return written

@@ -1,0 +1,279 @@
+"""`specbench report`: results directories → tables, figures and `report.md`.
+
+Reads only the results directories (never the network). Writes into the output folder:
+
+    report.md                  every table, ready to paste, and links to the figures
+    summary.csv, summary.parquet   the tidy frame, one row per cell
+    summary_by_category.csv    one row per cell × category
+    summary_mean.csv           repeats collapsed: means with min/max/std/n/ci95
+    tables/<name>.md|.csv      each table (md: display; csv: unrounded data)   [md, csv]
+    tables.json                every table, display rows and data             [json]
+    figures/<name>.png|.svg    the figures                                    [png, svg]
+    vllm-bench/*.json          one `vllm bench serve`-shaped result per cell  [vllm-bench]
+
+A table whose data is absent is listed under "Not built" with the reason; the others are
+still built.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from specbench.analysis import frame as F
+from specbench.analysis import plots as P
+from specbench.analysis import table_data as D
+from specbench.analysis import tables as T
+from specbench.analysis import wording as W
+from specbench.analysis.markdown import Table, join_sections, to_json, to_markdown, to_rich
+from specbench.analysis.selection import (
+    Comparison,
+    Selection,
+    check_concurrency,
+    common_concurrencies,
+    mixed_cells,
+    ordered_datasets,
+    pick_concurrency,
+    select_labels,
+)
+from specbench.errors import SpecbenchError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+    from rich.console import Console
+
+FORMATS = ("md", "csv", "json", "png", "svg", "vllm-bench")
+DEFAULT_FORMATS = ("md", "csv", "json", "png", "svg")
+
+
+@dataclass(frozen=True, slots=True)
+class ReportOptions:
+    """What `specbench report` was asked for."""
+
+    results_dirs: tuple[Path, ...]
+    out: Path | None = None
+    formats: tuple[str, ...] = DEFAULT_FORMATS
+    concurrency: int | None = None
+    baseline: str | None = None
+    speculative: str | None = None
+
+
+@dataclass(slots=True)
+class ReportOutcome:
+    """What was built, what was not (and why), and every file written."""
+
+    out_dir: Path
+    tables: list[Table] = field(default_factory=list)
+    not_built: list[str] = field(default_factory=list)
+    figures: list[tuple[str, list[Path]]] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+
+def parse_formats(text: str) -> tuple[str, ...]:
+    """`md,csv,png` → ('md', 'csv', 'png'); unknown names are a one-line error."""
+    chosen = tuple(dict.fromkeys(part.strip().lower() for part in text.split(",") if part.strip()))
+    unknown = [f for f in chosen if f not in FORMATS]
+    if unknown or not chosen:
+        raise SpecbenchError(
+            f"--format {text!r}: unknown {', '.join(unknown) or 'empty list'}; "
+            f"allowed: {', '.join(FORMATS)}"
+        )
+    return chosen
+
+
+def _out_dir(options: ReportOptions) -> Path:
+    if options.out is not None:
+        return options.out
+    if len(options.results_dirs) == 1:
+        return options.results_dirs[0] / "report"
+    raise SpecbenchError("--out is required when merging several results directories")
+
+
+def _try(outcome: ReportOutcome, build: Callable[[], Table]) -> Table | None:
+    try:
+        table = build()
+    except T.TableUnavailable as missing:
+        outcome.not_built.append(str(missing))
+        return None
+    outcome.tables.append(table)
+    return table
+
+
+def _figure(
+    outcome: ReportOutcome, name: str, title: str, figure: Figure, formats: Sequence[str]
+) -> None:
+    kinds = [f for f in formats if f in ("png", "svg")]
+    if kinds:
+        folder = outcome.out_dir / "figures"
+        folder.mkdir(parents=True, exist_ok=True)
+        outcome.figures.append((title, P.save_figure(figure, folder / name, kinds)))
+
+
+def _build(
+    outcome: ReportOutcome,
+    frame: pd.DataFrame,
+    categories: pd.DataFrame,
+    selection: Selection,
+    options: ReportOptions,
+) -> None:
+    formats = options.formats
+    speculative = list(selection.speculative)
+    if not speculative:
+        outcome.not_built.append(
+            "acceptance tables: no speculative config (no label has spec-decode counters)"
+        )
+    else:
+        datasets = D.domain_datasets(categories, speculative)
+        if not datasets:
+            outcome.not_built.append(
+                "AL by domain: no per-category acceptance (run speed-bench:qualitative mixed "
+                "with a speculative config)"
+            )
+        for dataset in datasets:
+            table = _try(outcome, partial(T.al_by_domain, frame, categories, dataset, speculative))
+            if table is not None:
+                figure = P.al_by_domain(table.data, speculative, table.title)
+                _figure(outcome, table.name, table.title, figure, formats)
+        table = _try(outcome, partial(T.al_by_context, frame, speculative))
+        if table is not None:
+            title = "Acceptance length vs context length"
+            figure = P.al_vs_context(table.data, speculative, title)
+            _figure(outcome, "al_vs_context", title, figure, formats)
+    if not selection.comparisons:
+        note = selection.baseline_note or "no baseline for the speculative configs"
+        outcome.not_built.append(f"serving and concurrency tables: {note} (pass --baseline NAME)")
+    for comparison in selection.comparisons:
+        _serving(outcome, frame, comparison, options)
+    if speculative:
+        table = _try(outcome, partial(T.acceptance_summary, frame, speculative))
+        if table is not None:
+            title = "Per-position acceptance rate"
+            figure = P.per_position_acceptance(table.data, title)
+            _figure(outcome, "per_position_acceptance", title, figure, formats)
+
+
+def _serving(
+    outcome: ReportOutcome, frame: pd.DataFrame, comparison: Comparison, options: ReportOptions
+) -> None:
+    mixed = mixed_cells(frame)
+    pair = [comparison.speculative, comparison.baseline]
+    shared = [
+        d
+        for d in ordered_datasets(mixed)
+        if set(pair) <= set(mixed.loc[mixed[F.DATASET] == d, F.LABEL])
+    ]
+    if not shared:
+        outcome.not_built.append(
+            f"serving results {comparison.speculative} vs {comparison.baseline}: no dataset "
+            "run (mixed) by both"
+        )
+    for dataset in shared:
+        available = common_concurrencies(mixed, pair, dataset)
+        concurrency = pick_concurrency(available, options.concurrency)
+        if concurrency is None:
+            outcome.not_built.append(
+                f"serving results at concurrency {options.concurrency} on {dataset}: not run by "
+                f"both {comparison.speculative} and {comparison.baseline} "
+                f"(both ran: {', '.join(map(str, available)) or 'none'})"
+            )
+        else:
+            _try(outcome, partial(T.serving, frame, comparison, dataset, concurrency))
+        table = _try(outcome, partial(T.concurrency_sweep, frame, comparison, dataset))
+        if table is not None and len(table.data) >= 2:
+            name = W.dataset_name(dataset, None)
+            title = f"Output throughput per GPU vs concurrency ({name})"
+            figure = P.throughput_vs_concurrency(
+                table.data, comparison.speculative, comparison.baseline, title
+            )
+            name = table.name.replace("concurrency_sweep", "throughput_vs_concurrency")
+            _figure(outcome, name, title, figure, options.formats)
+
+
+def _markdown(
+    outcome: ReportOutcome,
+    selection: Selection,
+    options: ReportOptions,
+    failed: Sequence[F.FailedCell],
+) -> str:
+    lines = ["# specbench report", ""]
+    lines.append("Results: " + ", ".join(f"`{d}`" for d in options.results_dirs) + ".")
+    if selection.baselines:
+        lines.append(f"Baseline: {', '.join(selection.baselines)}.")
+    if selection.speculative:
+        lines.append(f"Speculative: {', '.join(selection.speculative)}.")
+    lines.append("")
+    sections = ["\n".join(lines)]
+    sections += [to_markdown(t) for t in outcome.tables]
+    if outcome.figures:
+        figure_lines = ["## Figures", ""]
+        for title, paths in outcome.figures:
+            shown = next((p for p in paths if p.suffix == ".png"), paths[0])
+            figure_lines.append(f"![{title}]({shown.relative_to(outcome.out_dir).as_posix()})")
+            figure_lines.append("")
+        sections.append("\n".join(figure_lines))
+    if outcome.not_built:
+        sections.append("## Not built\n\n" + "\n".join(f"- {n}" for n in outcome.not_built))
+    if failed:
+        sections.append(
+            "## Failed cells\n\n" + "\n".join(f"- `{f.path.parent}`: {f.reason}" for f in failed)
+        )
+    return join_sections(sections)
+
+
+def build_report(options: ReportOptions, console: Console | None = None) -> ReportOutcome:
+    """Load, tabulate, plot and write everything; print the tables to `console` if given."""
+    for fmt in options.formats:
+        if fmt not in FORMATS:
+            raise SpecbenchError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+    cells, failed = F.load_cells(options.results_dirs)
+    frame = F.cells_frame(cells)
+    categories = F.category_frame(cells)
+    check_concurrency(frame, options.concurrency)
+    selection = select_labels(frame, options.baseline, options.speculative)
+    out = _out_dir(options)
+    out.mkdir(parents=True, exist_ok=True)
+    outcome = ReportOutcome(out_dir=out)
+    _build(outcome, frame, categories, selection, options)
+
+    frame.to_csv(out / "summary.csv", index=False)
+    frame.to_parquet(out / "summary.parquet", index=False)
+    categories.to_csv(out / "summary_by_category.csv", index=False)
+    F.aggregate_repeats(frame).to_csv(out / "summary_mean.csv", index=False)
+    names = ("summary.csv", "summary.parquet", "summary_by_category.csv", "summary_mean.csv")
+    outcome.files += [out / name for name in names]
+    if "md" in options.formats or "csv" in options.formats:
+        (out / "tables").mkdir(exist_ok=True)
+    for table in outcome.tables:
+        if "md" in options.formats:
+            (out / "tables" / f"{table.name}.md").write_text(to_markdown(table), encoding="utf-8")
+        if "csv" in options.formats:
+            table.data.to_csv(out / "tables" / f"{table.name}.csv", index=False)
+    if "json" in options.formats:
+        payload = {"tables": [to_json(t) for t in outcome.tables], "not_built": outcome.not_built}
+        text = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+        (out / "tables.json").write_text(text, encoding="utf-8")
+        outcome.files.append(out / "tables.json")
+    if "vllm-bench" in options.formats:
+        from specbench.analysis.vllm_bench import write_vllm_bench
+
+        outcome.files += write_vllm_bench(cells, out / "vllm-bench")
+    if "md" in options.formats:
+        report = out / "report.md"
+        report.write_text(_markdown(outcome, selection, options, failed), encoding="utf-8")
+        outcome.files.append(report)
+    for _, paths in outcome.figures:
+        outcome.files += paths
+    if console is not None:
+        for table in outcome.tables:
+            console.print(to_rich(table))
+        for note in outcome.not_built:
+            console.print(f"[yellow]not built:[/] {note}", soft_wrap=True)
+        if failed:
+            console.print(f"[yellow]{len(failed)} failed cell(s) left out (see report.md)[/]")
+        console.print(f"report written to {out}")
+    return outcome

@@ -1,0 +1,204 @@
+"""The numbers behind each report table, as tidy frames (unrounded; figures read them too).
+
+Acceptance is always pooled from counts over the cells it covers (see `aggregate`);
+serving metrics are means over repeats at one concurrency.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from specbench.analysis.aggregate import (
+    N_CELLS,
+    N_REPEATS,
+    SUFFIX_MAX,
+    SUFFIX_MIN,
+    aggregate_repeats,
+    ci_column,
+    pool_acceptance,
+    pool_category_acceptance,
+)
+from specbench.analysis.columns import (
+    ACCEPTANCE_DEFINITION,
+    ACCEPTANCE_LENGTH,
+    ACCEPTANCE_SOURCE,
+    CATEGORY,
+    CONCURRENCY,
+    CONTEXT_K,
+    DATASET,
+    E2E_MS_MEDIAN,
+    LABEL,
+    NUM_DRAFTS,
+    NUM_REQUESTS,
+    NUM_SUCCEEDED,
+    OUTPUT_TOK_S_PER_GPU,
+    REPEAT,
+    SPLIT,
+    TTFT_MS_MEDIAN,
+)
+from specbench.analysis.selection import Comparison, mixed_cells
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+OVERALL = "overall"
+SERVING_METRICS = (OUTPUT_TOK_S_PER_GPU, E2E_MS_MEDIAN, TTFT_MS_MEDIAN)
+#: Columns of `serving_data` and `sweep_data`.
+SPECULATIVE = "speculative"
+BASELINE = "baseline"
+RATIO = "ratio"
+METRIC = "metric"
+N_SPECULATIVE = "n_speculative"
+N_BASELINE = "n_baseline"
+CONCURRENCIES = "concurrencies"
+REPEATS = "repeats"
+
+
+def domain_data(
+    frame: pd.DataFrame, categories: pd.DataFrame, dataset: str, labels: Sequence[str]
+) -> pd.DataFrame:
+    """Per-category AL of `labels` on `dataset`, plus one `overall` row per label.
+
+    Categories come from `per_category` (pooled per their definition); step-weighted
+    numbers win when a category has both kinds. Overall is 1 + Σaccepted / Σdrafts of the
+    server counters of the dataset's mixed cells. Columns: label, category,
+    acceptance_length, acceptance_source, acceptance_definition, n_cells, num_requests,
+    concurrencies (sorted list), repeats (distinct repeat indices).
+    """
+    import pandas as pd
+
+    rows = categories[
+        (categories[DATASET] == dataset)
+        & categories[LABEL].isin(labels)
+        & categories[ACCEPTANCE_LENGTH].notna()
+    ]
+    out: list[dict[str, object]] = []
+    if len(rows):
+        pooled = pool_category_acceptance(rows, [LABEL, CATEGORY])
+        pooled["_rank"] = (pooled[ACCEPTANCE_DEFINITION] != "step_weighted").astype(int)
+        pooled = pooled.sort_values("_rank").drop_duplicates([LABEL, CATEGORY])
+        for pooled_record in pooled.drop(columns="_rank").to_dict(orient="records"):
+            record = {str(k): v for k, v in pooled_record.items()}
+            scope = rows[(rows[LABEL] == record[LABEL]) & (rows[CATEGORY] == record[CATEGORY])]
+            record[CONCURRENCIES] = sorted({int(c) for c in scope[CONCURRENCY]})
+            record[REPEATS] = sorted({int(r) for r in scope[REPEAT]})
+            out.append(record)
+    cells = mixed_cells(frame)
+    cells = cells[(cells[DATASET] == dataset) & cells[LABEL].isin(labels)]
+    overall = pool_acceptance(cells, [LABEL])
+    for total in overall.to_dict(orient="records"):
+        scope = cells[(cells[LABEL] == total[LABEL]) & cells[NUM_DRAFTS].notna()]
+        out.append(
+            {
+                LABEL: total[LABEL],
+                CATEGORY: OVERALL,
+                ACCEPTANCE_LENGTH: total[ACCEPTANCE_LENGTH],
+                ACCEPTANCE_SOURCE: "server_counters",
+                ACCEPTANCE_DEFINITION: "step_weighted",
+                N_CELLS: total[N_CELLS],
+                NUM_REQUESTS: int(scope[NUM_SUCCEEDED].sum()),
+                NUM_DRAFTS: total[NUM_DRAFTS],
+                CONCURRENCIES: sorted({int(c) for c in scope[CONCURRENCY]}),
+                REPEATS: sorted({int(r) for r in scope[REPEAT]}),
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def domain_datasets(categories: pd.DataFrame, labels: Sequence[str]) -> list[str]:
+    """Datasets with per-category acceptance for any of `labels`, qualitative first."""
+    rows = categories[categories[LABEL].isin(labels) & categories[ACCEPTANCE_LENGTH].notna()]
+    rows = rows[rows[CONTEXT_K].isna()]
+    qualitative = set(rows.loc[rows[SPLIT] == "qualitative", DATASET])
+    return sorted(set(rows[DATASET]), key=lambda d: (d not in qualitative, d))
+
+
+def context_data(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
+    """Pooled step-weighted AL per label and context length (throughput splits only)."""
+    cells = frame[frame[CONTEXT_K].notna() & frame[LABEL].isin(labels)]
+    pooled = pool_acceptance(cells, [LABEL, CONTEXT_K])
+    if len(pooled):
+        pooled[CONTEXT_K] = pooled[CONTEXT_K].astype(int)
+        pooled = pooled.sort_values([LABEL, CONTEXT_K]).reset_index(drop=True)
+    return pooled
+
+
+def acceptance_summary_data(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
+    """Pooled acceptance per label and dataset; `num_succeeded` sums the pooled cells.
+
+    Columns: label, dataset, split, n_cells, the summed counters, acceptance_length,
+    draft_acceptance_rate, per_position_acceptance_i, num_succeeded.
+    """
+    cells = frame[frame[LABEL].isin(labels) & frame[NUM_DRAFTS].notna()]
+    pooled = pool_acceptance(cells, [LABEL, DATASET])
+    if len(pooled):
+        sums = cells.groupby([LABEL, DATASET])[NUM_SUCCEEDED].sum().rename(NUM_SUCCEEDED)
+        pooled = pooled.merge(sums.reset_index(), on=[LABEL, DATASET])
+        splits = cells.dropna(subset=[SPLIT]).drop_duplicates(DATASET).set_index(DATASET)[SPLIT]
+        pooled[SPLIT] = pooled[DATASET].map(splits)
+    return pooled
+
+
+def _means(frame: pd.DataFrame, label: str, dataset: str) -> pd.DataFrame:
+    cells = mixed_cells(frame)
+    cells = cells[(cells[LABEL] == label) & (cells[DATASET] == dataset)]
+    if not len(cells):
+        return cells
+    aggregated = aggregate_repeats(cells, metrics=list(SERVING_METRICS))
+    return aggregated.set_index(CONCURRENCY)
+
+
+def serving_data(
+    frame: pd.DataFrame, comparison: Comparison, dataset: str, concurrency: int
+) -> pd.DataFrame:
+    """Means over repeats at `concurrency`: one row per serving metric.
+
+    Columns: metric, speculative, baseline (means), ratio (speculative / baseline,
+    unrounded), n_speculative, n_baseline, and per side `<side>_min`, `<side>_max`,
+    `<side>_ci95`.
+    """
+    import pandas as pd
+
+    spec = _means(frame, comparison.speculative, dataset).loc[concurrency].to_dict()
+    base = _means(frame, comparison.baseline, dataset).loc[concurrency].to_dict()
+    rows = []
+    for metric in SERVING_METRICS:
+        rows.append(
+            {
+                METRIC: metric,
+                SPECULATIVE: spec[metric],
+                BASELINE: base[metric],
+                RATIO: spec[metric] / base[metric] if base[metric] else float("nan"),
+                N_SPECULATIVE: int(spec[N_REPEATS]),
+                N_BASELINE: int(base[N_REPEATS]),
+                SPECULATIVE + SUFFIX_MIN: spec[metric + SUFFIX_MIN],
+                SPECULATIVE + SUFFIX_MAX: spec[metric + SUFFIX_MAX],
+                ci_column(SPECULATIVE): spec[ci_column(metric)],
+                BASELINE + SUFFIX_MIN: base[metric + SUFFIX_MIN],
+                BASELINE + SUFFIX_MAX: base[metric + SUFFIX_MAX],
+                ci_column(BASELINE): base[ci_column(metric)],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def sweep_data(frame: pd.DataFrame, comparison: Comparison, dataset: str) -> pd.DataFrame:
+    """Mean tok/s/GPU of both labels at every concurrency either ran, with the speedup.
+
+    Columns: concurrency, speculative, baseline (NaN where a label did not run it),
+    ratio (speculative / baseline, unrounded).
+    """
+    import pandas as pd
+
+    spec = _means(frame, comparison.speculative, dataset)
+    base = _means(frame, comparison.baseline, dataset)
+    concurrencies = sorted(set(spec.index) | set(base.index))
+    rows = []
+    for c in concurrencies:
+        s = float(spec.loc[c, OUTPUT_TOK_S_PER_GPU]) if c in spec.index else float("nan")
+        b = float(base.loc[c, OUTPUT_TOK_S_PER_GPU]) if c in base.index else float("nan")
+        rows.append(
+            {CONCURRENCY: int(c), SPECULATIVE: s, BASELINE: b, RATIO: s / b if b else float("nan")}
+        )
+    return pd.DataFrame(rows, columns=[CONCURRENCY, SPECULATIVE, BASELINE, RATIO])

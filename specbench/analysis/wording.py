@@ -1,0 +1,128 @@
+"""How model cards word numbers: values with units, and the Change column.
+
+Ratios are computed from unrounded values and rounded only when worded, so
+415.2 vs 281.7 tok/s reads `1.47×` and a card built from rounded cells still agrees.
+"""
+
+from __future__ import annotations
+
+import math
+
+MINUS = "\u2212"  # typographic minus, as the cards print negative changes
+TIMES = "\u00d7"
+
+#: SPEED-Bench qualitative categories as model cards name them.
+CATEGORY_NAMES = {
+    "coding": "Coding",
+    "math": "Math",
+    "rag": "RAG",
+    "multilingual": "Multilingual",
+    "reasoning": "Reasoning",
+    "summarization": "Summarization",
+    "stem": "STEM",
+    "humanities": "Humanities",
+    "qa": "QA",
+    "writing": "Writing",
+    "roleplay": "Roleplay",
+    "extraction": "Extraction",
+}
+
+_DATASET_NAMES = {"mt-bench": "MT-Bench", "mt_bench": "MT-Bench", "mtbench": "MT-Bench"}
+
+
+def category_name(category: str) -> str:
+    """`rag` → `RAG`; unknown categories in title case (`low_entropy` → `Low entropy`)."""
+    return CATEGORY_NAMES.get(category, category.replace("_", " ").capitalize())
+
+
+def dataset_name(dataset: str, split: str | None = None) -> str:
+    """`speed-bench:qualitative` → `SPEED-Bench (qualitative)`; `mt-bench` → `MT-Bench`."""
+    head, _, tail = dataset.partition(":")
+    if head.lower() in ("speed-bench", "speed_bench", "nvidia/speed-bench"):
+        return f"SPEED-Bench ({tail or split or 'all'})"
+    if dataset.lower() in _DATASET_NAMES:
+        return _DATASET_NAMES[dataset.lower()]
+    if split is not None:
+        return f"SPEED-Bench ({split})"
+    return dataset
+
+
+def dataset_phrase(dataset: str, split: str | None = None) -> str:
+    """`speed-bench:qualitative` → `SPEED-Bench qualitative`, for titles in parentheses."""
+    name = dataset_name(dataset, split)
+    if name.startswith("SPEED-Bench (") and name.endswith(")"):
+        return "SPEED-Bench " + name[len("SPEED-Bench (") : -1]
+    return name
+
+
+def context_name(context_k: int) -> str:
+    """8 → `8K`."""
+    return f"{context_k}K"
+
+
+def _defined(*values: float) -> bool:
+    return all(v is not None and math.isfinite(v) and v > 0 for v in values)
+
+
+def throughput_change(speculative: float, baseline: float) -> str:
+    """`1.47×`: speculative throughput over baseline throughput."""
+    if not _defined(speculative, baseline):
+        return "n/a"
+    return f"{speculative / baseline:.2f}{TIMES}"
+
+
+def latency_change(speculative: float, baseline: float) -> str:
+    """`1.36× faster` when the speculative latency is lower, else `1.10× slower`."""
+    if not _defined(speculative, baseline):
+        return "n/a"
+    if speculative <= baseline:
+        return f"{baseline / speculative:.2f}{TIMES} faster"
+    return f"{speculative / baseline:.2f}{TIMES} slower"
+
+
+def percent_latency_change(speculative: float, baseline: float) -> str:
+    """`+18.5% latency` (speculative slower) or `−5.0% latency` (faster), as for TTFT."""
+    if not _defined(speculative, baseline):
+        return "n/a"
+    percent = round((speculative / baseline - 1.0) * 100.0, 1)
+    sign = MINUS if percent < 0 else "+"
+    return f"{sign}{abs(percent):.1f}% latency"
+
+
+def speedup(speculative: float, baseline: float) -> float:
+    """Unrounded ratio speculative / baseline; NaN when either is missing or zero."""
+    if not _defined(speculative, baseline):
+        return math.nan
+    return speculative / baseline
+
+
+def tok_s(value: float) -> str:
+    """`415.2 tok/s`."""
+    return "—" if not math.isfinite(value) else f"{value:,.1f} tok/s"
+
+
+def seconds_from_ms(value_ms: float) -> str:
+    """`9.68 s` from 9680 ms; three decimals below 0.1 s."""
+    if not math.isfinite(value_ms):
+        return "—"
+    seconds = value_ms / 1000.0
+    return f"{seconds:.3f} s" if seconds < 0.1 else f"{seconds:,.2f} s"
+
+
+def milliseconds(value_ms: float) -> str:
+    """`154 ms`; more decimals for small values (`4.2 ms`, `0.83 ms`)."""
+    if not math.isfinite(value_ms):
+        return "—"
+    if value_ms >= 100:
+        return f"{value_ms:,.0f} ms"
+    return f"{value_ms:.1f} ms" if value_ms >= 10 else f"{value_ms:.2f} ms"
+
+
+def fixed(value: float, digits: int) -> str:
+    """A number with `digits` decimals, `—` when missing."""
+    return "—" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def percent(fraction: float, digits: int = 2) -> str:
+    """`55.62%` from 0.5562."""
+    return "—" if not math.isfinite(fraction) else f"{fraction * 100:.{digits}f}%"
