@@ -25,21 +25,20 @@ class OpenAISender:
         request_timeout_s: float,
         max_connections: int,
     ) -> None:
-        import httpx
         import openai
+        from openai._constants import DEFAULT_CONNECTION_LIMITS
 
         self._settings = settings
+        # openai 1.x builds on httpx, 3.x on httpx2: take the Limits class the SDK itself uses.
+        limits = type(DEFAULT_CONNECTION_LIMITS)(
+            max_connections=max_connections, max_keepalive_connections=max_connections
+        )
         self._client = openai.AsyncOpenAI(
             base_url=f"{base_url}/v1",
             api_key=api_key or "EMPTY",
             timeout=request_timeout_s,
             max_retries=0,  # measured requests never retry
-            http_client=httpx.AsyncClient(
-                limits=httpx.Limits(
-                    max_connections=max_connections, max_keepalive_connections=max_connections
-                ),
-                timeout=request_timeout_s,
-            ),
+            http_client=openai.DefaultAsyncHttpxClient(limits=limits, timeout=request_timeout_s),
         )
         self._openai = openai
 
