@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from specbench.data import mt_bench, speed_bench
+from specbench.data import mt_bench, prepared, speed_bench
 from specbench.data.conversation import Conversation
 from specbench.data.custom import load_custom
 from specbench.data.selection import filter_categories, stratified_sample
@@ -98,17 +98,15 @@ def read_dataset(spec: str, *, revision: str | None = None) -> RawDataset:
         raise SpecbenchError("--dataset is empty; give speed-bench:CONFIG, mt-bench or a path")
     kind, _, rest = spec.partition(":")
     if kind == "speed-bench":
-        config, _, prepared = rest.partition(":")
+        config, _, local = rest.partition(":")
         if not config:
             raise SpecbenchError(
                 f"--dataset {spec!r}: name a config, e.g. speed-bench:qualitative; "
                 f"allowed: {', '.join(speed_bench.CONFIGS)}"
             )
         speed_bench.check_config(config)
-        if prepared:
-            return _speed_bench(
-                spec, speed_bench.load_prepared(config, Path(prepared).expanduser())
-            )
+        if local:
+            return _speed_bench(spec, prepared.load_prepared(config, Path(local).expanduser()))
         return _speed_bench(spec, speed_bench.load_hub(config, revision))
     if kind == "mt-bench":
         file, conversations, warnings = mt_bench.load_mt_bench(rest or None)
@@ -120,14 +118,19 @@ def read_dataset(spec: str, *, revision: str | None = None) -> RawDataset:
             warnings=tuple(warnings),
         )
     path = Path(rest if kind == "custom" else spec).expanduser()
-    if kind != "custom" and speed_bench.looks_like_speed_bench(path):
-        inferred = speed_bench.infer_config(path)
+    if kind != "custom" and rest and not path.exists() and re.fullmatch(r"[a-z_-]{2,}", kind):
+        raise SpecbenchError(
+            f"--dataset {spec!r}: unknown dataset kind {kind!r}; use speed-bench:CONFIG, "
+            "speed-bench:CONFIG:PATH, mt-bench[:PATH], custom:PATH or a file path"
+        )
+    if kind != "custom" and prepared.looks_like_speed_bench(path):
+        inferred = prepared.infer_config(path)
         if inferred is None:
             raise SpecbenchError(
                 f"{path}: SPEED-Bench data, but its config is not in the path; "
                 "use --dataset speed-bench:CONFIG:PATH"
             )
-        return _speed_bench(spec, speed_bench.load_prepared(inferred, path))
+        return _speed_bench(spec, prepared.load_prepared(inferred, path))
     if path.is_dir():
         raise SpecbenchError(
             f"{path}: is a folder; give a JSONL file, or speed-bench:CONFIG:PATH for prepared data"

@@ -82,3 +82,12 @@ def test_duplicate_question_ids_are_refused(tmp_path: Path) -> None:
     path.write_text(row + row)
     with pytest.raises(SpecbenchError, match=r"dup\.jsonl:2: duplicate question_id '7'"):
         load_workload(str(path))
+
+
+def test_misspelled_dataset_kind_is_named() -> None:
+    with pytest.raises(
+        SpecbenchError, match=r"unknown dataset kind 'speed_bench'; use speed-bench"
+    ):
+        load_workload("speed_bench:qualitative")
+    with pytest.raises(SpecbenchError, match=r"--dataset is empty"):
+        load_workload("  ")
