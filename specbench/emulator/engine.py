@@ -167,6 +167,11 @@ class Engine:
             self._waiting.remove(request)
             self.metrics.num_requests_waiting.set(len(self._waiting))
 
+    @property
+    def alive(self) -> bool:
+        """False once the engine loop has ended (crashed or stopped)."""
+        return self._task is not None and not self._task.done()
+
     def start(self) -> None:
         """Start the engine loop on the running event loop."""
         self._task = asyncio.get_running_loop().create_task(self._loop(), name="emulator-engine")

@@ -62,7 +62,8 @@ def _json(payload: object, status: int = 200) -> web.Response:
 
 
 async def _health(request: web.Request) -> web.Response:
-    return web.Response(status=200)
+    # As vLLM: 503 once the engine is dead, so a launcher stops waiting on it.
+    return web.Response(status=200 if request.app[STATE_KEY].engine.alive else 503)
 
 
 async def _version(request: web.Request) -> web.Response:
@@ -156,11 +157,15 @@ async def _generate(request: web.Request, *, chat: bool) -> web.StreamResponse:
             state.engine.add(engine_request)
             await response.prepare(request)
             encoder = StreamEncoder(parsed, request_id, created, config.model, state.fingerprint)
-            while not finished:
-                output = await engine_request.outputs.get()
-                finished = output.finish_reason is not None
-                await response.write(encoder.encode(output))
-            await response.write_eof()
+            try:
+                while not finished:
+                    output = await engine_request.outputs.get()
+                    finished = output.finish_reason is not None
+                    await response.write(encoder.encode(output))
+                await response.write_eof()
+            except ConnectionResetError:
+                # A client that leaves mid-stream is routine under load, not a server error.
+                finished = False
             return response
         state.engine.add(engine_request)
         token_ids: list[int] = []

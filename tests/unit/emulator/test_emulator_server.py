@@ -354,7 +354,8 @@ async def test_ttft_is_the_prefill_time_at_concurrency_one() -> None:
     assert series(samples, "vllm:time_to_first_token_seconds_count") == 3
     assert 0.0599 <= series(samples, "vllm:time_to_first_token_seconds_sum") / 3 <= 0.075
     assert series(samples, "vllm:inter_token_latency_seconds_count") == 12
-    assert 0.0199 <= series(samples, "vllm:inter_token_latency_seconds_sum") / 12 <= 0.025
+    # Deadline scheduling: a late output shortens the next gap, so the mean stays ~20 ms.
+    assert 0.015 <= series(samples, "vllm:inter_token_latency_seconds_sum") / 12 <= 0.025
     assert series(samples, "vllm:e2e_request_latency_seconds_count") == 3
 
 
@@ -402,3 +403,23 @@ async def test_a_vanished_client_is_aborted_and_counted() -> None:
             session, base, "/v1/completions", {"prompt": "after", "max_tokens": 3}
         )
         assert status == 200
+
+
+@pytest.mark.parametrize(
+    "options", [{"speculative": False}, {"speculative": True, "per_request_spec_metrics": False}]
+)
+async def test_no_per_request_metrics_when_off_or_not_speculating(options: dict[str, Any]) -> None:
+    config = make_emulator_config(**options, **FAST)
+    async with running_emulator(config) as (base, session):
+        status, raw = await post(session, base, "/v1/chat/completions", chat_body("m", 12))
+        assert status == 200
+        assert orjson.loads(raw)["metrics"] is None
+        status, raw = await post(
+            session, base, "/v1/completions", {"prompt": "m", "max_tokens": 12, **STREAM_ALL}
+        )
+        usage_chunk = parse_sse(raw)[-2]
+        assert usage_chunk["choices"] == [] and usage_chunk["usage"]["completion_tokens"] == 12
+        assert "metrics" not in usage_chunk
+        samples = await scrape(session, base)
+    has_spec_series = any(key.startswith(SPEC) for key in samples)
+    assert has_spec_series == options["speculative"]
