@@ -199,7 +199,7 @@ def load_hub(config: str, revision: str | None = None) -> SpeedBenchData:
     """One config from the hub at `revision` (default: the pinned one), or from `$REPO_ENV`.
 
     When `$SPECBENCH_SPEED_BENCH_REPO` names a local folder the revision does not apply and
-    is recorded as None.
+    is recorded as None; when it names another repo id, only an explicit revision is used.
     """
     check_config(config)
     repo = os.environ.get(REPO_ENV, "").strip() or HUB_REPO
@@ -208,7 +208,8 @@ def load_hub(config: str, revision: str | None = None) -> SpeedBenchData:
         dataset = load_repo_dataset(str(local), config, None)
         source, used_revision = str(local.resolve()), None
     else:
-        used_revision = revision or DEFAULT_REVISION
+        # The pinned commit belongs to nvidia/SPEED-Bench; a mirror gets only what was asked.
+        used_revision = revision or (DEFAULT_REVISION if repo == HUB_REPO else None)
         dataset = load_repo_dataset(repo, config, used_revision)
         source = repo
     where = f"{source} config {config!r}"
