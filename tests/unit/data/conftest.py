@@ -20,9 +20,11 @@ def offline_datasets(
     monkeypatch.setenv("HF_HOME", str(cache))
     monkeypatch.setenv("HF_DATASETS_CACHE", str(cache / "datasets"))
     import datasets.config
+    import huggingface_hub.constants
 
-    # datasets reads these at import time; tests import it once, so patch the module too.
+    # Both libraries read these at import time, which may precede this fixture: patch them too.
     monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", True)
-    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True, raising=False)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", cache / "datasets")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     yield
