@@ -49,7 +49,7 @@ def load_manifest(root: Path) -> dict[str, Any]:
 def update_manifest(
     root: Path, *, runs: Sequence[dict[str, Any]] = (), **sections: Any
 ) -> dict[str, Any]:
-    """Merge `sections` (dicts merged key by key, other values replaced) and append `runs`."""
+    """Merge `sections` into the manifest (nested dicts key by key) and append `runs`."""
     manifest = load_manifest(root)
     if not manifest:
         manifest = {
@@ -60,11 +60,15 @@ def update_manifest(
     manifest["specbench_version"] = __version__
     manifest["git_sha"] = git_sha()
     manifest["python"] = sys.version.split()[0]
-    for key, value in sections.items():
-        if isinstance(value, dict) and isinstance(manifest.get(key), dict):
-            manifest[key] = {**manifest[key], **value}
-        else:
-            manifest[key] = value
+    _merge(manifest, sections)
     manifest.setdefault("runs", []).extend(runs)
     store.write_json(root / store.MANIFEST, manifest)
     return manifest
+
+
+def _merge(target: dict[str, Any], updates: dict[str, Any]) -> None:
+    for key, value in updates.items():
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            _merge(target[key], value)
+        else:
+            target[key] = value

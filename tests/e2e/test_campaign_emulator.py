@@ -1,0 +1,243 @@
+"""`specbench run SUITE` end to end with emulator servers started and stopped by the runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
+
+
+def write_suite(
+    tmp_path: Path, *, step_ms: float = 1.0, concurrency=(1, 4), max_tokens: int = 32
+) -> tuple[Path, str]:
+    tag = uuid.uuid4().hex[:10]  # unique served model name: finds this test's servers in `ps`
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        f"""
+name = "emu-{tag}"
+repeats = 1
+
+[target]
+engine = "emulator"
+model = "emu-{tag}"
+emulator = {{ prefill_ms = 2.0, step_ms = {step_ms}, per_request_step_ms = 0.05, seed = 3 }}
+
+[servers.baseline]
+baseline = true
+
+[servers.eagle3]
+speculative = {{ method = "eagle3", model = "draft", num_speculative_tokens = 3 }}
+emulator = {{ acceptance = [0.8, 0.75, 0.7] }}
+
+[[workloads]]
+dataset = "{DATA}"
+concurrency = {list(concurrency)}
+max_tokens = {max_tokens}
+warmup = 1
+"""
+    )
+    return suite, f"emu-{tag}"
+
+
+def run(*args: str | Path, **kwargs) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "specbench.cli.main", "run", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        **kwargs,
+    )
+
+
+def server_pids(tag: str) -> list[int]:
+    """PIDs of emulator processes serving this test's unique model name."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if "emulate" in cmdline and tag in cmdline:
+            pids.append(int(entry.name))
+    return pids
+
+
+def summaries(root: Path) -> list[Path]:
+    return sorted(root.rglob("summary.json"))
+
+
+def test_campaign_runs_every_cell_then_a_rerun_measures_none(tmp_path):
+    suite, tag = write_suite(tmp_path)
+    out = tmp_path / "results"
+    first = run(suite, "--output", out)
+    assert first.returncode == 0, first.stderr
+    assert "4 cells measured, 0 already complete, 0 failed" in first.stderr
+    cells = summaries(out)
+    assert [p.relative_to(out).parts[:3] for p in cells] == [
+        ("baseline", "tiny", "c1"),
+        ("baseline", "tiny", "c4"),
+        ("eagle3", "tiny", "c1"),
+        ("eagle3", "tiny", "c4"),
+    ]
+    eagle = json.loads((out / "eagle3" / "tiny" / "c4" / "r0" / "summary.json").read_text())
+    assert eagle["spec_decode"]["acceptance_length"] > 2.0
+    assert (
+        json.loads((out / "baseline" / "tiny" / "c4" / "r0" / "summary.json").read_text())[
+            "spec_decode"
+        ]
+        is None
+    )
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert len(manifest["suite_hash"]) == 64
+    assert manifest["servers"]["baseline"]["baseline"] is True
+    assert manifest["servers"]["eagle3"]["provenance"]["engine"] == "emulator"
+    assert manifest["campaign"]["cells_failed"] == []
+    assert len(manifest["campaign"]["cells_completed"]) == 4
+    assert "speedup" in first.stderr
+    mtimes = [p.stat().st_mtime_ns for p in cells]
+
+    again = run(suite, "--output", out)
+    assert again.returncode == 0, again.stderr
+    assert "0 cells measured, 4 already complete" in again.stderr
+    assert "starting" not in again.stderr  # nothing to measure: no server was started
+    assert [p.stat().st_mtime_ns for p in summaries(out)] == mtimes
+    assert server_pids(tag) == []
+
+
+def test_a_changed_suite_refuses_the_old_results_dir(tmp_path):
+    suite, _ = write_suite(tmp_path, concurrency=(1,), max_tokens=8)
+    out = tmp_path / "results"
+    assert run(suite, "--output", out).returncode == 0
+    changed = run(suite, "--output", out, "--set", "workloads.0.max_tokens=9")
+    assert changed.returncode == 2
+    assert "different suite" in changed.stderr and "Traceback" not in changed.stderr
+
+
+def test_sigint_mid_campaign_stops_servers_keeps_cells_and_rerun_completes(tmp_path):
+    suite, tag = write_suite(tmp_path, step_ms=8.0, concurrency=(1, 2, 4), max_tokens=48)
+    out = tmp_path / "results"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "specbench.cli.main", "run", str(suite), "--output", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not summaries(out) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert summaries(out), "no cell completed in time"
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    time.sleep(0.5)
+    assert server_pids(tag) == []
+    kept = summaries(out)
+    assert 1 <= len(kept) < 6
+
+    rerun = run(suite, "--output", out)
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"{6 - len(kept)} cells measured, {len(kept)} already complete" in rerun.stderr
+    assert len(summaries(out)) == 6
+
+
+def test_a_server_killed_mid_campaign_is_restarted_and_later_cells_succeed(tmp_path):
+    suite, tag = write_suite(tmp_path, step_ms=10.0, concurrency=(1, 2, 4), max_tokens=64)
+    out = tmp_path / "results"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "specbench.cli.main",
+            "run",
+            str(suite),
+            "--output",
+            str(out),
+            "--server",
+            "eagle3",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        first_cell = out / "eagle3" / "tiny" / "c1" / "r0" / "summary.json"
+        deadline = time.monotonic() + 120
+        while not first_cell.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert first_cell.exists()
+        victims = server_pids(tag)
+        assert len(victims) == 1
+        os.kill(victims[0], signal.SIGKILL)
+        _, stderr = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 1, stderr  # finished, with a failed cell
+    failure = json.loads((out / "eagle3" / "tiny" / "c2" / "r0" / "failure.json").read_text())
+    assert failure["server_alive"] is False
+    assert "restart 1/2" in stderr
+    assert (out / "eagle3" / "tiny" / "c4" / "r0" / "summary.json").exists()
+    assert server_pids(tag) == []
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["campaign"]["cells_failed"] == ["eagle3/w0/c2/r0"]
+
+    rerun = run(suite, "--output", out, "--server", "eagle3")
+    assert rerun.returncode == 0, rerun.stderr
+    assert "1 cells measured, 2 already complete" in rerun.stderr
+    assert not (out / "eagle3" / "tiny" / "c2" / "r0" / "failure.json").exists()
+
+
+def test_dry_run_prints_the_amd_card_command():
+    result = run(REPO / "suites" / "minimax-m3-mxfp4-eagle3.toml", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    card = (
+        "VLLM_ROCM_USE_AITER=1 vllm serve amd/MiniMax-M3-MXFP4 --trust-remote-code "
+        "--tensor-parallel-size 8 --block-size 128 --attention-backend TRITON_ATTN "
+        "--moe-backend aiter "
+        '--speculative-config \'{"method":"eagle3","model":"amd/MiniMax-M3-EAGLE3.1",'
+        '"num_speculative_tokens":3,"attention_backend":"TRITON_ATTN"}\''
+    )
+    commands = [line.strip() for line in result.stdout.splitlines() if "vllm serve" in line]
+    assert len(commands) == 2  # baseline and eagle3
+    speculative = next(c for c in commands if "--speculative-config" in c)
+    # The card's command, plus the card's serving max model len and per-request acceptance.
+    additions = (" --max-model-len 12288", " --per-request-spec-decode-metrics summary")
+    assert all(addition in speculative for addition in additions)
+    for addition in additions:
+        speculative = speculative.replace(addition, "")
+    assert speculative == card
+
+
+def test_bad_suites_get_one_line_and_exit_2(tmp_path):
+    suite, _ = write_suite(tmp_path)
+    text = suite.read_text()
+    cases = {
+        "unknown-key": text.replace("repeats = 1", "repeats = 1\nrepeatz = 2"),
+        "no-baseline": text.replace("baseline = true", "baseline = false"),
+        "bad-toml": text.replace("[servers.eagle3]", "[servers.eagle3"),
+    }
+    for name, body in cases.items():
+        path = tmp_path / f"{name}.toml"
+        path.write_text(body)
+        result = run(path, "--output", tmp_path / "x")
+        assert result.returncode == 2, (name, result.stderr)
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and f"{name}.toml" in lines[0], (name, result.stderr)
+    result = run(suite, "--output", tmp_path / "x", "--endpoint", "nosuch=http://127.0.0.1:1")
+    assert result.returncode == 2 and "nosuch" in result.stderr
