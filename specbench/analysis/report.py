@@ -185,7 +185,8 @@ def _serving(
             _try(outcome, partial(T.serving, frame, comparison, dataset, concurrency))
         table = _try(outcome, partial(T.concurrency_sweep, frame, comparison, dataset))
         if table is not None and len(table.data) >= 2:
-            name = W.dataset_name(dataset, None)
+            splits = frame.loc[frame[F.DATASET] == dataset, F.SPLIT].dropna()
+            name = W.dataset_name(dataset, str(splits.iloc[0]) if len(splits) else None)
             title = f"Output throughput per GPU vs concurrency ({name})"
             figure = P.throughput_vs_concurrency(
                 table.data, comparison.speculative, comparison.baseline, title

@@ -1,0 +1,124 @@
+"""Figures: each renders a non-empty PNG and carries the expected series, scales and labels."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from analysis_fixtures import QUALITATIVE, write_campaign
+from matplotlib.figure import Figure
+
+from specbench.analysis import frame as F
+from specbench.analysis import plots as P
+from specbench.analysis import table_data as D
+from specbench.analysis.selection import Comparison
+
+EAGLE = Comparison(speculative="eagle3", baseline="baseline")
+
+
+@pytest.fixture
+def loaded(tmp_path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    cells, _ = F.load_cells([write_campaign(tmp_path / "campaign")])
+    return F.cells_frame(cells), F.category_frame(cells)
+
+
+def _png(figure: Figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    data = buffer.getvalue()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(data) > 10_000  # a drawn chart, not an empty canvas
+    return data
+
+
+def _texts(figure: Figure) -> list[str]:
+    return [t.get_text() for t in figure.axes[0].texts]
+
+
+def _is_log2(axis: object) -> bool:
+    transform = axis.get_transform()  # type: ignore[attr-defined]
+    return axis.get_scale() == "log" and getattr(transform, "base", None) == 2  # type: ignore[attr-defined]
+
+
+def test_throughput_vs_concurrency(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    frame, _ = loaded
+    figure = P.throughput_vs_concurrency(
+        D.sweep_data(frame, EAGLE, QUALITATIVE), "eagle3", "baseline", "Throughput"
+    )
+    _png(figure)
+    axes = figure.axes[0]
+    assert [line.get_label() for line in axes.get_lines()] == ["eagle3", "baseline"]
+    speculative, baseline = axes.get_lines()
+    assert list(speculative.get_xdata()) == [1, 2, 48]
+    assert list(speculative.get_ydata()) == pytest.approx([29.0, 55.0, 415.2])
+    assert list(baseline.get_ydata()) == pytest.approx([16.0, 32.0, 281.7])
+    assert _is_log2(axes.xaxis)
+    assert axes.get_xlabel().startswith("Concurrency")
+    assert "tok/s" in axes.get_ylabel()
+    # Rounded values, speedup from the unrounded means (415.2 / 281.7 = 1.474).
+    assert "415\n1.47×" in _texts(figure)
+    assert "29\n1.81×" in _texts(figure)
+    assert "282" in _texts(figure)
+    assert axes.get_legend() is not None
+
+
+def test_al_by_domain_figure(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    frame, categories = loaded
+    figure = P.al_by_domain(
+        D.domain_data(frame, categories, QUALITATIVE, ["eagle3"]), ["eagle3"], "AL by domain"
+    )
+    _png(figure)
+    axes = figure.axes[0]
+    bars = axes.patches
+    assert len(bars) == 11
+    labels = [t.get_text() for t in axes.get_yticklabels()]
+    assert labels[-1] == "Coding" and labels[0] == "Roleplay"  # highest on top
+    assert max(b.get_width() for b in bars) == pytest.approx(1 + 420 / 180)
+    (overall,) = axes.get_lines()
+    assert list(overall.get_xdata()) == pytest.approx([2.81, 2.81])
+    assert overall.get_label() == "Overall 2.81"
+    assert "3.33" in _texts(figure)
+    assert axes.get_xlabel().startswith("Acceptance length")
+
+
+def test_per_position_figure(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    frame, _ = loaded
+    figure = P.per_position_acceptance(D.acceptance_summary_data(frame, ["eagle3"]), "Positions")
+    _png(figure)
+    axes = figure.axes[0]
+    lines = {line.get_label(): line for line in axes.get_lines()}
+    assert set(lines) == {
+        "SPEED-Bench (qualitative)",
+        "SPEED-Bench (throughput_1k)",
+        "SPEED-Bench (throughput_8k)",
+    }
+    assert list(lines["SPEED-Bench (throughput_8k)"].get_ydata()) == pytest.approx(
+        [0.75, 0.55, 0.42]
+    )
+    assert list(lines["SPEED-Bench (qualitative)"].get_xdata()) == [1, 2, 3]
+    assert axes.get_ylim()[1] == pytest.approx(1.02)
+
+
+def test_al_vs_context_figure(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    frame, _ = loaded
+    figure = P.al_vs_context(D.context_data(frame, ["eagle3"]), ["eagle3"], "AL vs context")
+    _png(figure)
+    axes = figure.axes[0]
+    (line,) = axes.get_lines()
+    assert list(line.get_xdata()) == [1, 8]
+    assert list(line.get_ydata()) == pytest.approx([2.71, 2.72])
+    assert _is_log2(axes.xaxis)
+    assert [t.get_text() for t in axes.get_xticklabels()] == ["1K", "8K"]
+
+
+def test_save_figure_writes_png_and_svg(
+    loaded: tuple[pd.DataFrame, pd.DataFrame], tmp_path: Path
+) -> None:
+    frame, _ = loaded
+    figure = P.al_vs_context(D.context_data(frame, ["eagle3"]), ["eagle3"], "AL vs context")
+    paths = P.save_figure(figure, tmp_path / "ctx", ["png", "svg"])
+    assert [p.name for p in paths] == ["ctx.png", "ctx.svg"]
+    assert paths[0].read_bytes()[:4] == b"\x89PNG"
+    assert "<svg" in paths[1].read_text()[:500]

@@ -1,0 +1,148 @@
+"""`specbench report` end to end: files written, offline, bad input as one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from analysis_fixtures import QUALITATIVE, spec_decode, summary, write_campaign, write_cell
+from typer.testing import CliRunner
+
+from specbench.analysis.report import ReportOptions, build_report, parse_formats
+from specbench.cli.main import app
+from specbench.errors import SpecbenchError
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"report opened a network connection: {args}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+def test_cli_report_writes_everything_offline(tmp_path: Path, no_network: None) -> None:
+    results = write_campaign(tmp_path / "campaign")
+    out = tmp_path / "out"
+    formats = "md,csv,json,png,svg,vllm-bench"
+    result = CliRunner().invoke(
+        app, ["report", str(results), "--out", str(out), "--format", formats]
+    )
+    assert result.exit_code == 0, result.output
+    assert "1.36× faster" in result.output  # the terminal shows the tables too
+    report = (out / "report.md").read_text()
+    assert "| Output throughput/GPU | 415.2 tok/s | 281.7 tok/s | 1.47× |" in report
+    assert "| **Overall** | **2.81** |" in report
+    assert "| 8K | 2.72 |" in report
+    figure_links = [line for line in report.splitlines() if line.startswith("![")]
+    assert len(figure_links) == 4
+    for link in figure_links:
+        target = out / link[link.rindex("](") + 2 : -1]
+        assert target.suffix == ".png" and target.stat().st_size > 10_000
+        assert target.with_suffix(".svg").is_file()
+    frame = pd.read_parquet(out / "summary.parquet")
+    assert len(frame) == 11 and "ttft_ms_median" in frame.columns
+    assert len(pd.read_csv(out / "summary.csv")) == 11
+    mean = pd.read_csv(out / "summary_mean.csv")
+    assert "output_tok_s_per_gpu_ci95" in mean.columns
+    sweep = pd.read_csv(
+        out / "tables" / "concurrency_sweep_eagle3_vs_baseline_speed-bench-qualitative.csv"
+    )
+    assert list(sweep["concurrency"]) == [1, 2, 48]
+    assert (
+        (out / "tables" / "al_by_domain_speed-bench-qualitative.md").read_text().startswith("### ")
+    )
+    tables = json.loads((out / "tables.json").read_text())
+    assert {t["name"] for t in tables["tables"]} >= {"al_by_context", "acceptance_summary"}
+
+
+def test_vllm_bench_export_follows_vllm_names_and_units(tmp_path: Path) -> None:
+    results = write_campaign(tmp_path / "campaign")
+    build_report(ReportOptions((results,), out=tmp_path / "out", formats=("vllm-bench",)))
+    exported = tmp_path / "out" / "vllm-bench"
+    assert len(list(exported.glob("*.json"))) == 11
+    spec = json.loads((exported / "eagle3__speed-bench-qualitative__c48__r1.json").read_text())
+    for key in (
+        "output_throughput", "median_ttft_ms", "mean_ttft_ms", "p99_ttft_ms", "median_tpot_ms",
+        "median_e2el_ms", "completed", "total_output_tokens", "duration", "request_throughput",
+        "max_concurrency", "spec_decode_acceptance_length", "spec_decode_acceptance_rate",
+    ):  # fmt: skip
+        assert key in spec, key
+    assert spec["output_throughput"] == pytest.approx(415.4 * 8)  # whole server, not per GPU
+    assert spec["median_e2el_ms"] == 9690.0
+    assert spec["max_concurrency"] == 48
+    assert spec["spec_decode_acceptance_length"] == pytest.approx(1 + 7300 / 4000)
+    assert spec["spec_decode_acceptance_rate"] == pytest.approx(100 * 7300 / 12000)  # percent
+    base = json.loads((exported / "baseline__speed-bench-qualitative__c48__r0.json").read_text())
+    assert "spec_decode_acceptance_rate" not in base  # as vLLM: absent without speculation
+
+
+def test_missing_table_is_noted_and_others_built(tmp_path: Path) -> None:
+    write_cell(tmp_path / "r", summary(label="baseline", dataset=QUALITATIVE, concurrency=4,
+                                       tok_s_per_gpu=100.0))  # fmt: skip
+    write_cell(tmp_path / "r", summary(label="eagle3", dataset=QUALITATIVE, concurrency=4,
+                                       tok_s_per_gpu=150.0, spec=spec_decode(10, [5])))  # fmt: skip
+    outcome = build_report(ReportOptions((tmp_path / "r",), formats=("md",)))
+    assert outcome.out_dir == tmp_path / "r" / "report"
+    names = [t.name for t in outcome.tables]
+    assert any(n.startswith("serving_c4_") for n in names)
+    assert "acceptance_summary" in names
+    assert any("AL by domain: no per-category acceptance" in n for n in outcome.not_built)
+    assert any("no throughput split" in n for n in outcome.not_built)
+    report = (outcome.out_dir / "report.md").read_text()
+    assert "## Not built" in report
+    assert "| Output throughput/GPU | 150.0 tok/s | 100.0 tok/s | 1.50× |" in report
+
+
+def test_concurrency_not_run_by_both_is_noted(tmp_path: Path) -> None:
+    write_cell(tmp_path, summary(label="baseline", dataset=QUALITATIVE, concurrency=4))
+    write_cell(tmp_path, summary(label="eagle3", dataset=QUALITATIVE, concurrency=8,
+                                 spec=spec_decode(10, [5])))  # fmt: skip
+    outcome = build_report(ReportOptions((tmp_path,), formats=("md",), concurrency=8))
+    assert any("not run by both" in n for n in outcome.not_built)
+
+
+def test_bad_formats_and_several_dirs_without_out(tmp_path: Path) -> None:
+    assert parse_formats("md, PNG,md") == ("md", "png")
+    with pytest.raises(SpecbenchError, match="unknown pdf; allowed: md, csv"):
+        parse_formats("md,pdf")
+    write_cell(tmp_path / "a", summary(label="x", dataset=QUALITATIVE, concurrency=1))
+    write_cell(tmp_path / "b", summary(label="y", dataset=QUALITATIVE, concurrency=1))
+    with pytest.raises(SpecbenchError, match="--out is required"):
+        build_report(ReportOptions((tmp_path / "a", tmp_path / "b"), formats=("md",)))
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "specbench.cli.main", "report", *args],
+        capture_output=True, text=True, timeout=120, env=env, check=False,
+    )  # fmt: skip
+
+
+def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = _cli(str(empty))
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0
+    assert "no summary.json found" in result.stderr
+    assert "Traceback" not in result.stderr
+
+    results = write_campaign(tmp_path / "campaign")
+    result = _cli(str(results), "--concurrency", "64", "--format", "md")
+    assert result.returncode == 2
+    assert "--concurrency 64 was not run" in result.stderr
+    assert result.stderr.strip().count("\n") == 0
+
+    result = _cli(str(results), "--baseline", "vanilla", "--format", "md")
+    assert result.returncode == 2
+    assert "--baseline 'vanilla' is not a label" in result.stderr

@@ -1,0 +1,232 @@
+"""Report tables on hand-computed fixtures: the model cards of REFERENCE.md §1, exactly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from analysis_fixtures import (
+    QUALITATIVE,
+    category,
+    spec_decode,
+    summary,
+    write_campaign,
+    write_cell,
+    write_manifest,
+)
+
+from specbench.analysis import frame as F
+from specbench.analysis import table_data as D
+from specbench.analysis import tables as T
+from specbench.analysis.markdown import to_markdown
+from specbench.analysis.selection import (
+    Comparison,
+    check_concurrency,
+    pick_concurrency,
+    select_labels,
+)
+from specbench.errors import SpecbenchError
+
+EAGLE = Comparison(speculative="eagle3", baseline="baseline")
+
+
+@pytest.fixture
+def loaded(tmp_path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    cells, _ = F.load_cells([write_campaign(tmp_path / "campaign")])
+    return F.cells_frame(cells), F.category_frame(cells)
+
+
+def _body(markdown: str) -> list[str]:
+    return [line for line in markdown.splitlines() if line.startswith("|")]
+
+
+def test_al_by_domain_reproduces_the_card(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    frame, categories = loaded
+    table = T.al_by_domain(frame, categories, QUALITATIVE, ["eagle3"])
+    assert table.title == "Acceptance length by domain (SPEED-Bench qualitative)"
+    assert _body(to_markdown(table)) == [
+        "| Domain | AL |",
+        "|---|---:|",
+        "| Coding | 3.33 |",
+        "| Math | 3.17 |",
+        "| RAG | 3.14 |",
+        "| Multilingual | 3.07 |",
+        "| Reasoning | 2.91 |",
+        "| Summarization | 2.88 |",
+        "| STEM | 2.84 |",
+        "| Humanities | 2.70 |",
+        "| QA | 2.55 |",
+        "| Writing | 2.33 |",
+        "| Roleplay | 2.02 |",
+        "| **Overall** | **2.81** |",
+    ]
+    data = table.data.set_index(F.CATEGORY)
+    # Coding pools steps over three cells: 1 + 420/180, not the mean 3.344 of the three ALs.
+    assert data.loc["coding", F.ACCEPTANCE_LENGTH] == pytest.approx(1 + 420 / 180)
+    # Overall pools counters over the 4 qualitative cells: 1 + 12670/7000 = 2.81
+    # (the mean of the four cell ALs would be 2.799).
+    assert data.loc[D.OVERALL, F.ACCEPTANCE_LENGTH] == pytest.approx(1 + 12670 / 7000)
+    per_domain, overall = table.footnotes
+    assert "step-weighted" in per_domain and "per-request metrics" in per_domain
+    assert "3 cells (concurrency 1, 48; 2 repeats)" in per_domain
+    assert "spec-decode counters" in overall and "not an average of ALs" in overall
+    assert "4 cells (concurrency 1, 2, 48; 2 repeats)" in overall
+
+
+def test_al_by_domain_side_by_side_for_two_drafts(tmp_path: Path) -> None:
+    write_manifest(tmp_path, ["baseline"], ["eagle3", "ngram"])
+    cats = {"coding": (3.0, 2.0), "writing": (2.0, 1.5)}
+    for label, index in (("eagle3", 0), ("ngram", 1)):
+        per_category = {name: category(values[index], 10) for name, values in cats.items()}
+        write_cell(
+            tmp_path,
+            summary(
+                label=label, dataset=QUALITATIVE, concurrency=4, per_category=per_category,
+                spec=spec_decode(100, [60, 40, 20] if index == 0 else [30, 10, 5]),
+            ),
+        )  # fmt: skip
+    cells, _ = F.load_cells([tmp_path])
+    table = T.al_by_domain(F.cells_frame(cells), F.category_frame(cells), QUALITATIVE,
+                           ["eagle3", "ngram"])  # fmt: skip
+    assert table.columns == ("Domain", "eagle3 AL", "ngram AL")
+    assert table.rows == (
+        ("Coding", "3.00", "2.00"),
+        ("Writing", "2.00", "1.50"),
+        ("Overall", "2.20", "1.45"),
+    )
+
+
+def test_al_by_context(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    frame, _ = loaded
+    table = T.al_by_context(frame, ["eagle3"])
+    assert table.columns == ("Context length", "AL")
+    assert table.rows == (("1K", "2.71"), ("8K", "2.72"))
+
+
+def test_al_by_context_absent_is_reported_not_raised_as_error(tmp_path: Path) -> None:
+    write_cell(
+        tmp_path,
+        summary(label="eagle3", dataset=QUALITATIVE, concurrency=1, spec=spec_decode(10, [5])),
+    )
+    frame = F.load_results([tmp_path])
+    with pytest.raises(T.TableUnavailable, match="no throughput split"):
+        T.al_by_context(frame, ["eagle3"])
+
+
+def test_serving_table_reproduces_the_card(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    frame, _ = loaded
+    table = T.serving(frame, EAGLE, QUALITATIVE, 48)
+    assert table.title == "Serving results at concurrency 48, SPEED-Bench (qualitative)"
+    assert _body(to_markdown(table))[2:] == [
+        "| Output throughput/GPU | 415.2 tok/s | 281.7 tok/s | 1.47× |",
+        "| Median E2E latency | 9.68 s | 13.15 s | 1.36× faster |",
+        "| Median TTFT | 154 ms | 130 ms | +18.5% latency |",
+    ]
+    data = table.data.set_index(D.METRIC)
+    # The cells hold 415.0 and 415.4, 150 and 158 ms: the table shows their means.
+    assert data.loc[F.OUTPUT_TOK_S_PER_GPU, D.SPECULATIVE] == pytest.approx(415.2)
+    assert data.loc[F.TTFT_MS_MEDIAN, D.SPECULATIVE] == pytest.approx(154.0)
+    assert data.loc[F.OUTPUT_TOK_S_PER_GPU, D.RATIO] == pytest.approx(415.2 / 281.7)
+    assert data.loc[F.OUTPUT_TOK_S_PER_GPU, "speculative_min"] == pytest.approx(415.0)
+    assert data.loc[F.OUTPUT_TOK_S_PER_GPU, D.N_SPECULATIVE] == 2
+    assert "415.0–415.4 tok/s" in " ".join(table.footnotes)
+
+
+def test_serving_change_uses_unrounded_values(tmp_path: Path) -> None:
+    write_manifest(tmp_path, ["baseline"], ["eagle3"])
+    write_cell(tmp_path, summary(label="baseline", dataset=QUALITATIVE, concurrency=8,
+                                 tok_s_per_gpu=9.96, ttft_ms=129.6))  # fmt: skip
+    write_cell(tmp_path, summary(label="eagle3", dataset=QUALITATIVE, concurrency=8,
+                                 tok_s_per_gpu=10.44, ttft_ms=130.4,
+                                 spec=spec_decode(10, [5])))  # fmt: skip
+    table = T.serving(F.load_results([tmp_path]), EAGLE, QUALITATIVE, 8)
+    throughput, _, ttft = table.rows
+    assert throughput == ("Output throughput/GPU", "10.4 tok/s", "10.0 tok/s", "1.05×")
+    # Both print as 130 ms, yet 130.4 / 129.6 is +0.6%.
+    assert ttft == ("Median TTFT", "130 ms", "130 ms", "+0.6% latency")
+
+
+def test_concurrency_sweep(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    frame, _ = loaded
+    table = T.concurrency_sweep(frame, EAGLE, QUALITATIVE)
+    assert table.columns == ("Concurrency", "eagle3 tok/s/GPU", "baseline tok/s/GPU", "Speedup")
+    assert table.rows == (
+        ("1", "29.0", "16.0", "1.81×"),
+        ("2", "55.0", "32.0", "1.72×"),
+        ("48", "415.2", "281.7", "1.47×"),
+    )
+
+
+def test_acceptance_summary_reproduces_the_gqa_card(tmp_path: Path) -> None:
+    # MT-Bench: 16680 accepted over 10000 drafts and 29990 draft tokens.
+    write_cell(tmp_path, summary(label="eagle3", dataset="mt-bench", concurrency=16,
+                                 spec=spec_decode(10000, [7446, 5368, 3866], 29990)))  # fmt: skip
+    write_cell(tmp_path, summary(label="eagle3", dataset=QUALITATIVE, concurrency=16,
+                                 spec=spec_decode(10000, [7190, 5000, 3420], 29996)))  # fmt: skip
+    table = T.acceptance_summary(F.load_results([tmp_path]), ["eagle3"])
+    lines = _body(to_markdown(table))
+    assert lines[:2] == [
+        "| Dataset | n | Mean accepted length | Draft accept rate | "
+        "Per-position accept rate (pos 1 / 2 / 3) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    assert sorted(lines[2:]) == [
+        "| MT-Bench | 64 | 2.668 | 55.62% | 0.745 / 0.537 / 0.387 |",
+        "| SPEED-Bench (qualitative) | 64 | 2.561 | 52.04% | 0.719 / 0.500 / 0.342 |",
+    ]
+
+
+def test_acceptance_summary_pools_repeats(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    frame, _ = loaded
+    table = T.acceptance_summary(frame, ["eagle3"])
+    assert table.rows[0] == (
+        "SPEED-Bench (qualitative)", "256", "2.810", "60.33%", "0.821 / 0.587 / 0.401",
+    )  # fmt: skip
+
+
+def test_selection_from_manifest_and_errors(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    frame, _ = loaded
+    selection = select_labels(frame)
+    assert selection.comparisons == (EAGLE,)
+    with pytest.raises(SpecbenchError, match=r"--baseline 'vanilla' is not a label"):
+        select_labels(frame, baseline="vanilla")
+    with pytest.raises(SpecbenchError, match=r"--concurrency 64 was not run \(.*1, 2, 48\)"):
+        check_concurrency(frame, 64)
+    assert pick_concurrency([1, 2, 48, 64], None) == 48
+    assert pick_concurrency([1, 2, 32], None) == 32
+    assert pick_concurrency([1, 2, 32], 2) == 2
+
+
+def test_baseline_inferred_without_manifest_and_ambiguity_refused(tmp_path: Path) -> None:
+    write_cell(tmp_path / "a", summary(label="vanilla", dataset=QUALITATIVE, concurrency=1))
+    write_cell(tmp_path / "a", summary(label="eagle3", dataset=QUALITATIVE, concurrency=1,
+                                       spec=spec_decode(10, [5])))  # fmt: skip
+    selection = select_labels(F.load_results([tmp_path / "a"]))
+    assert selection.comparisons == (Comparison("eagle3", "vanilla"),)
+    write_cell(tmp_path / "b", summary(label="eagle3", dataset=QUALITATIVE, concurrency=1,
+                                       spec=spec_decode(10, [5])))  # fmt: skip
+    write_cell(tmp_path / "b", summary(label="ngram", dataset=QUALITATIVE, concurrency=1,
+                                       spec=spec_decode(10, [2])))  # fmt: skip
+    with pytest.raises(SpecbenchError, match="no baseline for a speedup"):
+        select_labels(F.load_results([tmp_path / "b"]))
+    chosen = select_labels(F.load_results([tmp_path / "b"]), baseline="ngram")
+    assert chosen.comparisons == (Comparison("eagle3", "ngram"),)
+
+
+def test_merged_directories_compare_within_each_directory(tmp_path: Path) -> None:
+    for name, tok in (("vllm-0.31", 300.0), ("vllm-0.32", 330.0)):
+        write_manifest(tmp_path / name, ["baseline"], ["eagle3"])
+        write_cell(tmp_path / name, summary(label="baseline", dataset=QUALITATIVE,
+                                            concurrency=4, tok_s_per_gpu=200.0))  # fmt: skip
+        eagle = summary(label="eagle3", dataset=QUALITATIVE, concurrency=4, tok_s_per_gpu=tok,
+                        spec=spec_decode(10, [5]))  # fmt: skip
+        write_cell(tmp_path / name, eagle)
+    frame = F.load_results([tmp_path / "vllm-0.31", tmp_path / "vllm-0.32"])
+    selection = select_labels(frame)
+    assert selection.comparisons == (
+        Comparison("vllm-0.31/eagle3", "vllm-0.31/baseline"),
+        Comparison("vllm-0.32/eagle3", "vllm-0.32/baseline"),
+    )
+    rows = [T.serving(frame, c, QUALITATIVE, 4).rows[0][3] for c in selection.comparisons]
+    assert rows == ["1.50×", "1.65×"]
