@@ -28,68 +28,12 @@ import asyncio
 import contextlib
 import random
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from specbench.emulator.config import EmulatorConfig
 from specbench.emulator.metrics import EmulatorMetrics
-from specbench.emulator.tokens import corrupted_token_id, output_token_id, splitmix64
-
-
-@dataclass(slots=True)
-class StepOutput:
-    """What one engine step produced for one request."""
-
-    token_ids: list[int]
-    finish_reason: str | None
-    # vLLM's RequestSpecDecodeMetrics.to_dict() payload, only on the finishing output.
-    spec_decode_metrics: dict[str, object] | None = None
-
-
-@dataclass(slots=True)
-class EngineRequest:
-    """One request's state inside the engine."""
-
-    num_prompt_tokens: int
-    max_tokens: int
-    arrival_s: float
-    stream_key: int
-    rng: random.Random
-    corrupt_from: int | None
-    outputs: asyncio.Queue[StepOutput] = field(default_factory=asyncio.Queue)
-    num_generated: int = 0
-    histogram: list[int] = field(default_factory=list)
-    num_draft_tokens: int = 0
-    aborted: bool = False
-    last_token_s: float = 0.0
-
-    def next_token_ids(self, count: int) -> list[int]:
-        """The fake model's next `count` tokens, corrupted where configured."""
-        start = self.num_generated
-        token_ids = [output_token_id(self.stream_key, start + offset) for offset in range(count)]
-        if self.corrupt_from is not None:
-            for offset in range(count):
-                if start + offset >= self.corrupt_from:
-                    token_ids[offset] = corrupted_token_id(token_ids[offset])
-        self.num_generated += count
-        return token_ids
-
-    def spec_decode_metrics(self, num_spec_tokens: int) -> dict[str, object]:
-        """Per-request acceptance, with vLLM 0.32's `SpeculativeDecodingMetrics` fields."""
-        num_spec_steps = sum(self.histogram)
-        num_accepted = sum(j * count for j, count in enumerate(self.histogram))
-        return {
-            "mean_acceptance_length": 1.0 + num_accepted / num_spec_steps
-            if num_spec_steps
-            else 1.0,
-            "draft_acceptance_rate": num_accepted / self.num_draft_tokens
-            if self.num_draft_tokens
-            else 0.0,
-            "acceptance_histogram": list(self.histogram),
-            "num_spec_steps": num_spec_steps,
-            "num_accepted_draft_tokens": num_accepted,
-            "num_draft_tokens": self.num_draft_tokens,
-            "num_spec_tokens": num_spec_tokens,
-        }
+from specbench.emulator.request import EngineRequest, StepOutput
+from specbench.emulator.tokens import splitmix64
 
 
 @dataclass(slots=True)

@@ -19,15 +19,15 @@ import orjson
 from aiohttp import web
 
 from specbench.emulator.config import EmulatorConfig
-from specbench.emulator.engine import Engine, StepOutput
+from specbench.emulator.engine import Engine
 from specbench.emulator.metrics import EXPOSITION_CONTENT_TYPE, EmulatorMetrics
-from specbench.emulator.protocol import (
-    RequestError,
+from specbench.emulator.protocol import RequestError, parse_request
+from specbench.emulator.request import StepOutput
+from specbench.emulator.responses import (
     chat_response,
     completion_response,
     created_now,
     new_request_id,
-    parse_request,
 )
 from specbench.emulator.stream import StreamEncoder
 from specbench.emulator.tokens import corruption_start

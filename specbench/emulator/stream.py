@@ -14,8 +14,9 @@ from typing import Any
 
 import orjson
 
-from specbench.emulator.engine import StepOutput
-from specbench.emulator.protocol import ParsedRequest, chat_stream_usage, text_of, usage
+from specbench.emulator.protocol import ParsedRequest
+from specbench.emulator.request import StepOutput
+from specbench.emulator.responses import chat_stream_usage, text_of, usage
 
 DONE = b"data: [DONE]\n\n"
 

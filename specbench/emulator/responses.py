@@ -1,0 +1,153 @@
+"""Response bodies in vLLM 0.32's OpenAI-compatible shapes.
+
+Shapes follow vLLM's pydantic models as it serializes them: stream chunks with
+`exclude_unset=True` (fields vLLM sets explicitly appear even when null), the trailing
+usage chunk with `exclude_none=True`, non-streaming bodies with every field. Bodies are
+plain dicts serialized by orjson (no pydantic per chunk), keys in vLLM's field order.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+from specbench.emulator.protocol import ParsedRequest
+from specbench.emulator.tokens import token_text
+
+
+def new_request_id(chat: bool) -> str:
+    """An id in vLLM's style: `chatcmpl-` or `cmpl-` and 16 hex digits."""
+    return ("chatcmpl-" if chat else "cmpl-") + secrets.token_hex(8)
+
+
+def created_now() -> int:
+    """The `created` field: whole Unix seconds."""
+    return int(time.time())
+
+
+def text_of(token_ids: list[int]) -> str:
+    """Detokenized text of a run of fake tokens."""
+    return "".join(token_text(token_id) for token_id in token_ids)
+
+
+def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+    """`UsageInfo` as vLLM orders it (prompt, total, completion)."""
+    return {
+        "prompt_tokens": prompt_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+        "completion_tokens": completion_tokens,
+    }
+
+
+def chat_stream_usage(prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
+    """Continuous usage on a chat chunk: vLLM sets `completion_tokens_details` (to null)."""
+    return {**usage(prompt_tokens, completion_tokens), "completion_tokens_details": None}
+
+
+def per_request_metrics_full(spec: dict[str, Any] | None) -> dict[str, Any] | None:
+    """`PerRequestMetrics` as a non-streaming body dumps it (every field)."""
+    if spec is None:
+        return None
+    return {
+        "time_to_first_token_ms": None,
+        "generation_time_ms": None,
+        "queue_time_ms": None,
+        "mean_itl_ms": None,
+        "tokens_per_second": None,
+        "speculative_decoding": {**spec, "per_step_accepted": None, "per_step_drafted": None},
+    }
+
+
+def chat_response(
+    request_id: str,
+    created: int,
+    model: str,
+    parsed: ParsedRequest,
+    token_ids: list[int],
+    finish_reason: str,
+    fingerprint: str,
+    spec: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """A non-streaming `ChatCompletionResponse`."""
+    return {
+        "id": request_id,
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": text_of(token_ids),
+                    "refusal": None,
+                    "annotations": None,
+                    "audio": None,
+                    "function_call": None,
+                    "reasoning": None,
+                },
+                "logprobs": None,
+                "finish_reason": finish_reason,
+                "stop_reason": None,
+                "token_ids": token_ids if parsed.return_token_ids else None,
+                "routed_experts": None,
+            }
+        ],
+        "service_tier": None,
+        "system_fingerprint": fingerprint,
+        "usage": {
+            **usage(parsed.num_prompt_tokens, len(token_ids)),
+            "prompt_tokens_details": None,
+            "completion_tokens_details": None,
+        },
+        "prompt_logprobs": None,
+        "prompt_token_ids": parsed.prompt_token_ids if parsed.return_token_ids else None,
+        "prompt_text": None,
+        "kv_transfer_params": None,
+        "ec_transfer_params": None,
+        "metrics": per_request_metrics_full(spec),
+    }
+
+
+def completion_response(
+    request_id: str,
+    created: int,
+    model: str,
+    parsed: ParsedRequest,
+    token_ids: list[int],
+    finish_reason: str,
+    fingerprint: str,
+    spec: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """A non-streaming `CompletionResponse`."""
+    return_ids = parsed.return_token_ids
+    return {
+        "id": request_id,
+        "object": "text_completion",
+        "created": created,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "text": text_of(token_ids),
+                "logprobs": None,
+                "finish_reason": finish_reason,
+                "stop_reason": None,
+                "token_ids": token_ids if return_ids else None,
+                "prompt_logprobs": None,
+                "prompt_token_ids": parsed.prompt_token_ids if return_ids else None,
+                "routed_experts": None,
+            }
+        ],
+        "service_tier": None,
+        "system_fingerprint": fingerprint,
+        "usage": {
+            **usage(parsed.num_prompt_tokens, len(token_ids)),
+            "prompt_tokens_details": None,
+            "completion_tokens_details": None,
+        },
+        "kv_transfer_params": None,
+        "ec_transfer_params": None,
+        "metrics": per_request_metrics_full(spec),
+    }
