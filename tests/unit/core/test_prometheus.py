@@ -1,0 +1,85 @@
+"""Real vLLM 0.32 `/metrics` text (tests/fixtures/vllm, recorded on CPU) through our parser."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from specbench.errors import ServerError
+from specbench.prometheus import (
+    GENERATION_TOKENS,
+    SPEC_ACCEPTED,
+    SPEC_DRAFTS,
+    counter_delta,
+    parse_metrics,
+    per_position_delta,
+)
+from specbench.summarize import spec_decode_summary
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "vllm"
+
+
+def read(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+def two_engines(text: str) -> str:
+    """The same exposition with every `engine="0"` sample repeated as `engine="1"`.
+
+    This is how vLLM exposes data parallelism (one series per engine); the second engine's
+    values are the first's, so every sum must exactly double.
+    """
+    lines = []
+    for line in text.splitlines():
+        lines.append(line)
+        if not line.startswith("#") and 'engine="0"' in line:
+            lines.append(line.replace('engine="0"', 'engine="1"'))
+    return "\n".join(lines) + "\n"
+
+
+def test_recorded_speculative_window_gives_the_documented_acceptance():
+    before = parse_metrics(read("metrics_spec_before.prom"))
+    after = parse_metrics(read("metrics_spec_after.prom"))
+    spec = spec_decode_summary(before, after)
+    assert spec is not None
+    assert (spec.num_drafts, spec.num_draft_tokens, spec.num_accepted_tokens) == (160, 480, 96)
+    assert spec.num_accepted_tokens_per_position == [32, 32, 32]
+    assert spec.acceptance_length == pytest.approx(1.6)
+    assert spec.draft_acceptance_rate == pytest.approx(0.2)
+    assert spec.per_position_acceptance == pytest.approx([0.2, 0.2, 0.2])
+    assert spec.conditional_acceptance == pytest.approx([0.2, 1.0, 1.0])
+    assert counter_delta(before, after, GENERATION_TOKENS) == 264
+
+
+def test_created_gauges_are_never_counted():
+    text = read("metrics_spec_after.prom")
+    assert re.search(r"^vllm:spec_decode_num_drafts_created\{", text, re.MULTILINE)
+    snapshot = parse_metrics(text)
+    assert snapshot.get(SPEC_DRAFTS) == 200.0  # not 200 + a Unix timestamp
+    assert not any(name.endswith("_created") for name in snapshot.samples)
+
+
+def test_baseline_server_has_no_spec_decode_series():
+    snapshot = parse_metrics(read("metrics_nospec.prom"))
+    assert not snapshot.has_spec_decode
+    assert snapshot.get(GENERATION_TOKENS) == 144.0
+    assert spec_decode_summary(snapshot, snapshot) is None
+
+
+def test_data_parallel_engines_are_summed():
+    before = parse_metrics(two_engines(read("metrics_spec_before.prom")))
+    after = parse_metrics(two_engines(read("metrics_spec_after.prom")))
+    assert counter_delta(before, after, SPEC_DRAFTS) == 320
+    assert counter_delta(before, after, SPEC_ACCEPTED) == 192
+    assert per_position_delta(before, after) == [64, 64, 64]
+    # Ratios do not change when both engines behave alike.
+    assert spec_decode_summary(before, after).acceptance_length == pytest.approx(1.6)
+
+
+def test_a_counter_that_went_down_is_a_restart_error():
+    before = parse_metrics(read("metrics_spec_after.prom"))
+    after = parse_metrics(read("metrics_spec_before.prom"))
+    with pytest.raises(ServerError, match="restarted"):
+        spec_decode_summary(before, after)
