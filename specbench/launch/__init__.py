@@ -14,7 +14,8 @@ from specbench.launch.config import (
     SpeculativeConfig,
     SpeculativeMethod,
 )
-from specbench.launch.process import ServerProcess, find_vllm_executable
+from specbench.launch.host import find_vllm_executable
+from specbench.launch.process import ServerProcess
 from specbench.launch.provenance import GpuInventory, ServerProvenance
 
 __all__ = [

@@ -23,7 +23,7 @@ import pytest
 
 from specbench.errors import ServerError, SpecbenchError
 from specbench.launch import EmulatorConfig, ServerConfig, ServerProcess, SpeculativeConfig
-from specbench.launch.process import group_alive
+from specbench.launch.host import group_alive
 
 REPO = Path(__file__).resolve().parents[2]
 SPECBENCH = Path(sys.executable).with_name("specbench")

@@ -22,7 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from specbench.errors import ServerError
 from specbench.launch import ServerProcess
-from specbench.launch.process import group_alive
+from specbench.launch.host import group_alive
 from specbench.suite import Suite, load_suite
 
 pytestmark = pytest.mark.vllm
