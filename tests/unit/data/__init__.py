@@ -1,0 +1,1 @@
+"""Tests of specbench.data: loaders, selection, context fit, inspect."""
