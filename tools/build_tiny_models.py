@@ -8,8 +8,9 @@ Writes, under ``--out``:
 
 - ``target/``: a random ``LlamaForCausalLM`` (hidden 256, 2 layers) with a byte-level BPE
   tokenizer (``PreTrainedTokenizerFast``, BOS/EOS/PAD, a chat template).
-- ``eagle3/``: a random EAGLE3 draft for ``target`` in the public checkpoint layout
-  (``midlayer.*``, ``fc``, ``norm``, ``lm_head``, ``d2t``/``t2d`` for a reduced draft vocab).
+- ``eagle3/``: an EAGLE3 draft for ``target`` in the public checkpoint layout (``midlayer.*``,
+  ``fc``, ``norm``, ``lm_head``, ``d2t``/``t2d`` for a reduced draft vocab) that guesses the
+  target repeats its last token: partial acceptance, as with a real draft.
 - ``repeat-target/`` and ``parity-eagle3/``: a pair with known acceptance. The target has
   zero ``o_proj``/``down_proj`` and ``lm_head`` equal to its (unit-row) embeddings, so its
   residual stream is the token embedding and it repeats the last prompt token forever. The
@@ -44,7 +45,7 @@ NUM_HEADS = 4
 NUM_KV_HEADS = 2
 MAX_POSITIONS = 8192
 # Public EAGLE3 checkpoints carry a reduced draft vocab mapped back through d2t; keep that path
-# exercised by the random draft.
+# exercised by the eagle3 draft.
 RANDOM_DRAFT_VOCAB_SIZE = 512
 # Layer 0 is the embedding output, layer NUM_LAYERS the last decoder layer's output (pre-norm).
 AUX_LAYER_IDS = [0, 1, 2]
@@ -238,14 +239,41 @@ def save_eagle3(out: Path, config: dict[str, Any], weights: dict[str, torch.Tens
     save_file({k: v.contiguous() for k, v in weights.items()}, str(out / "model.safetensors"))
 
 
-def build_random_eagle3(config: LlamaConfig, out: Path) -> None:
-    """A random draft with a reduced vocab: draft id i means target id i + d2t[i]."""
+def likely_outputs(target: LlamaForCausalLM, count: int) -> torch.Tensor:
+    """Sorted ids the target picks most often after a single token, as real draft vocabs
+    keep the most frequent tokens; ties and the remainder go by lowest id."""
+    vocab = target.config.vocab_size
+    bos = torch.full((vocab, 1), target.config.bos_token_id)
+    with torch.no_grad():
+        picks = target(torch.cat([bos, torch.arange(vocab)[:, None]], dim=1)).logits[:, -1]
+    counts = torch.bincount(picks.argmax(-1), minlength=vocab)
+    order = sorted(range(vocab), key=lambda t: (-int(counts[t]), t))
+    return torch.tensor(sorted(order[:count]))
+
+
+def build_guess_eagle3(config: LlamaConfig, target: LlamaForCausalLM, out: Path) -> None:
+    """A draft that guesses "the target's next token repeats", over a reduced draft vocab.
+
+    ``fc`` picks the target's last-layer output, the layer adds nothing (zero ``o_proj`` and
+    ``down_proj``) and ``lm_head`` holds the target's rows for the kept ids, so every draft
+    repeats the token the target just produced. The random target often repeats itself, so
+    acceptance is partial and depends on the prompt; ids outside the draft vocab
+    (draft id i means target id i + d2t[i]) are never drafted.
+    """
+    hidden = config.hidden_size
     weights = eagle3_weights(config, RANDOM_DRAFT_VOCAB_SIZE, std=0.02)
-    kept = torch.randperm(config.vocab_size)[:RANDOM_DRAFT_VOCAB_SIZE].sort().values
+    kept = likely_outputs(target, RANDOM_DRAFT_VOCAB_SIZE)
     weights["d2t"] = kept - torch.arange(RANDOM_DRAFT_VOCAB_SIZE)
     t2d = torch.zeros(config.vocab_size, dtype=torch.bool)
     t2d[kept] = True
     weights["t2d"] = t2d
+    weights["midlayer.self_attn.o_proj.weight"].zero_()
+    weights["midlayer.mlp.down_proj.weight"].zero_()
+    last = AUX_LAYER_IDS.index(config.num_hidden_layers)
+    fc = torch.zeros(hidden, len(AUX_LAYER_IDS) * hidden)
+    fc[:, last * hidden : (last + 1) * hidden] = torch.eye(hidden)
+    weights["fc.weight"] = fc
+    weights["lm_head.weight"] = target.lm_head.weight.detach()[kept].clone()
     save_eagle3(out, eagle3_config(config, RANDOM_DRAFT_VOCAB_SIZE), weights)
 
 
@@ -336,8 +364,9 @@ def build(out: Path) -> dict[str, Any]:
 
     tokenizer = build_tokenizer(rng, out / "target")
     config = llama_config(tokenizer)
-    save_target(LlamaForCausalLM(config).eval(), tokenizer, out / "target")
-    build_random_eagle3(config, out / "eagle3")
+    target = LlamaForCausalLM(config).eval()
+    save_target(target, tokenizer, out / "target")
+    build_guess_eagle3(config, target, out / "eagle3")
 
     repeat = build_repeat_target(config)
     check_repeat_target(repeat, tokenizer)
@@ -374,7 +403,8 @@ def build(out: Path) -> dict[str, Any]:
                 "role": "eagle3 draft",
                 "for_target": "target",
                 "draft_vocab_size": RANDOM_DRAFT_VOCAB_SIZE,
-                "weights": "random (acceptance near 0)",
+                "weights": "guesses that the target repeats its last token: partial, "
+                "prompt-dependent acceptance",
             },
             "repeat-target": describe(
                 config,
