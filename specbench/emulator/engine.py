@@ -46,6 +46,23 @@ class _PlannedStep:
     accepted_per_position: list[int]
 
 
+# The selector's timeout is rounded up to whole milliseconds, so a plain sleep wakes up to
+# ~1 ms late; the last stretch before a deadline is spent yielding to the loop instead.
+_SPIN_S = 0.0015
+
+
+async def _sleep_until(loop: asyncio.AbstractEventLoop, deadline: float) -> None:
+    """Sleep until `deadline` (loop time), within a fraction of a millisecond."""
+    delay = deadline - loop.time() - _SPIN_S
+    if delay > 0:
+        await asyncio.sleep(delay)
+    # Even a late (zero-time or overloaded) step yields once, so handlers and /metrics
+    # are never starved by the engine catching up.
+    await asyncio.sleep(0)
+    while loop.time() < deadline:
+        await asyncio.sleep(0)
+
+
 class Engine:
     """Batches requests into steps on one asyncio task; see the module docstring."""
 
@@ -154,10 +171,7 @@ class Engine:
             else:
                 start = deadline
             deadline = start + step.duration_s
-            delay = deadline - loop.time()
-            # Even a late (zero-time or overloaded) step yields once, so handlers and
-            # /metrics are never starved by the engine catching up.
-            await asyncio.sleep(max(delay, 0.0))
+            await _sleep_until(loop, deadline)
             self._deliver(step)
             self._running = [
                 request
