@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -323,3 +324,29 @@ def test_serve_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
     )
     assert missing.returncode == 2
     assert "no vllm executable: pass --vllm-bin PATH, set SPECBENCH_VLLM" in missing.stderr
+
+
+def test_ctrl_c_during_teardown_does_not_abandon_the_group(tmp_path: Path, fake_vllm: Path) -> None:
+    server = ServerProcess(
+        ServerConfig(model="m"),
+        name="twice",
+        log_dir=tmp_path,
+        vllm_bin=fake_vllm,
+        stop_grace_s=3.0,
+    )
+
+    def press_ctrl_c() -> None:
+        for delay_s in (0.3, 0.5):
+            time.sleep(delay_s)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with server:
+        pgid = server.pid
+        assert pgid is not None
+        presser = threading.Thread(target=press_ctrl_c)
+        presser.start()
+    # Teardown waited out the grace period for the SIGTERM-ignoring child, then killed it,
+    # with both Ctrl-C presses landing while it ran.
+    presser.join()
+    assert not group_alive(pgid)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
