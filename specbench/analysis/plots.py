@@ -43,6 +43,7 @@ def _new(size: tuple[float, float] = SIZE_IN) -> tuple[Figure, Axes]:
     figure = Figure(figsize=size, dpi=DPI, layout="constrained")
     axes = figure.add_subplot()
     axes.grid(True, which="major", alpha=0.3)
+    axes.set_axisbelow(True)
     axes.spines[["top", "right"]].set_visible(False)
     return figure, axes
 
@@ -116,7 +117,7 @@ def al_by_domain(domain: pd.DataFrame, labels: Sequence[str], title: str) -> Fig
         color = _COLORS[index % len(_COLORS)]
         values = [float(value.get((label, c), math.nan)) for c in names]
         # Labels sit inside the bar ends and the Overall line behind the bars: no crossing.
-        offset = (index - (len(present) - 1) / 2) * height
+        offset = ((len(present) - 1) / 2 - index) * height  # first label on top
         axes.barh(y + offset, values, height=height * 0.9, color=color, label=label)
         for bar_y, bar_value in zip(y + offset, values, strict=True):
             if math.isfinite(bar_value):

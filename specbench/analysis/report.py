@@ -152,8 +152,16 @@ def _build(
     if speculative:
         table = _try(outcome, partial(T.acceptance_summary, frame, speculative))
         if table is not None:
-            title = "Per-position acceptance rate"
-            figure = P.per_position_acceptance(table.data, title)
+            title, data = "Per-position acceptance rate", table.data
+            if len(speculative) > 1:
+                # Several configs: one line per config on the first dataset (qualitative
+                # when run), else the figure drowns in config × dataset lines.
+                first = ordered_datasets(frame[frame[F.LABEL].isin(speculative)])[0]
+                data = data[data[F.DATASET] == first]
+                splits = data[F.SPLIT].dropna()
+                phrase = W.dataset_phrase(first, str(splits.iloc[0]) if len(splits) else None)
+                title = f"{title} ({phrase})"
+            figure = P.per_position_acceptance(data, title)
             _figure(outcome, "per_position_acceptance", title, figure, formats)
 
 
@@ -186,7 +194,7 @@ def _serving(
         table = _try(outcome, partial(T.concurrency_sweep, frame, comparison, dataset))
         if table is not None and len(table.data) >= 2:
             splits = frame.loc[frame[F.DATASET] == dataset, F.SPLIT].dropna()
-            name = W.dataset_name(dataset, str(splits.iloc[0]) if len(splits) else None)
+            name = W.dataset_phrase(dataset, str(splits.iloc[0]) if len(splits) else None)
             title = f"Output throughput per GPU vs concurrency ({name})"
             figure = P.throughput_vs_concurrency(
                 table.data, comparison.speculative, comparison.baseline, title

@@ -186,8 +186,8 @@ def concurrency_sweep(frame: pd.DataFrame, comparison: Comparison, dataset: str)
     rows = tuple(
         (
             str(int(r[CONCURRENCY])),
-            W.fixed(r[D.SPECULATIVE], 1),
-            W.fixed(r[D.BASELINE], 1),
+            W.number(r[D.SPECULATIVE], 1),
+            W.number(r[D.BASELINE], 1),
             W.throughput_change(r[D.SPECULATIVE], r[D.BASELINE]),
         )
         for r in data.to_dict(orient="records")

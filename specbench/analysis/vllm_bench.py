@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from specbench.analysis.frame import LoadedCell
+from specbench.analysis.loading import LoadedCell
 from specbench.summary import CellSummary
 
 
@@ -68,7 +68,9 @@ def write_vllm_bench(cells: Sequence[LoadedCell], out_dir: Path) -> list[Path]:
     written = []
     for cell in cells:
         s = cell.summary
-        name = f"{_slug(cell.label)}__{_slug(s.dataset)}__c{s.concurrency}__r{s.repeat}.json"
+        # The store's own dataset folder name is short and already filesystem-safe.
+        folder = cell.path.parent.parent.parent.name or _slug(s.dataset)
+        name = f"{_slug(cell.label)}__{folder}__c{s.concurrency}__r{s.repeat}.json"
         if s.category is not None:
             name = name.replace(f"__c{s.concurrency}", f"__{_slug(s.category)}__c{s.concurrency}")
         path = out_dir / name

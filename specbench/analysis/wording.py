@@ -39,7 +39,8 @@ def dataset_name(dataset: str, split: str | None = None) -> str:
     """`speed-bench:qualitative` → `SPEED-Bench (qualitative)`; `mt-bench` → `MT-Bench`."""
     head, _, tail = dataset.partition(":")
     if head.lower() in ("speed-bench", "speed_bench", "nvidia/speed-bench"):
-        return f"SPEED-Bench ({tail or split or 'all'})"
+        # `speed-bench:qualitative:/local/path` names its config before the path.
+        return f"SPEED-Bench ({split or tail.partition(':')[0] or 'all'})"
     if dataset.lower() in _DATASET_NAMES:
         return _DATASET_NAMES[dataset.lower()]
     if split is not None:
@@ -121,6 +122,11 @@ def milliseconds(value_ms: float) -> str:
 def fixed(value: float, digits: int) -> str:
     """A number with `digits` decimals, `—` when missing."""
     return "—" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def number(value: float, digits: int) -> str:
+    """A number with thousands separators and `digits` decimals, `—` when missing."""
+    return "—" if value is None or not math.isfinite(value) else f"{value:,.{digits}f}"
 
 
 def percent(fraction: float, digits: int = 2) -> str:

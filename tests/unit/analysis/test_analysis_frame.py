@@ -154,6 +154,24 @@ def test_colliding_labels_of_merged_directories_are_prefixed(tmp_path: Path) -> 
     assert set(frame[F.SERVER_LABEL]) == {"baseline", "eagle3", "ngram"}
 
 
+def test_baseline_marked_in_the_suite_section_of_the_manifest(tmp_path: Path) -> None:
+    # The campaign runner records its suite: {"suite": {"servers": {name: {"baseline": …}}}}.
+    suite_servers = {"vanilla": {"baseline": True}, "eagle3": {"baseline": False}}
+    manifest = {
+        "schema_version": 1,
+        "servers": {"vanilla": {}, "eagle3": {}},
+        "suite": {"servers": suite_servers},
+    }
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    write_cell(tmp_path, summary(label="vanilla", dataset=QUALITATIVE, concurrency=1))
+    write_cell(tmp_path, summary(label="eagle3", dataset=QUALITATIVE, concurrency=1))
+    frame = F.load_results([tmp_path])
+    assert dict(zip(frame[F.LABEL], frame[F.IS_BASELINE], strict=True)) == {
+        "eagle3": False,
+        "vanilla": True,
+    }
+
+
 def test_empty_directory_is_one_line_error(tmp_path: Path) -> None:
     with pytest.raises(SpecbenchError, match=r"no summary\.json found") as error:
         F.load_results([tmp_path])

@@ -68,5 +68,8 @@ def test_names() -> None:
     ]
     assert W.dataset_name("speed-bench:qualitative") == "SPEED-Bench (qualitative)"
     assert W.dataset_name("mt-bench") == "MT-Bench"
+    local = "speed-bench:qualitative:/data/speed_bench"
+    assert W.dataset_name(local, "qualitative") == "SPEED-Bench (qualitative)"
+    assert W.dataset_name(local) == "SPEED-Bench (qualitative)"
     assert W.dataset_name("/data/x.parquet", "throughput_8k") == "SPEED-Bench (throughput_8k)"
     assert W.dataset_phrase("speed-bench:qualitative") == "SPEED-Bench qualitative"
