@@ -31,6 +31,11 @@ from typing import TYPE_CHECKING, Any
 from specbench.analysis.aggregate import (  # noqa: F401  (re-exported)
     N_CELLS,
     N_REPEATS,
+    SUFFIX_MAX,
+    SUFFIX_MIN,
+    SUFFIX_N,
+    SUFFIX_POOLED,
+    SUFFIX_STD,
     aggregate_repeats,
     ci_column,
     pool_acceptance,

@@ -144,7 +144,9 @@ def _build(
             title = "Acceptance length vs context length"
             figure = P.al_vs_context(table.data, speculative, title)
             _figure(outcome, "al_vs_context", title, figure, formats)
-    if not selection.comparisons:
+    if not speculative:
+        outcome.not_built.append("serving and concurrency tables: no speculative config")
+    elif not selection.comparisons:
         note = selection.baseline_note or "no baseline for the speculative configs"
         outcome.not_built.append(f"serving and concurrency tables: {note} (pass --baseline NAME)")
     for comparison in selection.comparisons:

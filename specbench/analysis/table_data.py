@@ -62,7 +62,8 @@ def domain_data(
 
     Categories come from `per_category` (pooled per their definition); step-weighted
     numbers win when a category has both kinds. Overall is 1 + Σaccepted / Σdrafts of the
-    server counters of the dataset's mixed cells. Columns: label, category,
+    server counters of the dataset's mixed cells (of its single-category cells when no
+    mixed run has counters). Columns: label, category,
     acceptance_length, acceptance_source, acceptance_definition, n_cells, num_requests,
     concurrencies (sorted list), repeats (distinct repeat indices).
     """
@@ -84,8 +85,10 @@ def domain_data(
             record[CONCURRENCIES] = sorted({int(c) for c in scope[CONCURRENCY]})
             record[REPEATS] = sorted({int(r) for r in scope[REPEAT]})
             out.append(record)
-    cells = mixed_cells(frame)
-    cells = cells[(cells[DATASET] == dataset) & cells[LABEL].isin(labels)]
+    in_scope = frame[(frame[DATASET] == dataset) & frame[LABEL].isin(labels)]
+    mixed = mixed_cells(in_scope)
+    # Per-category runs only (no mixed cell): all their steps together are the overall.
+    cells = mixed if mixed[NUM_DRAFTS].notna().any() else in_scope
     overall = pool_acceptance(cells, [LABEL])
     for total in overall.to_dict(orient="records"):
         scope = cells[(cells[LABEL] == total[LABEL]) & cells[NUM_DRAFTS].notna()]

@@ -146,3 +146,11 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     result = _cli(str(results), "--baseline", "vanilla", "--format", "md")
     assert result.returncode == 2
     assert "--baseline 'vanilla' is not a label" in result.stderr
+
+
+def test_baseline_only_results_build_what_they_can(tmp_path: Path) -> None:
+    write_cell(tmp_path, summary(label="baseline", dataset=QUALITATIVE, concurrency=4))
+    outcome = build_report(ReportOptions((tmp_path,), formats=("md",)))
+    assert outcome.tables == []
+    assert "serving and concurrency tables: no speculative config" in outcome.not_built
+    assert (outcome.out_dir / "summary.csv").is_file()

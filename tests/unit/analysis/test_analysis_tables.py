@@ -230,3 +230,18 @@ def test_merged_directories_compare_within_each_directory(tmp_path: Path) -> Non
     )
     rows = [T.serving(frame, c, QUALITATIVE, 4).rows[0][3] for c in selection.comparisons]
     assert rows == ["1.50×", "1.65×"]
+
+
+def test_al_by_domain_from_single_category_runs(tmp_path: Path) -> None:
+    # One cell per category, no per_category and no mixed run: the counters give each
+    # category, and Overall pools every step: 1 + (30 + 10) / (10 + 20) = 2.333.
+    for name, spec in (
+        ("coding", spec_decode(10, [10, 10, 10])),
+        ("writing", spec_decode(20, [10, 0, 0])),
+    ):
+        cell = summary(label="eagle3", dataset=QUALITATIVE, concurrency=4, category=name, spec=spec)
+        write_cell(tmp_path, cell, slug=f"speed-bench-qualitative-{name}")
+    cells, _ = F.load_cells([tmp_path])
+    table = T.al_by_domain(F.cells_frame(cells), F.category_frame(cells), QUALITATIVE, ["eagle3"])
+    assert table.rows == (("Coding", "4.00"), ("Writing", "1.50"), ("Overall", "2.33"))
+    assert "single-category runs" in table.footnotes[0]
