@@ -18,6 +18,7 @@ import aiohttp
 
 from specbench import store
 from specbench.client import AiohttpSender, Api, RequestSettings, Sender
+from specbench.data.context import check_context_fit
 from specbench.data.loader import Workload, load_workload
 from specbench.endpoint import discover_model, scrape, server_version
 from specbench.errors import ServerError, SpecbenchError
@@ -54,6 +55,7 @@ class BenchOptions:
     categories: tuple[str, ...] = ()
     entropy_tiers: tuple[str, ...] = ()
     dataset_revision: str | None = None
+    tokenizer: str | None = None
     force: bool = False
     extra_body: dict[str, object] = field(default_factory=dict)
 
@@ -90,6 +92,7 @@ def parse_concurrencies(text: str) -> tuple[int, ...]:
 
 
 ProgressFactory = Callable[[], CellProgress]
+Warn = Callable[[str], None]
 CellDone = Callable[[CellSpec, CellOutcome], None]
 
 
@@ -99,6 +102,7 @@ async def bench_workload(
     *,
     progress: ProgressFactory = CellProgress,
     on_cell: CellDone | None = None,
+    warn: Warn | None = None,
 ) -> list[CellSummary]:
     """Measure every cell of one endpoint × workload; skipped (complete) cells are read back."""
     base_url = options.endpoint.rstrip("/")
@@ -107,9 +111,12 @@ async def bench_workload(
     )
     connector = aiohttp.TCPConnector(limit=max(options.concurrencies) + 8, limit_per_host=0)
     async with aiohttp.ClientSession(connector=connector) as session:
-        model = options.model or str(
-            (await discover_model(session, base_url, options.api_key))["id"]
-        )
+        served = await discover_model(session, base_url, options.api_key)
+        model = options.model or str(served["id"])
+        for message in context_warnings(
+            workload, served.get("max_model_len"), options.max_tokens, options.tokenizer
+        ):
+            (warn or (lambda _m: None))(message)
         await scrape(
             session, base_url, options.api_key
         )  # fail now, not mid-campaign, without /metrics
@@ -218,6 +225,18 @@ async def bench_workload(
     return summaries
 
 
+def context_warnings(
+    workload: Workload, max_model_len: object, max_tokens: int, tokenizer: str | None
+) -> list[str]:
+    """The workload's own warnings, plus a context-length check when the server states its limit."""
+    messages = list(workload.warnings)
+    if isinstance(max_model_len, int) and max_model_len > 0:
+        messages += check_context_fit(
+            workload, max_model_len=max_model_len, max_tokens=max_tokens, tokenizer=tokenizer
+        )
+    return messages
+
+
 def make_sender(
     client: Client,
     session: aiohttp.ClientSession,
@@ -254,6 +273,7 @@ def run_bench(
     *,
     progress: ProgressFactory = CellProgress,
     on_cell: CellDone | None = None,
+    warn: Warn | None = None,
 ) -> list[CellSummary]:
     """Validate, load the dataset, and measure every cell (blocking)."""
     options.validate()
@@ -265,4 +285,6 @@ def run_bench(
         num_prompts=options.num_prompts,
         seed=options.seed,
     )
-    return asyncio.run(bench_workload(options, workload, progress=progress, on_cell=on_cell))
+    return asyncio.run(
+        bench_workload(options, workload, progress=progress, on_cell=on_cell, warn=warn)
+    )

@@ -22,7 +22,7 @@ import aiohttp
 import orjson
 
 from specbench import store
-from specbench.bench import make_sender
+from specbench.bench import context_warnings, make_sender
 from specbench.client import RequestSettings
 from specbench.data.loader import Workload, load_workload
 from specbench.errors import ServerError, SpecbenchError
@@ -63,6 +63,9 @@ class CampaignProgress:
 
     def server(self, name: str, message: str) -> None:
         """A server is starting, ready, restarting or giving up."""
+
+    def warn(self, message: str) -> None:
+        """Something the user should know before trusting the cells (e.g. context length)."""
 
     def cell(self, cell: Cell) -> CellProgress:
         """Called before a cell is measured; returns the cell's progress sink."""
@@ -328,6 +331,10 @@ async def _measure(
                 )
             workload = workloads[cell.workload_index]
             if cell.workload_index not in senders:
+                for message in context_warnings(
+                    workload, config.max_model_len, spec_w.max_tokens, tokenizer=None
+                ):
+                    progress.warn(f"{name} × {spec_w.dataset}: {message}")
                 settings = RequestSettings(
                     model=config.api_model_name,
                     max_tokens=spec_w.max_tokens,

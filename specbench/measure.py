@@ -177,6 +177,14 @@ async def measure_cell(
         raise ServerError(
             f"all {len(records)} requests failed; first: {first.error_type}: {first.error_message}"
         )
+    rejected = [r for r in records if r.error_type == "http_400"]
+    if rejected:
+        # A 400 is the request's fault (e.g. prompt + max_tokens over the context window):
+        # figures over the remaining requests would silently describe another workload.
+        raise ServerError(
+            f"the server rejected {len(rejected)} of {len(records)} requests as invalid: "
+            f"{rejected[0].error_message}"
+        )
     after = await scrape_when_idle(session, spec.endpoint, api_key)
     store.write_atomic(directory / store.METRICS_AFTER, after.text)
     context = CellContext(

@@ -68,6 +68,9 @@ def bench(
     dataset_revision: Annotated[
         str | None, typer.Option(help="Hub revision of SPEED-Bench.")
     ] = None,
+    tokenizer: Annotated[
+        str | None, typer.Option(help="Tokenizer folder for an exact context-length check.")
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the stratified prompt selection.")] = 0,
     request_timeout: Annotated[
         float, typer.Option(help="Seconds without data before a request fails.")
@@ -111,6 +114,7 @@ def bench(
         categories=tuple(category or ()),
         entropy_tiers=tuple(entropy_tier or ()),
         dataset_revision=dataset_revision,
+        tokenizer=tokenizer,
         force=force,
     )
 
@@ -121,6 +125,11 @@ def bench(
         elif outcome.error:
             console.print(f"[red]failed[/] {where}: {outcome.error}")
 
-    summaries = run_bench(options, progress=RichCellProgress, on_cell=on_cell)
+    summaries = run_bench(
+        options,
+        progress=RichCellProgress,
+        on_cell=on_cell,
+        warn=lambda message: console.print(f"[yellow]warning:[/] {message}"),
+    )
     console.print(cells_table(summaries))
     console.print(f"results in {output}")

@@ -140,6 +140,9 @@ class RichCampaignProgress(CampaignProgress):
     def server(self, name: str, message: str) -> None:
         self._progress.console.print(f"[cyan]server {name}[/]: {message}")
 
+    def warn(self, message: str) -> None:
+        self._progress.console.print(f"[yellow]warning:[/] {message}")
+
     def cell(self, cell: Cell) -> CellProgress:
         return RichCellProgress()
 

@@ -296,3 +296,38 @@ def test_bad_input_gets_one_line_and_exit_2(spec_server, plain_http_server, data
     )
     assert "broken.jsonl" in line and "2" in line
     assert not any(out.rglob("summary.json"))
+
+
+def test_prompts_over_the_context_window_warn_then_stop_the_cell(tmp_path):
+    from specbench.launch import EmulatorConfig, ServerConfig, ServerProcess
+
+    config = ServerConfig(
+        engine="emulator", model="short", emulator=EmulatorConfig(prefill_ms=1, step_ms=1)
+    )
+    # The emulator's context window is 4096 tokens by default; ask it for 64.
+    config = config.model_copy(update={"max_model_len": 64})
+    long_prompts = tmp_path / "long.jsonl"
+    long_prompts.write_text(
+        "".join(json.dumps({"category": "long", "turns": ["word " * 300]}) + "\n" for _ in range(3))
+    )
+    with ServerProcess(config, name="short", log_dir=tmp_path) as server:
+        result = bench(
+            "--endpoint",
+            server.base_url,
+            "--dataset",
+            long_prompts,
+            "--max-tokens",
+            "16",
+            "--warmup",
+            "0",
+            "--output",
+            tmp_path / "out",
+        )
+    assert result.returncode == 2, result.stderr
+    # Warned before any request, from the server's own max_model_len and an estimate.
+    assert "warning: long: 3 of 3 conversations may exceed max_model_len 64" in result.stderr
+    # Then the server's refusal stops the cell with its own message instead of a cell of failures.
+    assert result.stderr.strip().splitlines()[-1].startswith("error: 1 cell(s) failed")
+    (failure,) = (tmp_path / "out").rglob("failure.json")
+    assert "maximum context length is 64 tokens" in json.loads(failure.read_text())["message"]
+    assert not list((tmp_path / "out").rglob("summary.json"))
