@@ -15,7 +15,9 @@ def register(app: typer.Typer) -> None:
 
 
 def report(
-    results_dirs: Annotated[list[Path], typer.Argument(help=RESULTS_HELP, show_default=False)],
+    results_dirs: Annotated[
+        list[Path], typer.Argument(help=RESULTS_HELP, show_default=False, metavar="RESULTS_DIR")
+    ],
     out: Annotated[
         Path | None,
         typer.Option(help="Output folder; default RESULTS_DIR/report (required for several)."),
