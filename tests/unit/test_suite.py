@@ -304,7 +304,10 @@ def test_cpu_demo_suite_points_at_the_tiny_models() -> None:
     assert eagle3.model == str(models / "target")
     assert eagle3.speculative is not None and eagle3.speculative.model == str(models / "eagle3")
     argv = build_argv(eagle3)
-    assert argv[argv.index("--max-model-len") + 1] == "2048"
+    assert argv[argv.index("--max-model-len") + 1] == "8192"
+    # One launch per server serves both workloads (CI starts each real server once).
+    cells = [cell for cell in suite.expand() if cell.server == "eagle3"]
+    assert all(suite.server_config_for(cell) == eagle3 for cell in cells)
     start = argv.index("--dtype")
     assert argv[start : start + 3] == ["--dtype", "float32", "--enforce-eager"]
     assert eagle3.env["VLLM_CPU_KVCACHE_SPACE"] == "1"
