@@ -12,12 +12,11 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 import aiohttp
 
 from specbench import store
-from specbench.client import AiohttpSender, Api, RequestSettings, Sender
+from specbench.client import AiohttpSender, Api, Client, RequestSettings, Sender
 from specbench.data.context import check_context_fit
 from specbench.data.loader import Workload, load_workload
 from specbench.endpoint import discover_model, scrape, server_version
@@ -25,8 +24,6 @@ from specbench.errors import ServerError, SpecbenchError
 from specbench.manifest import update_manifest
 from specbench.measure import CellOutcome, CellProgress, CellSpec, run_cell, utc_now
 from specbench.summary import CellSummary
-
-Client = Literal["aiohttp", "openai"]
 
 
 @dataclass(frozen=True)
@@ -111,15 +108,14 @@ async def bench_workload(
     )
     connector = aiohttp.TCPConnector(limit=max(options.concurrencies) + 8, limit_per_host=0)
     async with aiohttp.ClientSession(connector=connector) as session:
+        # Without /metrics there is no acceptance: fail before any request is sent.
+        await scrape(session, base_url, options.api_key)
         served = await discover_model(session, base_url, options.api_key)
         model = options.model or str(served["id"])
         for message in context_warnings(
             workload, served.get("max_model_len"), options.max_tokens, options.tokenizer
         ):
             (warn or (lambda _m: None))(message)
-        await scrape(
-            session, base_url, options.api_key
-        )  # fail now, not mid-campaign, without /metrics
         version = await server_version(session, base_url, options.api_key)
         update_manifest(
             options.output,

@@ -20,6 +20,7 @@ from specbench.records import RequestRecord
 from specbench.sse import SSEDecoder
 
 Api = Literal["chat", "completions"]
+Client = Literal["aiohttp", "openai"]
 Prompt = list[dict[str, str]] | str
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import aiohttp
 
 from specbench import store
-from specbench.client import Api, Sender
+from specbench.client import Sender
 from specbench.data.conversation import Conversation
 from specbench.endpoint import Scrape, reset_prefix_cache, scrape, scrape_when_idle
 from specbench.errors import ServerError
@@ -28,31 +28,11 @@ from specbench.load import run_closed_loop
 from specbench.metrics.acceptance import acceptance_length
 from specbench.prometheus import SPEC_ACCEPTED, SPEC_DRAFTS
 from specbench.records import RequestRecord
-from specbench.summarize import CellContext, summarize_cell
+from specbench.summarize import CellSpec, Window, summarize_cell
 from specbench.summary import CellSummary
 
 #: Seconds between the mid-cell scrapes that show the current AL on the progress bar.
 LIVE_SCRAPE_INTERVAL_S = 2.0
-
-
-@dataclass(frozen=True, slots=True)
-class CellSpec:
-    """One cell: which server, workload and load level, and how requests are sent."""
-
-    label: str
-    dataset: str
-    category: str | None
-    concurrency: int
-    repeat: int
-    gpus: int
-    model: str
-    endpoint: str
-    api: Api
-    client: str
-    max_tokens: int
-    temperature: float
-    warmup: int
-    save_outputs: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,24 +167,12 @@ async def measure_cell(
         )
     after = await scrape_when_idle(session, spec.endpoint, api_key)
     store.write_atomic(directory / store.METRICS_AFTER, after.text)
-    context = CellContext(
-        label=spec.label,
-        dataset=spec.dataset,
-        category=spec.category,
-        concurrency=spec.concurrency,
-        repeat=spec.repeat,
-        gpus=spec.gpus,
-        model=spec.model,
-        endpoint=spec.endpoint,
-        api=spec.api,
-        client=spec.client,
-        max_tokens=spec.max_tokens,
-        temperature=spec.temperature,
+    window = Window(
         started_at=started_at,
         finished_at=finished_at,
         duration_s=(window_end - window_start) / 1e9,
     )
-    summary = summarize_cell(records, before.snapshot, after.snapshot, context)
+    summary = summarize_cell(records, before.snapshot, after.snapshot, spec, window)
     store.write_json(directory / store.SUMMARY, summary)
     return summary
 

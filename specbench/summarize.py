@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from specbench.client import Api, Client
 from specbench.metrics.acceptance import (
     acceptance_length,
     conditional_acceptance,
@@ -32,8 +33,8 @@ from specbench.summary import CategoryAcceptance, CellSummary, SpecDecodeSummary
 
 
 @dataclass(frozen=True, slots=True)
-class CellContext:
-    """What a cell was, besides what it measured."""
+class CellSpec:
+    """One cell: which server, workload and load level, and how requests are sent."""
 
     label: str
     dataset: str
@@ -43,10 +44,18 @@ class CellContext:
     gpus: int
     model: str
     endpoint: str
-    api: str
-    client: str
+    api: Api
+    client: Client
     max_tokens: int
     temperature: float
+    warmup: int
+    save_outputs: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """When the measured window ran: UTC wall clock for the record, perf-counter duration."""
+
     started_at: str
     finished_at: str
     duration_s: float
@@ -126,7 +135,8 @@ def summarize_cell(
     records: Sequence[RequestRecord],
     before: MetricsSnapshot,
     after: MetricsSnapshot,
-    context: CellContext,
+    spec: CellSpec,
+    window: Window,
 ) -> CellSummary:
     ok = [r for r in records if r.ok]
     output_tokens = sum(r.output_tokens or 0 for r in ok)
@@ -145,36 +155,36 @@ def summarize_cell(
         for r in ok
         for earlier, later in zip(r.chunk_offsets_ns, r.chunk_offsets_ns[1:], strict=False)
     ]
-    spec = spec_decode_summary(before, after)
-    throughput = output_tok_s(output_tokens, context.duration_s)
+    acceptance = spec_decode_summary(before, after)
+    throughput = output_tok_s(output_tokens, window.duration_s)
     return CellSummary(
-        label=context.label,
-        dataset=context.dataset,
-        category=context.category,
-        concurrency=context.concurrency,
-        repeat=context.repeat,
-        gpus=context.gpus,
-        model=context.model,
-        endpoint=context.endpoint,
-        api=context.api,  # type: ignore[arg-type]
-        client=context.client,  # type: ignore[arg-type]
-        max_tokens=context.max_tokens,
-        temperature=context.temperature,
-        started_at=context.started_at,
-        finished_at=context.finished_at,
+        label=spec.label,
+        dataset=spec.dataset,
+        category=spec.category,
+        concurrency=spec.concurrency,
+        repeat=spec.repeat,
+        gpus=spec.gpus,
+        model=spec.model,
+        endpoint=spec.endpoint,
+        api=spec.api,
+        client=spec.client,
+        max_tokens=spec.max_tokens,
+        temperature=spec.temperature,
+        started_at=window.started_at,
+        finished_at=window.finished_at,
         num_requests=len(records),
         num_failed=len(records) - len(ok),
-        duration_s=context.duration_s,
+        duration_s=window.duration_s,
         input_tokens=sum(r.input_tokens or 0 for r in ok),
         output_tokens=output_tokens,
         output_tok_s=throughput,
-        output_tok_s_per_gpu=per_gpu(throughput, context.gpus),
-        request_per_s=len(ok) / context.duration_s,
+        output_tok_s_per_gpu=per_gpu(throughput, spec.gpus),
+        request_per_s=len(ok) / window.duration_s,
         ttft_ms=distribution(ttfts),
         tpot_ms=distribution(tpots),
         e2e_ms=distribution(e2es),
         step_gap_ms=distribution(gaps),
         server_generation_tokens=counter_delta(before, after, GENERATION_TOKENS),
-        spec_decode=spec,
+        spec_decode=acceptance,
         per_category=category_acceptance(records, speculating=before.has_spec_decode),
     )
