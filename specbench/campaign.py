@@ -91,8 +91,12 @@ class CampaignResult:
 
 
 def suite_hash(suite: Suite) -> str:
-    """sha256 of the resolved suite (sorted keys): two runs of the same campaign match."""
-    resolved = suite.model_dump(mode="json", exclude={"source"})
+    """sha256 of the resolved suite (sorted keys): two runs of the same campaign match.
+
+    `[slurm]` says where cells run, not what they measure: it stays out of the hash, so a
+    local run and a Slurm run share one results directory.
+    """
+    resolved = suite.model_dump(mode="json", exclude={"source", "slurm"})
     return hashlib.sha256(orjson.dumps(resolved, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 

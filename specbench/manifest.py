@@ -1,19 +1,26 @@
 """`manifest.json`: what a results directory holds and how it was produced.
 
 The manifest is rewritten atomically, merging new sections into what is there, so a
-directory filled by several commands (or resumed runs) keeps every earlier entry.
+directory filled by several commands (or resumed runs) keeps every earlier entry. The
+read-merge-write holds an exclusive `flock` on `.manifest.lock` beside it: Slurm shards
+running at once on several nodes update one manifest without losing each other's sections.
 """
 
 from __future__ import annotations
 
+import fcntl
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from specbench import SCHEMA_VERSION, __version__, store
 from specbench.errors import SpecbenchError
+
+#: Lock file beside manifest.json; flock works across NFS (v4) clients, which shards share.
+MANIFEST_LOCK = ".manifest.lock"
 
 
 def git_sha() -> str | None:
@@ -50,6 +57,22 @@ def update_manifest(
     root: Path, *, runs: Sequence[dict[str, Any]] = (), **sections: Any
 ) -> dict[str, Any]:
     """Merge `sections` into the manifest (nested dicts key by key) and append `runs`."""
+    with _locked(root):
+        return _update(root, runs, sections)
+
+
+@contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    root.mkdir(parents=True, exist_ok=True)
+    with (root / MANIFEST_LOCK).open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _update(root: Path, runs: Sequence[dict[str, Any]], sections: dict[str, Any]) -> dict[str, Any]:
     manifest = load_manifest(root)
     if not manifest:
         manifest = {

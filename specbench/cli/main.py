@@ -40,6 +40,9 @@ serve.register(app)
 from specbench.cli import report  # noqa: E402
 
 report.register(app)
+from specbench.cli import status  # noqa: E402
+
+status.register(app)
 # -- end of command registrations --
 
 

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from specbench.cli import slurm_options as so
 from specbench.errors import CellsFailed, SpecbenchError
 
 
@@ -61,6 +62,22 @@ def run(
     api_key_env: Annotated[
         str | None, typer.Option(help="Environment variable holding the API key.")
     ] = None,
+    executor: so.Executor = "local",
+    shard_by: so.ShardByOption = "server",
+    shard: so.ShardOption = None,
+    detach: so.Detach = False,
+    retries: so.Retries = 0,
+    poll_interval: so.PollInterval = 5.0,
+    partition: so.Partition = None,
+    account: so.Account = None,
+    time_limit: so.TimeLimit = None,
+    nodes: so.Nodes = None,
+    gpus_per_node: so.GpusPerNode = None,
+    gres: so.Gres = None,
+    constraint: so.Constraint = None,
+    sbatch_option: so.SbatchOption = None,
+    setup: so.Setup = None,
+    launcher: so.Launcher = None,
 ) -> None:
     """Start each server once, measure every missing cell, and print AL, tok/s/GPU and speedup."""
     from specbench.campaign import CampaignOptions, run_campaign
@@ -74,6 +91,48 @@ def run(
     api_key = os.environ.get(api_key_env) if api_key_env else None
     if api_key_env and not api_key:
         raise SpecbenchError(f"--api-key-env: environment variable {api_key_env} is not set")
+    if executor == "slurm":
+        from specbench.cli.slurm import run_slurm, settings_with
+        from specbench.slurm.executor import SlurmRun
+
+        if endpoint:
+            raise SpecbenchError("--endpoint: not with --executor slurm (each job starts servers)")
+        settings = settings_with(
+            loaded.slurm,
+            partition=partition,
+            account=account,
+            time_limit=time_limit,
+            nodes=nodes,
+            gpus_per_node=gpus_per_node,
+            gres=gres,
+            constraint=constraint,
+            sbatch_options=sbatch_option,
+            setup=setup,
+            launcher=launcher,
+        )
+        run_slurm(
+            loaded,
+            SlurmRun(
+                output=output or Path("results") / loaded.name,
+                settings=settings,
+                shard_by=shard_by,
+                servers=tuple(server or ()),
+                shard_patterns=tuple(shard or ()),
+                retries=retries,
+                detach=detach,
+                poll_interval_s=poll_interval,
+                force=force,
+                fail_fast=fail_fast,
+                max_restarts=max_restarts,
+                vllm_bin=vllm_bin,
+                ready_timeout_s=ready_timeout,
+                api_key_env=api_key_env,
+            ),
+        )
+        return
+    slurm_only = (shard, partition, account, time_limit, nodes, gpus_per_node, gres, constraint)
+    if detach or retries or sbatch_option or setup or launcher or any(slurm_only):
+        raise SpecbenchError(f"options of the {so.PANEL} need --executor slurm")
     options = CampaignOptions(
         output=output or Path("results") / loaded.name,
         endpoints=parse_endpoints(endpoint or []),

@@ -2,10 +2,11 @@
 
 from specbench.suite.describe import describe_suite, server_command
 from specbench.suite.load import load_suite, parse_override
-from specbench.suite.model import Cell, Suite, WorkloadSpec
+from specbench.suite.model import Cell, SlurmSettings, Suite, WorkloadSpec
 
 __all__ = [
     "Cell",
+    "SlurmSettings",
     "Suite",
     "WorkloadSpec",
     "describe_suite",

@@ -28,7 +28,16 @@ from specbench.launch.config import ServerConfig
 from specbench.suite.errors import describe_validation_error
 from specbench.suite.model import Suite
 
-_TOP_LEVEL_KEYS = ("name", "description", "repeats", "gpus", "target", "servers", "workloads")
+_TOP_LEVEL_KEYS = (
+    "name",
+    "description",
+    "repeats",
+    "gpus",
+    "target",
+    "servers",
+    "workloads",
+    "slurm",
+)
 #: Keys a server may set but `[target]` may not: they are per-config by nature.
 _SERVER_ONLY_KEYS = ("baseline", "speculative")
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -142,7 +151,7 @@ def build_suite(raw: dict[str, Any], source: Path) -> Suite:
         raise SpecbenchError(f"{source}: no workloads: add at least one [[workloads]] table")
     resolved = [_resolve_workload(item, source.parent) for item in workloads]
     document: dict[str, Any] = {
-        key: raw[key] for key in ("name", "description", "repeats", "gpus") if key in raw
+        key: raw[key] for key in ("name", "description", "repeats", "gpus", "slurm") if key in raw
     }
     document.update(servers=merged, workloads=resolved, source=str(source))
     try:

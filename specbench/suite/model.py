@@ -1,12 +1,14 @@
 """The suite: server configs × workloads × concurrencies × repeats, and its expansion.
 
 A suite file has `[target]` (model and shared server settings), `[servers.<name>]`
-(merged over the target; exactly one has `baseline = true`) and `[[workloads]]`. Loading
-and merging live in `specbench.suite.load`; this module holds the validated result.
+(merged over the target; exactly one has `baseline = true`), `[[workloads]]` and an
+optional `[slurm]` (where `run --executor slurm` submits; not part of what is measured).
+Loading and merging live in `specbench.suite.load`; this module holds the validated result.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -72,6 +74,81 @@ class WorkloadSpec(_Frozen):
         return self
 
 
+#: Slurm's --time forms: MIN, MIN:SEC, H:M:S, D-H, D-H:M, D-H:M:S, or UNLIMITED.
+_SLURM_TIME = re.compile(r"^(\d+(:\d{1,2}){0,2}|\d+-\d{1,2}(:\d{1,2}){0,2}|UNLIMITED|INFINITE)$")
+
+
+class SlurmSettings(_Frozen):
+    """`[slurm]`: how `run --executor slurm` submits each shard (one node per job)."""
+
+    partition: str | None = Field(
+        default=None, description="Partition (sbatch --partition); None uses the default one."
+    )
+    account: str | None = Field(default=None, description="Account charged (sbatch --account).")
+    time_limit: str | None = Field(
+        default=None,
+        description="Wall-time limit per job (sbatch --time), e.g. 4:00:00 or 1-00:00:00.",
+    )
+    nodes: int = Field(default=1, ge=1, description="Nodes per job (sbatch --nodes).")
+    gpus_per_node: int | None = Field(
+        default=None, ge=1, description="GPUs per node (sbatch --gpus-per-node), e.g. 8."
+    )
+    gres: str | None = Field(
+        default=None, description="Generic resources instead of gpus_per_node, e.g. gpu:8."
+    )
+    constraint: str | None = Field(
+        default=None, description="Node features required (sbatch --constraint), e.g. mi355x."
+    )
+    sbatch_options: list[str] = Field(
+        default_factory=list,
+        description="Further sbatch options, one per item, e.g. ['--exclusive', '--mem=0'].",
+    )
+    setup: str | None = Field(
+        default=None,
+        description=(
+            "Shell lines run in the job before specbench, e.g. 'module load rocm' or "
+            "'source /shared/venv/bin/activate'."
+        ),
+    )
+    launcher: str | None = Field(
+        default=None,
+        description=(
+            "Command prefix the job runs specbench under, e.g. a container launch line: "
+            "'srun --container-image=rocm/vllm:latest --container-mounts=/shared'."
+        ),
+    )
+    python: str | None = Field(
+        default=None,
+        description=(
+            "Python that runs specbench inside the job; None uses the submitting interpreter "
+            "(set 'python3' inside a container)."
+        ),
+    )
+
+    @field_validator("time_limit")
+    @classmethod
+    def _slurm_time(cls, value: str | None) -> str | None:
+        if value is not None and not _SLURM_TIME.match(value.strip()):
+            raise ValueError(
+                f"{value!r} is not a Slurm time; use MIN, H:M:S, D-H:M:S or UNLIMITED"
+            )
+        return value.strip() if value is not None else None
+
+    @field_validator("sbatch_options")
+    @classmethod
+    def _options(cls, values: list[str]) -> list[str]:
+        for value in values:
+            if not value.startswith("-") or "\n" in value:
+                raise ValueError(f"{value!r}: each sbatch option starts with '-', e.g. --mem=0")
+        return values
+
+    @model_validator(mode="after")
+    def _one_gpu_request(self) -> SlurmSettings:
+        if self.gpus_per_node is not None and self.gres is not None:
+            raise ValueError("give gpus_per_node or gres, not both")
+        return self
+
+
 @dataclass(frozen=True)
 class Cell:
     """One measured point of the matrix. `repeat` counts from 0."""
@@ -104,6 +181,10 @@ class Suite(_Frozen):
         min_length=1, description="Server configs by name, merged over [target]."
     )
     workloads: list[WorkloadSpec] = Field(min_length=1, description="Workloads, in run order.")
+    slurm: SlurmSettings = Field(
+        default_factory=SlurmSettings,
+        description="Where `run --executor slurm` submits; ignored by local runs and the hash.",
+    )
     source: str | None = Field(default=None, description="Suite file it was loaded from.")
 
     @model_validator(mode="after")

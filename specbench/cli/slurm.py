@@ -1,0 +1,155 @@
+"""`run --executor slurm` in the terminal: the live jobs table, failures, Ctrl-C.
+
+`specbench status` draws the same table from a results directory later. The options
+themselves live in `specbench.cli.slurm_options` (light to import).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from pydantic import ValidationError
+from rich.console import Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from specbench.cli.progress import console
+from specbench.errors import CellsFailed, SpecbenchError
+from specbench.slurm.executor import SlurmRun, SlurmWatcher, run_on_slurm
+from specbench.slurm.status import CampaignStatus, ShardStatus
+from specbench.suite import SlurmSettings, Suite
+from specbench.suite.errors import describe_validation_error
+
+
+def settings_with(base: SlurmSettings, **overrides: Any) -> SlurmSettings:
+    """`[slurm]` with the CLI's values on top (None leaves the suite's); validated again."""
+    values = base.model_dump()
+    for key, value in overrides.items():
+        if value is not None and value != []:
+            values[key] = value
+    try:
+        return SlurmSettings.model_validate(values)
+    except ValidationError as error:
+        raise SpecbenchError(
+            describe_validation_error(error, SlurmSettings, "slurm.", Path("options"))
+        ) from None
+
+
+def state_style(row: ShardStatus) -> str:
+    return {
+        "pending": "yellow",
+        "running": "cyan",
+        "done": "green",
+        "failed": "bold red",
+    }.get(row.category, "dim")
+
+
+def jobs_table(status: CampaignStatus) -> Table:
+    """Jobs (state, node, attempts) and cells completed per shard, with totals in the title."""
+    counts = ", ".join(
+        f"{status.count(name)} {name}" for name in ("pending", "running", "done", "failed")
+    )
+    table = Table(
+        title=(
+            f"suite {status.suite_name} on Slurm: jobs {counts}; "
+            f"cells {status.cells_done}/{status.cells_total}"
+        ),
+        caption=str(status.output),
+    )
+    for column in ("shard", "job", "state", "node", "cells", "failed", "tries", "log"):
+        table.add_column(
+            column, justify="right" if column in ("cells", "failed", "tries") else "left"
+        )
+    for row in status.shards:
+        table.add_row(
+            row.shard,
+            row.job_id or "–",
+            Text(row.state, style=state_style(row)),
+            row.node or "–",
+            f"{row.cells_done}/{row.cells_total}",
+            str(row.cells_failed) if row.cells_failed else "",
+            str(row.attempts),
+            Path(row.log_path).name if row.log_path else "",
+        )
+    return table
+
+
+def failures(status: CampaignStatus) -> Group:
+    """Each failed job: its Slurm state, exit code, reason, log path and log tail."""
+    parts: list[Any] = []
+    for row in status.failed:
+        details = [f"exit {row.exit_code}"] if row.exit_code else []
+        if row.reason:
+            details.append(f"reason {row.reason}")
+        suffix = f" ({', '.join(details)})" if details else ""
+        parts.append(
+            Text.from_markup(
+                f"[bold red]{row.shard}[/]: job {row.job_id} {row.state}{suffix}; "
+                f"{row.cells_total - row.cells_done} cell(s) missing; log {row.log_path}"
+            )
+        )
+        parts.extend(Text(f"    {line}", style="dim") for line in row.log_tail())
+    return Group(*parts)
+
+
+class RichSlurmWatcher(SlurmWatcher):
+    """Prints submissions and state changes as lines; keeps the jobs table live."""
+
+    def __init__(self, live: Live) -> None:
+        self._live = live
+        self._seen: dict[str, str] = {}
+
+    def warn(self, message: str) -> None:
+        self._live.console.print(f"[yellow]warning:[/] {message}", soft_wrap=True)
+
+    def submitted(self, shard: str, job_id: str, attempt: int) -> None:
+        again = f" (attempt {attempt})" if attempt > 1 else ""
+        self._live.console.print(f"[cyan]submitted[/] {shard}: job {job_id}{again}")
+        self._seen[shard] = f"{job_id}:PENDING"
+
+    def skipped(self, shard: str, reason: str) -> None:
+        self._live.console.print(f"[dim]skip {shard}: {reason}[/]")
+
+    def update(self, status: CampaignStatus) -> None:
+        for row in status.shards:
+            key = f"{row.job_id}:{row.state}"
+            if row.job_id and self._seen.get(row.shard, key) != key:
+                where = f" on {row.node}" if row.node and row.category != "pending" else ""
+                self._live.console.print(f"{row.shard}: job {row.job_id} {row.state}{where}")
+            self._seen[row.shard] = key
+        self._live.update(jobs_table(status))
+
+
+def run_slurm(suite: Suite, request: SlurmRun) -> None:
+    """Submit and (unless detached) watch; failures are one line each plus the log tail."""
+    with Live(Text(""), console=console, refresh_per_second=2, transient=True) as live:
+        watcher = RichSlurmWatcher(live)
+        try:
+            status = run_on_slurm(suite, request, watcher)
+        except KeyboardInterrupt:
+            live.stop()
+            console.print(
+                "[yellow]stopped watching[/]: nothing was cancelled and the jobs keep running; "
+                f"`specbench status {request.output}` shows them, `scancel JOBID` stops one",
+                soft_wrap=True,
+            )
+            raise typer.Exit(130) from None
+    console.print(jobs_table(status))
+    if status.failed:
+        console.print(failures(status))
+    if request.detach and status.active:
+        jobs = " ".join(row.job_id for row in status.active if row.job_id)
+        console.print(
+            f"submitted; jobs {jobs} run on their own: `specbench status {request.output}`",
+            soft_wrap=True,
+        )
+        return
+    if status.failed:
+        raise CellsFailed(
+            f"{len(status.failed)} shard job(s) failed; rerun to resubmit what is missing "
+            "(or pass --retries N)"
+        )
+    console.print(f"{status.cells_done}/{status.cells_total} cells complete in {request.output}")

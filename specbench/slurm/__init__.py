@@ -1,0 +1,6 @@
+"""`specbench run SUITE --executor slurm`: one Slurm job per shard, one shared results directory.
+
+shards (split a suite) → submit (sbatch) → job (the campaign, restricted to a shard, on a
+node) → state (squeue/scontrol/sacct) → status (jobs and cells, read from the results) →
+executor (submit what is missing, watch, resubmit failures).
+"""

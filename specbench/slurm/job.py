@@ -1,0 +1,127 @@
+"""Inside a Slurm job: run the campaign restricted to one shard, writing into the shared results.
+
+`python -m specbench.slurm.job RESULTS_DIR SHARD --server NAME [--workload I] ...` is what
+each batch script execs. It loads the suite the submitter saved (so every shard measures
+the same suite), records its node and times under `slurm.shards.<shard>.jobs.<job id>` in
+the manifest, and runs `run_campaign` as a local run would. SIGTERM (scancel, time limit)
+is turned into an orderly stop so the servers it started are torn down.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+from types import FrameType
+
+from specbench.campaign import CampaignOptions, CampaignProgress, run_campaign
+from specbench.errors import SpecbenchError
+from specbench.manifest import update_manifest
+from specbench.measure import CellOutcome, utc_now
+from specbench.slurm.paths import read_suite
+from specbench.suite import Cell
+
+log = logging.getLogger("specbench.slurm.job")
+
+
+class Terminated(Exception):
+    """Slurm sent SIGTERM: cancelled, time limit or preemption."""
+
+
+class LogProgress(CampaignProgress):
+    """Campaign events as log lines in the job's log file."""
+
+    def begin(self, total: int, complete: int) -> None:
+        log.info("%d cells in this shard, %d already complete", total, complete)
+
+    def server(self, name: str, message: str) -> None:
+        log.info("server %s: %s", name, message)
+
+    def cell_done(self, cell: Cell, outcome: CellOutcome) -> None:
+        if outcome.error:
+            log.info("failed %s: %s", cell.key, outcome.error)
+        elif outcome.skipped:
+            log.info("skip %s: already complete", cell.key)
+        else:
+            log.info("done %s", cell.key)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m specbench.slurm.job")
+    parser.add_argument("output", type=Path, help="Shared results directory.")
+    parser.add_argument("shard", help="Shard id, as recorded in the manifest.")
+    parser.add_argument("--server", required=True, help="Server config of the shard.")
+    parser.add_argument("--workload", type=int, default=None, help="Workload index, if sharded so.")
+    parser.add_argument("--force", action="store_true")
+    parser.add_argument("--fail-fast", action="store_true")
+    parser.add_argument("--max-restarts", type=int, default=2)
+    parser.add_argument("--vllm-bin", default=None)
+    parser.add_argument("--ready-timeout", type=float, default=1800.0)
+    parser.add_argument("--api-key-env", default=None)
+    return parser.parse_args(argv)
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one shard; the exit code tells Slurm: 0 all cells done, 1 cells failed, 2 bad input."""
+    logging.basicConfig(
+        stream=sys.stdout, level=logging.INFO, format="%(asctime)s %(message)s", force=True
+    )
+    args = parse_args(argv)
+    job_id = os.environ.get("SLURM_JOB_ID", "local")
+    node = os.environ.get("SLURMD_NODENAME") or socket.gethostname()
+    record = f"slurm.shards.{args.shard}.jobs.{job_id}"
+
+    def note(**fields: object) -> None:
+        update_manifest(
+            args.output, slurm={"shards": {args.shard: {"jobs": {job_id: dict(fields)}}}}
+        )
+
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        suite = read_suite(args.output)
+        api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
+        if args.api_key_env and not api_key:
+            raise SpecbenchError(f"--api-key-env: {args.api_key_env} is not set inside the job")
+        note(node=node, started_at=utc_now(), pid=os.getpid())
+        log.info("shard %s on %s (job %s); manifest record %s", args.shard, node, job_id, record)
+        options = CampaignOptions(
+            output=args.output,
+            force=args.force,
+            fail_fast=args.fail_fast,
+            max_restarts=args.max_restarts,
+            vllm_bin=args.vllm_bin,
+            servers=(args.server,),
+            workloads=() if args.workload is None else (args.workload,),
+            ready_timeout_s=args.ready_timeout,
+            api_key=api_key,
+        )
+        result = run_campaign(suite, options, LogProgress())
+    except Terminated:
+        log.info("SIGTERM: stopped (cancelled, time limit or preempted)")
+        note(finished_at=utc_now(), exit="terminated")
+        return 143
+    except SpecbenchError as error:
+        log.error("error: %s", error)
+        note(finished_at=utc_now(), exit="error", error=str(error))
+        return 2
+    failed = sorted(cell.key for cell in result.failed)
+    note(
+        finished_at=utc_now(),
+        exit="cells failed" if failed else "completed",
+        cells_measured=len(result.measured),
+        cells_failed=failed,
+    )
+    log.info("%d measured, %d failed", len(result.measured), len(failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

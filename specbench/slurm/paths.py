@@ -1,0 +1,45 @@
+"""Where a Slurm campaign keeps its own files inside the results directory.
+
+DIR/slurm/suite.json           the resolved suite every job loads (identical for all shards)
+DIR/slurm/jobs/<shard>.sbatch  the batch script of a shard
+DIR/slurm/logs/<shard>-<job>.log  a job's stdout and stderr
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from specbench import store
+from specbench.errors import SpecbenchError
+from specbench.suite import Suite
+
+SLURM_DIR = "slurm"
+
+
+def suite_file(output: Path) -> Path:
+    return output / SLURM_DIR / "suite.json"
+
+
+def script_file(output: Path, shard_file_name: str) -> Path:
+    return output / SLURM_DIR / "jobs" / f"{shard_file_name}.sbatch"
+
+
+def log_pattern(output: Path, shard_file_name: str) -> Path:
+    """The log path given to sbatch: `%j` becomes the job id."""
+    return output / SLURM_DIR / "logs" / f"{shard_file_name}-%j.log"
+
+
+def log_file(output: Path, shard_file_name: str, job_id: str) -> Path:
+    return output / SLURM_DIR / "logs" / f"{shard_file_name}-{job_id}.log"
+
+
+def write_suite(output: Path, suite: Suite) -> None:
+    store.write_json(suite_file(output), suite.model_dump(mode="json"))
+
+
+def read_suite(output: Path) -> Suite:
+    """The suite a Slurm campaign in `output` was submitted with."""
+    path = suite_file(output)
+    if not path.is_file():
+        raise SpecbenchError(f"{output}: no {SLURM_DIR}/suite.json; not a Slurm campaign's results")
+    return Suite.model_validate(store.read_json(path))

@@ -1,0 +1,160 @@
+"""Job states from Slurm's own tools: `squeue`, then `scontrol show job`, then `sacct`.
+
+`squeue --states=all` knows recent jobs (for `MinJobAge` after they end); `scontrol`
+answers for the same window; `sacct` covers older jobs where accounting is configured. A
+job none of them knows keeps the last state recorded in the manifest.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+QUERY_TIMEOUT_S = 30.0
+
+Category = Literal["pending", "running", "done", "failed", "unknown"]
+
+_PENDING = {"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD"}
+_RUNNING = {"RUNNING", "COMPLETING", "SUSPENDED", "STOPPED", "SIGNALING", "STAGE_OUT", "RESIZING"}
+_FAILED = {
+    "FAILED",
+    "TIMEOUT",
+    "OUT_OF_MEMORY",
+    "CANCELLED",
+    "NODE_FAIL",
+    "PREEMPTED",
+    "BOOT_FAIL",
+    "DEADLINE",
+    "REVOKED",
+    "SPECIAL_EXIT",
+}
+
+
+def category(state: str | None) -> Category:
+    """pending / running / done / failed for a Slurm state name (`CANCELLED by 0` too)."""
+    name = (state or "").split()[0].rstrip("+") if state else ""
+    if name in _PENDING:
+        return "pending"
+    if name in _RUNNING:
+        return "running"
+    if name == "COMPLETED":
+        return "done"
+    if name in _FAILED:
+        return "failed"
+    return "unknown"
+
+
+def is_final(state: str | None) -> bool:
+    return category(state) in ("done", "failed")
+
+
+@dataclass(frozen=True)
+class JobState:
+    """What Slurm says about one job."""
+
+    job_id: str
+    state: str
+    node: str | None = None
+    reason: str | None = None
+    exit_code: str | None = None
+
+    @property
+    def category(self) -> Category:
+        return category(self.state)
+
+
+def query(job_ids: Iterable[str]) -> dict[str, JobState]:
+    """States of the jobs Slurm still knows, by job id; unknown ids are left out."""
+    wanted = sorted(set(job_ids), key=int)
+    if not wanted:
+        return {}
+    found = _squeue(wanted)
+    for job_id in wanted:
+        # scontrol also knows the exit code, worth one more call for a job that failed.
+        if job_id not in found or found[job_id].category == "failed":
+            state = _scontrol(job_id)
+            if state is not None:
+                found[job_id] = state
+    missing = [job_id for job_id in wanted if job_id not in found]
+    if missing:
+        found.update(_sacct(missing))
+    return found
+
+
+def _run(argv: list[str]) -> str | None:
+    if shutil.which(argv[0]) is None:
+        return None
+    try:
+        result = subprocess.run(
+            argv, capture_output=True, text=True, timeout=QUERY_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return result.stdout if result.returncode == 0 else None
+
+
+def _squeue(job_ids: list[str]) -> dict[str, JobState]:
+    # One call for all ids; squeue fails outright when it knows none of them.
+    out = _run(
+        [
+            "squeue",
+            "--noheader",
+            "--states=all",
+            f"--jobs={','.join(job_ids)}",
+            "--format=%i|%T|%N|%r",
+        ]
+    )
+    found: dict[str, JobState] = {}
+    for line in (out or "").splitlines():
+        parts = line.strip().split("|")
+        if len(parts) != 4 or parts[0] not in job_ids:
+            continue
+        job_id, state, node, reason = parts
+        found[job_id] = JobState(
+            job_id, state, node or None, None if reason in ("None", "") else reason
+        )
+    return found
+
+
+def _scontrol(job_id: str) -> JobState | None:
+    out = _run(["scontrol", "show", "job", "--oneliner", job_id])
+    if not out:
+        return None
+    fields = dict(
+        item.split("=", 1) for item in out.split() if "=" in item and not item.startswith("=")
+    )
+    state = fields.get("JobState")
+    if not state:
+        return None
+    node = fields.get("NodeList")
+    reason = fields.get("Reason")
+    return JobState(
+        job_id,
+        state,
+        None if node in (None, "(null)") else node,
+        None if reason in (None, "None") else reason,
+        fields.get("ExitCode"),
+    )
+
+
+def _sacct(job_ids: list[str]) -> dict[str, JobState]:
+    out = _run(
+        [
+            "sacct",
+            "--noheader",
+            "--parsable2",
+            "--allocations",
+            f"--jobs={','.join(job_ids)}",
+            "--format=JobID,State,NodeList,ExitCode",
+        ]
+    )
+    found: dict[str, JobState] = {}
+    for line in (out or "").splitlines():
+        parts = line.strip().split("|")
+        if len(parts) == 4 and parts[0] in job_ids:
+            node = parts[2] if parts[2] not in ("", "None assigned") else None
+            found[parts[0]] = JobState(parts[0], parts[1], node, None, parts[3])
+    return found

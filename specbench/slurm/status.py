@@ -1,0 +1,173 @@
+"""The state of a Slurm campaign: each shard's job (from Slurm, else the manifest) and its cells.
+
+Cells are counted on disk (`summary.json` marks a complete cell, `failure.json` a failed
+one), so the table shows results as they land. A state Slurm reports is written back into
+the manifest: `squeue` forgets finished jobs after a while, the manifest keeps them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from specbench import store
+from specbench.campaign import cell_directory
+from specbench.errors import SpecbenchError
+from specbench.launch.health import log_tail
+from specbench.manifest import load_manifest, update_manifest
+from specbench.slurm import state as slurm_state
+from specbench.slurm.paths import read_suite
+from specbench.suite import Cell
+
+LOG_TAIL_LINES = 12
+NOT_SUBMITTED = "NOT SUBMITTED"
+
+#: What a job's own last record says, for a job Slurm no longer knows.
+_EXIT_TO_STATE = {
+    "completed": "COMPLETED",
+    "cells failed": "FAILED",
+    "error": "FAILED",
+    "terminated": "CANCELLED",
+}
+
+
+@dataclass(frozen=True)
+class ShardStatus:
+    """One row of the jobs table."""
+
+    shard: str
+    job_id: str | None
+    state: str
+    node: str | None
+    cells_done: int
+    cells_failed: int
+    cells_total: int
+    attempts: int
+    log_path: str | None = None
+    reason: str | None = None
+    exit_code: str | None = None
+
+    @property
+    def category(self) -> slurm_state.Category:
+        complete = self.cells_done == self.cells_total
+        if self.job_id is None:
+            return "done" if complete else "unknown"
+        category = slurm_state.category(self.state)
+        # Cells completed by a later local run make an old failed job moot.
+        return "done" if category == "failed" and complete else category
+
+    def log_tail(self, lines: int = LOG_TAIL_LINES) -> list[str]:
+        if not self.log_path or not Path(self.log_path).is_file():
+            return []
+        return log_tail(Path(self.log_path), 0, lines)
+
+
+@dataclass(frozen=True)
+class CampaignStatus:
+    """Every shard of the latest plan, and the cell totals."""
+
+    output: Path
+    suite_name: str
+    shards: list[ShardStatus] = field(default_factory=list)
+
+    @property
+    def cells_done(self) -> int:
+        return sum(s.cells_done for s in self.shards)
+
+    @property
+    def cells_total(self) -> int:
+        return sum(s.cells_total for s in self.shards)
+
+    def count(self, category: slurm_state.Category) -> int:
+        return sum(1 for s in self.shards if s.job_id and s.category == category)
+
+    @property
+    def active(self) -> list[ShardStatus]:
+        return [s for s in self.shards if s.category in ("pending", "running")]
+
+    @property
+    def failed(self) -> list[ShardStatus]:
+        return [s for s in self.shards if s.category == "failed"]
+
+
+def collect_status(output: Path, *, record: bool = True) -> CampaignStatus:
+    """Read the plan from the manifest, ask Slurm about current jobs, count cells on disk."""
+    if not output.is_dir():
+        raise SpecbenchError(f"{output}: no such results directory")
+    manifest = load_manifest(output)
+    slurm = manifest.get("slurm")
+    if not isinstance(slurm, dict) or not slurm.get("shard_ids"):
+        raise SpecbenchError(f"{output}: no Slurm campaign recorded in manifest.json")
+    suite = read_suite(output)
+    cells = {cell.key: cell for cell in suite.expand()}
+    shards: dict[str, Any] = slurm.get("shards", {})
+    current = {
+        shard_id: str(shards[shard_id]["job_id"])
+        for shard_id in slurm["shard_ids"]
+        if shards.get(shard_id, {}).get("job_id")
+    }
+    live = slurm_state.query(
+        job_id
+        for shard_id, job_id in current.items()
+        if not slurm_state.is_final(shards[shard_id]["jobs"].get(job_id, {}).get("state"))
+    )
+    rows = []
+    updates: dict[str, Any] = {}
+    for shard_id in slurm["shard_ids"]:
+        entry = shards.get(shard_id, {})
+        shard_cells = [cells[key] for key in entry.get("cells", []) if key in cells]
+        done, failed = _count(suite, shard_cells, output)
+        job_id = current.get(shard_id)
+        job: dict[str, Any] = entry.get("jobs", {}).get(job_id, {}) if job_id else {}
+        known = live.get(job_id) if job_id else None
+        if known is not None:
+            fresh = {
+                "state": known.state,
+                "node": known.node or job.get("node"),
+                "reason": known.reason,
+                "exit_code": known.exit_code or job.get("exit_code"),
+            }
+            if any(job.get(key) != value for key, value in fresh.items()):
+                updates[shard_id] = {"jobs": {job_id: fresh}}
+            job = {**job, **fresh}
+        rows.append(
+            ShardStatus(
+                shard=shard_id,
+                job_id=job_id,
+                state=_state(job, slurm_knows=known is not None) if job_id else NOT_SUBMITTED,
+                node=job.get("node"),
+                cells_done=done,
+                cells_failed=failed,
+                cells_total=len(shard_cells),
+                attempts=len(entry.get("jobs", {})),
+                log_path=job.get("log_path"),
+                reason=job.get("reason"),
+                exit_code=job.get("exit_code"),
+            )
+        )
+    if record and updates:
+        update_manifest(output, slurm={"shards": updates})
+    return CampaignStatus(output=output, suite_name=suite.name, shards=rows)
+
+
+def _state(job: dict[str, Any], *, slurm_knows: bool) -> str:
+    recorded = job.get("state")
+    if slurm_knows or slurm_state.is_final(recorded):
+        return str(recorded)
+    finished = _EXIT_TO_STATE.get(str(job.get("exit")))
+    if finished and job.get("finished_at"):
+        # Slurm forgot the job (or was never asked again): the job's own last word.
+        return finished
+    return str(recorded) if recorded else "UNKNOWN"
+
+
+def _count(suite: Any, cells: list[Cell], output: Path) -> tuple[int, int]:
+    done = failed = 0
+    for cell in cells:
+        directory = cell_directory(suite, cell, output)
+        if store.is_complete(directory):
+            done += 1
+        elif (directory / store.FAILURE).is_file():
+            failed += 1
+    return done, failed

@@ -1,0 +1,125 @@
+"""Write a shard's batch script and hand it to `sbatch`: the only place that submits.
+
+The script is plain sbatch: `#SBATCH` lines from `[slurm]`, the setup lines, then
+`python -m specbench.slurm.job` (under the launcher, e.g. a container line). Nothing here
+schedules: Slurm decides where and when each job runs.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from specbench.errors import SpecbenchError
+from specbench.suite import SlurmSettings
+
+SBATCH_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class JobCommand:
+    """What the job runs: results dir, shard, and the campaign options passed through."""
+
+    output: Path
+    shard: str
+    server: str
+    workload_index: int | None = None
+    force: bool = False
+    fail_fast: bool = False
+    max_restarts: int = 2
+    vllm_bin: str | None = None
+    ready_timeout_s: float = 1800.0
+    api_key_env: str | None = None
+
+    def argv(self, python: str) -> list[str]:
+        argv = [python, "-m", "specbench.slurm.job", str(self.output), self.shard]
+        argv += ["--server", self.server]
+        if self.workload_index is not None:
+            argv += ["--workload", str(self.workload_index)]
+        argv += ["--max-restarts", str(self.max_restarts)]
+        argv += ["--ready-timeout", f"{self.ready_timeout_s:g}"]
+        if self.force:
+            argv.append("--force")
+        if self.fail_fast:
+            argv.append("--fail-fast")
+        if self.vllm_bin:
+            argv += ["--vllm-bin", self.vllm_bin]
+        if self.api_key_env:
+            argv += ["--api-key-env", self.api_key_env]
+        return argv
+
+
+def sbatch_directives(settings: SlurmSettings, job_name: str, log_path: Path) -> list[str]:
+    """The `#SBATCH` options of one job, in a fixed order."""
+    options = [f"--job-name={job_name}", f"--output={log_path}", f"--nodes={settings.nodes}"]
+    if settings.partition:
+        options.append(f"--partition={settings.partition}")
+    if settings.account:
+        options.append(f"--account={settings.account}")
+    if settings.time_limit:
+        options.append(f"--time={settings.time_limit}")
+    if settings.gpus_per_node is not None:
+        options.append(f"--gpus-per-node={settings.gpus_per_node}")
+    if settings.gres:
+        options.append(f"--gres={settings.gres}")
+    if settings.constraint:
+        options.append(f"--constraint={settings.constraint}")
+    options.extend(settings.sbatch_options)
+    return options
+
+
+def batch_script(
+    settings: SlurmSettings, command: JobCommand, job_name: str, log_path: Path
+) -> str:
+    """The full batch script of one shard's job."""
+    python = settings.python or sys.executable
+    argv = shlex.join(command.argv(python))
+    run = f"{settings.launcher} {argv}" if settings.launcher else argv
+    lines = ["#!/bin/bash"]
+    lines += [f"#SBATCH {option}" for option in sbatch_directives(settings, job_name, log_path)]
+    lines += [
+        "# Written by specbench run --executor slurm; resubmitting it runs the same shard.",
+        "set -eo pipefail",
+        f'echo "specbench shard {command.shard}: job $SLURM_JOB_ID on $(hostname)"',
+    ]
+    if settings.setup:
+        lines += ["# setup from [slurm].setup", settings.setup.rstrip()]
+    lines.append(f"exec {run}")
+    return "\n".join(lines) + "\n"
+
+
+def require_sbatch() -> str:
+    """The sbatch executable, or one line saying it is missing."""
+    path = shutil.which("sbatch")
+    if path is None:
+        raise SpecbenchError(
+            "--executor slurm: sbatch not found on PATH; run on a Slurm login node "
+            "(or install Slurm's client tools)"
+        )
+    return path
+
+
+def sbatch(script: Path, extra: Sequence[str] = ()) -> str:
+    """Submit `script`; return the job id. Slurm's refusal is quoted in one line."""
+    argv = [require_sbatch(), "--parsable", *extra, str(script)]
+    try:
+        result = subprocess.run(
+            argv, capture_output=True, text=True, timeout=SBATCH_TIMEOUT_S, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise SpecbenchError(
+            f"sbatch {script.name}: no answer in {SBATCH_TIMEOUT_S:.0f} s (is slurmctld up?)"
+        ) from None
+    if result.returncode != 0:
+        message = "; ".join(line.strip() for line in result.stderr.splitlines() if line.strip())
+        raise SpecbenchError(f"sbatch refused {script.name}: {message or 'no message'}")
+    # --parsable prints "JOBID" or "JOBID;CLUSTER".
+    job_id = result.stdout.strip().split(";")[0]
+    if not job_id.isdigit():
+        raise SpecbenchError(f"sbatch {script.name}: unexpected answer {result.stdout.strip()!r}")
+    return job_id

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Stop the Slurm that tools/slurm/start.sh started in STATE_DIR: cancel its jobs and wait for
+# them (a running job's processes outlive slurmd), then stop each daemon by its recorded PID.
+#
+# Usage: tools/slurm/stop.sh STATE_DIR
+set -uo pipefail
+
+state=${1:?usage: $0 STATE_DIR}
+[[ -f $state/slurm.conf ]] || { echo "stop.sh: no Slurm in $state" >&2; exit 2; }
+export SLURM_CONF=$state/slurm.conf
+
+if [[ -f $state/slurmctld.pid ]] && kill -0 "$(cat "$state/slurmctld.pid")" 2>/dev/null; then
+  jobs=$(squeue -h -o %i 2>/dev/null | tr '\n' ' ')
+  if [[ -n ${jobs// /} ]]; then
+    # shellcheck disable=SC2086
+    scancel $jobs
+    for _ in $(seq 1 150); do
+      [[ -z $(squeue -h -t PD,R,CG,S -o %i 2>/dev/null) ]] && break
+      sleep 0.2
+    done
+  fi
+fi
+
+stop_pid() {
+  local file=$1 pid
+  [[ -f $file ]] || return 0
+  pid=$(cat "$file")
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for _ in $(seq 1 50); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.1
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+}
+stop_pid "$state/slurmd.pid"
+stop_pid "$state/slurmctld.pid"
+stop_pid "$state/munged.pid"
+echo "slurm in $state stopped"
