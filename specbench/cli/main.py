@@ -43,6 +43,9 @@ report.register(app)
 from specbench.cli import status  # noqa: E402
 
 status.register(app)
+from specbench.cli import lossless  # noqa: E402
+
+lossless.register(app)
 # -- end of command registrations --
 
 

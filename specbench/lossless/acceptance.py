@@ -1,0 +1,72 @@
+"""The three acceptance lengths a user meets, computed side by side for one speculative cell.
+
+1. `server_counters` (step-weighted): 1 + Δaccepted / Δdrafts from vLLM's `/metrics`
+   counters over the measured window (`summary.json` → `spec_decode`). vLLM's own number.
+2. `per_request_pooled` (step-weighted): vLLM's per-request `metrics.speculative_decoding`
+   objects summed over the cell's successful requests, 1 + Σaccepted / Σsteps
+   (`specbench.metrics.per_request.pool_request_metrics`). The same steps as the
+   counters, so the two agree when every request in the window reported its object;
+   they differ only by failed requests (in the counters, not in the records) or
+   requests without the object.
+3. `tokens_per_chunk` (mean over requests): each request's Σ tokens of chunks 2..n /
+   (n − 1), the prefill chunk dropped and the last chunk kept, then the plain mean over
+   requests (`specbench.metrics.per_request.mean_chunk_acceptance_length`; NVIDIA
+   specdec_bench's definition). It weights every request equally, counts engine steps
+   that carried no drafts (an n-gram miss) as 1-token steps, and is only an estimate when
+   a server coalesces steps into one chunk; so it differs from 1 and 2 in general.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from specbench.metrics.per_request import mean_chunk_acceptance_length, pool_request_metrics
+from specbench.records import RequestRecord
+from specbench.summary import SpecDecodeSummary
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptanceLengths:
+    """One cell's acceptance length by each definition, with what each was computed from."""
+
+    server_counters: float | None
+    num_drafts: int | None
+    per_request_pooled: float | None
+    num_spec_steps: int
+    #: Successful requests that carried vLLM's per-request object / successful requests.
+    per_request_coverage: float | None
+    tokens_per_chunk: float | None
+    #: Successful requests with ≥ 2 token-carrying chunks (the ones with an estimate).
+    num_chunk_requests: int
+    #: How chunk token counts were known: usage (exact), token_ids (exact), chunks (1 each).
+    chunk_token_sources: tuple[str, ...]
+    num_requests: int
+
+    @property
+    def pooled_vs_counters(self) -> float | None:
+        """per_request_pooled / server_counters − 1 (0 when the two definitions agree)."""
+        if self.per_request_pooled is None or not self.server_counters:
+            return None
+        return self.per_request_pooled / self.server_counters - 1.0
+
+
+def acceptance_lengths(
+    spec_decode: SpecDecodeSummary | None, records: Sequence[RequestRecord]
+) -> AcceptanceLengths:
+    """The three definitions over one cell (records: its `requests.jsonl`)."""
+    ok = [r for r in records if r.ok]
+    objects = [r.spec_decode for r in ok if r.spec_decode]
+    pooled = pool_request_metrics(objects) if objects else None
+    with_chunks = [r.chunk_tokens for r in ok if len(r.chunk_tokens) >= 2]
+    return AcceptanceLengths(
+        server_counters=spec_decode.acceptance_length if spec_decode else None,
+        num_drafts=spec_decode.num_drafts if spec_decode else None,
+        per_request_pooled=pooled.acceptance_length if pooled else None,
+        num_spec_steps=pooled.num_spec_steps if pooled else 0,
+        per_request_coverage=len(objects) / len(ok) if ok else None,
+        tokens_per_chunk=mean_chunk_acceptance_length(with_chunks),
+        num_chunk_requests=len(with_chunks),
+        chunk_token_sources=tuple(sorted({r.token_count_source for r in ok})),
+        num_requests=len(ok),
+    )
