@@ -46,6 +46,9 @@ status.register(app)
 from specbench.cli import lossless  # noqa: E402
 
 lossless.register(app)
+from specbench.cli import run  # noqa: E402
+
+run.register(app)
 # -- end of command registrations --
 
 
