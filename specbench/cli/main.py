@@ -49,6 +49,9 @@ lossless.register(app)
 from specbench.cli import run  # noqa: E402
 
 run.register(app)
+from specbench.cli import gate  # noqa: E402
+
+gate.register(app)
 # -- end of command registrations --
 
 

@@ -1,0 +1,90 @@
+"""`specbench gate` (CI regression gate) and `specbench baseline save`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+baseline_app = typer.Typer(
+    name="baseline",
+    help="Save the metrics of a results directory as a baseline.",
+    no_args_is_help=True,
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="gate")(gate)
+    baseline_app.command(name="save")(save)
+    app.add_typer(baseline_app, name="baseline")
+
+
+def save(
+    results_dir: Annotated[Path, typer.Argument(help="Results directory (specbench run).")],
+    out: Annotated[Path, typer.Option(help="Baseline JSON to write, e.g. baselines/NAME.json.")],
+) -> None:
+    """Store per-cell metrics with their spread over repeats and the provenance."""
+    from rich.console import Console
+
+    from specbench.gate.baseline import save_baseline
+
+    baseline = save_baseline(results_dir, out)
+    metrics = sum(len(cell.metrics) for cell in baseline.cells.values())
+    Console(stderr=True).print(
+        f"baseline of {len(baseline.cells)} cells ({metrics} metrics) from {results_dir} "
+        f"written to {out}"
+    )
+
+
+def gate(
+    results_dir: Annotated[Path, typer.Argument(help="Results directory to judge.")],
+    baseline: Annotated[Path, typer.Option(help="Baseline JSON (specbench baseline save).")],
+    rules: Annotated[
+        Path | None, typer.Option(help="gate.toml with per-metric rules; default rules if unset.")
+    ] = None,
+    junit: Annotated[
+        Path | None, typer.Option(help="Write JUnit XML: one test case per cell × metric.")
+    ] = None,
+    summary: Annotated[
+        Path | None,
+        typer.Option(help="Write the markdown summary here (else append to $GITHUB_STEP_SUMMARY)."),
+    ] = None,
+    strict_suite: Annotated[
+        bool, typer.Option(help="Also fail (exit 2) when server settings differ from the baseline.")
+    ] = False,
+) -> None:
+    """Compare results with a baseline: exit 0 pass, 1 regression, 2 bad or missing input."""
+    from rich.console import Console
+
+    from specbench.errors import RegressionDetected, SpecbenchError
+    from specbench.gate.markdown import headline
+    from specbench.gate.run import GateOptions, run_gate
+    from specbench.gate.table import gate_table
+    from specbench.gate.text import explanation
+
+    options = GateOptions(
+        results_dir=results_dir,
+        baseline=baseline,
+        rules=rules,
+        junit=junit,
+        summary=summary,
+        strict_suite=strict_suite,
+    )
+    report = run_gate(options)
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        console.width = max(console.width, 160)  # CI logs: wide rows, not wrapped cells
+    console.print(gate_table(report))
+    for note in report.notes:
+        console.print(f"note: {note}", soft_wrap=True, highlight=False)
+    console.print(headline(report), highlight=False)
+    missing = report.missing_cells
+    if missing:
+        raise SpecbenchError(
+            f"{len(missing)} baseline cell(s) missing from {results_dir} (failed or not run): "
+            + ", ".join(missing)
+        )
+    regressions = report.with_verdict("regression", "missing")
+    if regressions:
+        raise RegressionDetected("; ".join(explanation(row) for row in regressions))

@@ -1,0 +1,185 @@
+"""The baseline file: a results directory's per-cell metrics with their spread and provenance.
+
+Meant to be committed to the user's repository (`baselines/NAME.json`), so it is
+self-describing and versioned: `schema_version`, `created_at` (UTC), the specbench version
+that wrote it, the source results directory, the suite's identity (name, hash, and the
+path-independent workload fingerprint the gate compares) and a summary of each server's
+provenance (engine, vLLM version, speculative config, command).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from specbench import __version__, store
+from specbench.analysis.loading import read_manifest
+from specbench.errors import SpecbenchError
+from specbench.gate.snapshot import CellStats, Snapshot, snapshot
+
+#: Version of the baseline file format; bump on any incompatible change.
+BASELINE_SCHEMA_VERSION = 1
+BASELINE_KIND: Literal["specbench-baseline"] = "specbench-baseline"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SuiteIdentity(_Frozen):
+    """Which suite produced the results, from the results manifest."""
+
+    name: str | None = Field(description="Suite name; None for `specbench bench` results.")
+    suite_hash: str | None = Field(description="sha256 of the whole resolved suite.")
+    workloads: list[dict[str, Any]] = Field(
+        description="What was measured, path-independent: dataset folder, selection, "
+        "prompts, concurrency, max_tokens, temperature, warmup, max_model_len."
+    )
+    workloads_hash: str | None = Field(
+        description="sha256 of `workloads`: equal means the same measurement."
+    )
+
+
+class Baseline(_Frozen):
+    """A saved baseline: what `specbench gate` compares new results against."""
+
+    kind: Literal["specbench-baseline"] = Field(
+        default=BASELINE_KIND, description="Marks the file as a specbench baseline."
+    )
+    schema_version: int = Field(description="Baseline format version.")
+    created_at: str = Field(description="UTC ISO-8601 time the baseline was saved.")
+    specbench_version: str = Field(description="specbench version that saved it.")
+    source_results_dir: str = Field(description="Results directory it was built from.")
+    results_created_at: str | None = Field(description="The manifest's created_at.")
+    git_sha: str | None = Field(description="specbench commit that produced the results.")
+    suite: SuiteIdentity = Field(description="Suite identity from the manifest.")
+    servers: dict[str, dict[str, Any]] = Field(
+        description="Server name → provenance summary (engine, vllm_version, gpus, "
+        "speculative, command, config)."
+    )
+    cells: dict[str, CellStats] = Field(description="Cell key → metrics over repeats.")
+
+
+def workload_fingerprint(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """The suite's workloads without absolute paths: what must match for a fair comparison."""
+    suite = manifest.get("suite")
+    if not isinstance(suite, dict):
+        return []
+    result = []
+    for workload in suite.get("workloads") or []:
+        result.append(
+            {
+                "dataset_dir": store.dataset_dir_name(
+                    workload["dataset"],
+                    workload.get("categories") or (),
+                    workload.get("entropy_tiers") or (),
+                ),
+                "num_prompts": workload.get("num_prompts"),
+                "concurrency": workload.get("concurrency"),
+                "max_tokens": workload.get("max_tokens"),
+                "temperature": workload.get("temperature"),
+                "warmup": workload.get("warmup"),
+                "max_model_len": workload.get("max_model_len"),
+            }
+        )
+    return result
+
+
+def suite_identity(manifest: dict[str, Any]) -> SuiteIdentity:
+    suite = manifest.get("suite")
+    workloads = workload_fingerprint(manifest)
+    digest = (
+        hashlib.sha256(orjson.dumps(workloads, option=orjson.OPT_SORT_KEYS)).hexdigest()
+        if workloads
+        else None
+    )
+    return SuiteIdentity(
+        name=suite.get("name") if isinstance(suite, dict) else None,
+        suite_hash=manifest.get("suite_hash"),
+        workloads=workloads,
+        workloads_hash=digest,
+    )
+
+
+def server_summaries(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per server: the provenance fields a reviewer needs, not the whole GPU inventory."""
+    servers = manifest.get("servers")
+    if not isinstance(servers, dict):
+        return {}
+    suite_servers = (manifest.get("suite") or {}).get("servers") or {}
+    result: dict[str, dict[str, Any]] = {}
+    for name, server in sorted(servers.items()):
+        if not isinstance(server, dict):
+            continue
+        provenance = server.get("provenance") or {}
+        config = provenance.get("config") or suite_servers.get(name)
+        inventory = provenance.get("gpu_inventory") or {}
+        result[name] = {
+            "baseline": server.get("baseline"),
+            "engine": server.get("engine") or provenance.get("engine"),
+            "vllm_version": server.get("vllm_version") or provenance.get("vllm_version"),
+            "gpus": server.get("gpus"),
+            "model": server.get("model") or (config or {}).get("model"),
+            "speculative": (config or {}).get("speculative"),
+            "command": provenance.get("command"),
+            "gpu_tool": inventory.get("tool"),
+            "config": config,
+        }
+    return result
+
+
+def build_baseline(results_dir: Path, data: Snapshot | None = None) -> Baseline:
+    """The baseline of a results directory (its snapshot plus manifest provenance)."""
+    manifest = read_manifest(results_dir)
+    data = data if data is not None else snapshot(results_dir)
+    if data.failed_cells:
+        key, reason = next(iter(data.failed_cells.items()))
+        raise SpecbenchError(
+            f"{results_dir}: cell {key} failed ({reason}); a baseline needs every cell "
+            "measured: rerun it (specbench run resumes) before saving"
+        )
+    return Baseline(
+        schema_version=BASELINE_SCHEMA_VERSION,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        specbench_version=__version__,
+        source_results_dir=str(Path(results_dir).resolve()),
+        results_created_at=manifest.get("created_at"),
+        git_sha=manifest.get("git_sha"),
+        suite=suite_identity(manifest),
+        servers=server_summaries(manifest),
+        cells=data.cells,
+    )
+
+
+def save_baseline(results_dir: Path, out: Path) -> Baseline:
+    """Build the baseline of `results_dir` and write it atomically to `out`."""
+    baseline = build_baseline(Path(results_dir))
+    store.write_atomic(Path(out), baseline.model_dump_json(indent=2) + "\n")
+    return baseline
+
+
+def load_baseline(path: Path) -> Baseline:
+    """Read a baseline file; a foreign file or another schema version is a SpecbenchError."""
+    raw = store.read_json(Path(path))
+    if raw.get("kind") != BASELINE_KIND:
+        raise SpecbenchError(
+            f"{path}: not a specbench baseline (kind {raw.get('kind')!r}); "
+            "create one with `specbench baseline save RESULTS_DIR --out FILE`"
+        )
+    version = raw.get("schema_version")
+    if version != BASELINE_SCHEMA_VERSION:
+        raise SpecbenchError(
+            f"{path}: baseline schema_version {version!r} is not supported (this specbench "
+            f"reads {BASELINE_SCHEMA_VERSION}); save the baseline again with this version"
+        )
+    try:
+        return Baseline.model_validate(raw)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise SpecbenchError(f"{path}: invalid baseline ({where}: {first['msg']})") from None

@@ -1,0 +1,361 @@
+"""Cell-by-cell comparison of current results with a baseline: one verdict per cell × metric.
+
+A metric is a regression only when it got worse by more than its tolerance AND by more than
+the noise band. The noise band is `noise_sigmas` × the standard error of the difference of
+the two means, √(s_b²/n_b + s_c²/n_c), from the std over repeats of each side. When only one
+side has ≥ 2 repeats its std stands in for both; when neither has, the tolerance alone
+decides (the row says so). `max` rules (failed requests) ignore the baseline and the noise.
+
+Verdicts: `pass`, `improved` (better beyond tolerance and noise), `within_noise` (worse than
+the tolerance but not than the noise: passes), `regression`, `new` (not in the baseline:
+reported, never a failure) and `missing`: a baseline cell absent from the results (failed
+or never run) is bad input (exit 2); a metric gone from a present cell fails like a
+regression (exit 1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from specbench.analysis.columns import ACCEPTANCE_LENGTH, PER_POSITION_PREFIX
+from specbench.errors import SpecbenchError
+from specbench.gate.baseline import Baseline, SuiteIdentity
+from specbench.gate.rules import CATEGORY_FAMILY, PER_POSITION_FAMILY, GateRules, MetricRule
+from specbench.gate.snapshot import CellStats, MetricStats, Snapshot
+
+Verdict = Literal["pass", "improved", "within_noise", "regression", "new", "missing"]
+PASSING: frozenset[str] = frozenset({"pass", "improved", "within_noise", "new"})
+#: Shown instead of a metric name on the single row of a new cell.
+ALL_METRICS = "(all)"
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """The verdict on one metric of one cell."""
+
+    cell: str
+    metric: str
+    verdict: Verdict
+    direction: str
+    tolerance: str
+    baseline: MetricStats | None = None
+    current: MetricStats | None = None
+    allowed: float | None = None
+    noise: float | None = None
+    note: str = ""
+    cell_missing: bool = False
+
+    @property
+    def change(self) -> float | None:
+        """current − baseline, in the metric's units."""
+        if self.baseline is None or self.current is None:
+            return None
+        return self.current.value - self.baseline.value
+
+    @property
+    def relative_change(self) -> float | None:
+        """(current − baseline) / |baseline|; None when the baseline is 0 or absent."""
+        change = self.change
+        if change is None or self.baseline is None or self.baseline.value == 0:
+            return None
+        return change / abs(self.baseline.value)
+
+
+@dataclass(frozen=True)
+class GateReport:
+    """Every comparison, plus notes that explain the setting (suite, servers, noise)."""
+
+    comparisons: list[Comparison]
+    notes: list[str] = field(default_factory=list)
+    suite_name: str | None = None
+
+    def with_verdict(self, *verdicts: str) -> list[Comparison]:
+        return [c for c in self.comparisons if c.verdict in verdicts]
+
+    @property
+    def missing_cells(self) -> list[str]:
+        """Baseline cells absent from the results (failed or never run): bad input."""
+        return sorted({c.cell for c in self.with_verdict("missing") if c.cell_missing})
+
+    @property
+    def exit_code(self) -> int:
+        """2 when a baseline cell is missing, else 1 on a regression or a metric gone, else 0.
+
+        A metric gone from a cell that is present (AL after speculation was switched off,
+        or a category whose requests all failed) is the run's fault, not the input's.
+        """
+        if self.missing_cells:
+            return 2
+        return 1 if self.with_verdict("regression", "missing") else 0
+
+
+def noise_band(
+    baseline: MetricStats, current: MetricStats, sigmas: float
+) -> tuple[float | None, str]:
+    """`sigmas` × the standard error of the difference of the means, and how it was found."""
+    b_std = baseline.std if baseline.n >= 2 else None
+    c_std = current.std if current.n >= 2 else None
+    if b_std is not None and c_std is not None:
+        return sigmas * math.sqrt(b_std**2 / baseline.n + c_std**2 / current.n), ""
+    if b_std is not None or c_std is not None:
+        std = b_std if b_std is not None else c_std
+        assert std is not None
+        side = "baseline" if b_std is not None else "current"
+        return (
+            sigmas * std * math.sqrt(1 / baseline.n + 1 / current.n),
+            f"noise from the {side} spread only",
+        )
+    return None, "n=1: tolerance only (no spread to estimate noise)"
+
+
+def allowed_worsening(rule: MetricRule, baseline: MetricStats, cell: str, metric: str) -> float:
+    if rule.relative is not None:
+        return rule.relative * abs(baseline.value)
+    if rule.absolute is not None:
+        return rule.absolute
+    assert rule.spread is not None
+    if baseline.std is None:
+        raise SpecbenchError(
+            f"rule {metric}: tolerance 'spread' needs a baseline with >= 2 repeats, but cell "
+            f"{cell} has {baseline.n}; use relative or absolute, or save a baseline with repeats"
+        )
+    return rule.spread * baseline.std
+
+
+def judge(
+    rule: MetricRule,
+    baseline: MetricStats | None,
+    current: MetricStats,
+    *,
+    cell: str,
+    metric: str,
+    sigmas: float,
+) -> Comparison:
+    """The verdict on one metric present in the results."""
+    common: dict[str, Any] = {
+        "cell": cell,
+        "metric": metric,
+        "direction": rule.direction,
+        "tolerance": rule.describe(),
+        "baseline": baseline,
+        "current": current,
+    }
+    if rule.max is not None:
+        worst = current.max
+        verdict: Verdict = "regression" if worst > rule.max else "pass"
+        note = f"worst repeat {worst:g}" if current.n > 1 else ""
+        return Comparison(**common, verdict=verdict, allowed=rule.max, note=note)
+    assert baseline is not None
+    sign = 1.0 if rule.direction == "higher" else -1.0
+    worsening = sign * (baseline.value - current.value)
+    allowed = allowed_worsening(rule, baseline, cell, metric)
+    noise, note = (
+        (None, "noise check off")
+        if not rule.noise or sigmas == 0
+        else (noise_band(baseline, current, sigmas))
+    )
+    beyond_noise = noise is None or abs(worsening) > noise
+    if worsening > allowed:
+        verdict = "regression" if beyond_noise else "within_noise"
+    elif -worsening > allowed and beyond_noise:
+        verdict = "improved"
+    else:
+        verdict = "pass"
+    return Comparison(**common, verdict=verdict, allowed=allowed, noise=noise, note=note)
+
+
+def _metrics_of(
+    rules: dict[str, MetricRule], baseline: CellStats | None, current: CellStats | None
+) -> Iterator[tuple[str, MetricRule, MetricStats | None, MetricStats | None]]:
+    """(row name, rule, baseline stats, current stats) of every metric a rule covers."""
+    cells = [c for c in (baseline, current) if c is not None]
+    for name, rule in rules.items():
+        if name == PER_POSITION_FAMILY:
+            positions = sorted(
+                {m for c in cells for m in c.metrics if m.startswith(PER_POSITION_PREFIX)},
+                key=lambda m: int(m[len(PER_POSITION_PREFIX) :]),
+            )
+            for metric in positions:
+                if metric not in rules:
+                    yield metric, rule, _get(baseline, metric), _get(current, metric)
+        elif name == CATEGORY_FAMILY:
+            for category in sorted({k for c in cells for k in c.categories}):
+                yield (
+                    f"{ACCEPTANCE_LENGTH}[{category}]",
+                    rule,
+                    _get_category(baseline, category),
+                    _get_category(current, category),
+                )
+        else:
+            yield name, rule, _get(baseline, name), _get(current, name)
+
+
+def _get(cell: CellStats | None, metric: str) -> MetricStats | None:
+    return cell.metrics.get(metric) if cell is not None else None
+
+
+def _get_category(cell: CellStats | None, category: str) -> MetricStats | None:
+    if cell is None:
+        return None
+    return cell.categories.get(category, {}).get(ACCEPTANCE_LENGTH)
+
+
+def _check_cell(key: str, baseline: CellStats, current: CellStats) -> None:
+    for name in ("max_tokens", "temperature", "dataset_dir", "category"):
+        was, now = getattr(baseline, name), getattr(current, name)
+        if was != now:
+            raise SpecbenchError(
+                f"cell {key}: {name} is {now!r} in the results but {was!r} in the baseline; "
+                "the measurements are not comparable"
+            )
+
+
+def compare_cell(
+    key: str,
+    baseline: CellStats | None,
+    current: CellStats | None,
+    rules: GateRules,
+    failure: str | None = None,
+) -> list[Comparison]:
+    """Every row of one cell (present in the baseline, the results, or both)."""
+    effective = rules.effective()
+    if baseline is None:
+        assert current is not None
+        return [
+            Comparison(
+                cell=key,
+                metric=ALL_METRICS,
+                verdict="new",
+                direction="",
+                tolerance="",
+                note="not in the baseline: not gated",
+            )
+        ]
+    if current is not None:
+        _check_cell(key, baseline, current)
+    rows: list[Comparison] = []
+    for metric, rule, was, now in _metrics_of(effective, baseline, current):
+        if now is None and was is None:
+            continue  # not measured on either side, e.g. AL of a server without speculation
+        if now is None:
+            if current is None:
+                note = f"cell failed: {failure}" if failure else "cell not in the results"
+            else:
+                note = "metric not in the results"
+            rows.append(
+                Comparison(
+                    cell=key,
+                    metric=metric,
+                    verdict="missing",
+                    direction=rule.direction,
+                    tolerance=rule.describe(),
+                    baseline=was,
+                    note=note,
+                    cell_missing=current is None,
+                )
+            )
+        elif was is None and rule.max is None:
+            rows.append(
+                Comparison(
+                    cell=key,
+                    metric=metric,
+                    verdict="new",
+                    direction=rule.direction,
+                    tolerance=rule.describe(),
+                    current=now,
+                    note="not in the baseline: not gated",
+                )
+            )
+        else:
+            rows.append(judge(rule, was, now, cell=key, metric=metric, sigmas=rules.noise_sigmas))
+    return rows
+
+
+def check_suites(baseline: SuiteIdentity, current: SuiteIdentity, *, strict: bool) -> list[str]:
+    """Raise when the two runs measured different things; else notes on what differs."""
+    if baseline.name != current.name:
+        raise SpecbenchError(
+            f"mismatched suites: the baseline comes from suite {baseline.name!r}, the results "
+            f"from suite {current.name!r}"
+        )
+    if baseline.workloads_hash != current.workloads_hash:
+        detail = next(
+            iter(_diff({"workloads": baseline.workloads}, {"workloads": current.workloads})),
+            "workloads differ",
+        )
+        raise SpecbenchError(
+            f"mismatched suites: suite {current.name!r} measures different workloads than the "
+            f"baseline ({detail})"
+        )
+    if baseline.suite_hash != current.suite_hash:
+        if strict:
+            raise SpecbenchError(
+                f"mismatched suites: suite hash {str(current.suite_hash)[:12]} differs from the "
+                f"baseline's {str(baseline.suite_hash)[:12]} (--strict-suite)"
+            )
+        return [
+            f"suite {current.name!r}: same workloads; server settings differ from the baseline "
+            "(expected for a new draft or build)"
+        ]
+    if current.name is None:
+        return ["no suite in either manifest (specbench bench results): cells compared as-is"]
+    return [f"suite {current.name!r}: identical to the baseline's (hash {baseline.suite_hash})"]
+
+
+def _diff(was: Any, now: Any, path: str = "") -> Iterator[str]:
+    """`path: old → new` for every leaf that differs between two JSON-like trees."""
+    if isinstance(was, dict) and isinstance(now, dict):
+        for key in sorted(set(was) | set(now), key=str):
+            yield from _diff(was.get(key), now.get(key), f"{path}.{key}" if path else str(key))
+    elif isinstance(was, list) and isinstance(now, list) and len(was) == len(now):
+        for index, (a, b) in enumerate(zip(was, now, strict=True)):
+            yield from _diff(a, b, f"{path}[{index}]")
+    elif was != now:
+        yield f"{path}: {was!r} in the baseline, {now!r} now"
+
+
+def server_notes(baseline: Baseline, current: dict[str, dict[str, Any]]) -> list[str]:
+    """What changed in each server's provenance (draft path, vLLM version, command)."""
+    notes = []
+    for name in sorted(set(baseline.servers) & set(current)):
+        was = {k: v for k, v in baseline.servers[name].items() if k != "command"}
+        now = {k: v for k, v in current[name].items() if k != "command"}
+        changes = list(_diff(was, now, f"servers.{name}"))
+        notes.extend(changes[:10])
+        if len(changes) > 10:
+            notes.append(f"servers.{name}: {len(changes) - 10} more differences")
+    return notes
+
+
+def compare(
+    baseline: Baseline,
+    current: Snapshot,
+    rules: GateRules,
+    *,
+    current_suite: SuiteIdentity,
+    current_servers: dict[str, dict[str, Any]],
+    strict_suite: bool = False,
+) -> GateReport:
+    """Compare every cell of the baseline and the results; raise on incomparable input."""
+    notes = check_suites(baseline.suite, current_suite, strict=strict_suite)
+    notes += server_notes(baseline, current_servers)
+    rows: list[Comparison] = []
+    for key in sorted(set(baseline.cells) | set(current.cells)):
+        rows += compare_cell(
+            key,
+            baseline.cells.get(key),
+            current.cells.get(key),
+            rules,
+            failure=current.failed_cells.get(key),
+        )
+    if rules.noise_sigmas > 0:
+        notes.append(
+            f"noise band = {rules.noise_sigmas:g} × √(s_b²/n_b + s_c²/n_c) from the std over "
+            "repeats; a metric regresses only beyond both its tolerance and the noise band"
+        )
+    if any("n=1" in row.note for row in rows):
+        notes.append("some cells have a single repeat on both sides: tolerance alone decides")
+    return GateReport(comparisons=rows, notes=notes, suite_name=current_suite.name)

@@ -1,0 +1,172 @@
+"""Gate rules: per metric, which direction is better and how much worse is tolerated.
+
+A rules file (`gate.toml`) holds `[metrics.<name>]` tables; each one replaces the default
+rule of that metric (or adds one), unless `replace_defaults = true` drops the defaults:
+
+    noise_sigmas = 2.0
+    [metrics.acceptance_length]
+    direction = "higher"
+    relative = 0.02
+
+Exactly one tolerance per rule: `relative` (fraction of the baseline value), `absolute`
+(metric units), `spread` (k × the baseline's std over repeats), or `max` (a ceiling on the
+worst repeat of the current run, regardless of the baseline: failed requests).
+Rule names are metric names of the baseline (`output_tok_s_per_gpu`, `ttft_ms_median`,
+`per_position_acceptance_2`, …) or a family: `per_position_acceptance` (every position),
+`category_acceptance_length` (AL of each category of a mixed run).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from specbench.analysis.columns import PER_POSITION_PREFIX
+from specbench.errors import SpecbenchError
+from specbench.gate.snapshot import POOLED_METRICS, SERVING_METRICS
+
+#: Families of metrics a single rule can cover.
+PER_POSITION_FAMILY = "per_position_acceptance"
+CATEGORY_FAMILY = "category_acceptance_length"
+Direction = Literal["higher", "lower"]
+
+
+class MetricRule(BaseModel):
+    """How one metric is judged."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    direction: Direction = Field(description="Which way is better: higher or lower.")
+    relative: float | None = Field(
+        default=None, ge=0, description="Tolerated worsening as a fraction of the baseline."
+    )
+    absolute: float | None = Field(
+        default=None, ge=0, description="Tolerated worsening in the metric's own units."
+    )
+    spread: float | None = Field(
+        default=None, ge=0, description="Tolerated worsening as k × the baseline's std."
+    )
+    max: float | None = Field(
+        default=None, description="Ceiling on the current run's worst repeat (no baseline)."
+    )
+    noise: bool = Field(
+        default=True,
+        description="Also require the change to exceed the noise band (False: tolerance only).",
+    )
+    enabled: bool = Field(default=True, description="False switches the rule off.")
+
+    @model_validator(mode="after")
+    def _one_tolerance(self) -> MetricRule:
+        given = [
+            name
+            for name in ("relative", "absolute", "spread", "max")
+            if getattr(self, name) is not None
+        ]
+        if len(given) != 1:
+            raise ValueError(
+                "give exactly one of relative, absolute, spread, max"
+                + (f" (got {', '.join(given)})" if given else "")
+            )
+        if self.max is not None and self.direction != "lower":
+            raise ValueError('max is a ceiling: use it with direction = "lower"')
+        return self
+
+    def describe(self) -> str:
+        """Short text for tables: `-2%`, `+10%`, `-0.05`, `3σ`, `max 0`."""
+        sign = "-" if self.direction == "higher" else "+"
+        if self.relative is not None:
+            return f"{sign}{self.relative * 100:g}%"
+        if self.absolute is not None:
+            return f"{sign}{self.absolute:g}"
+        if self.spread is not None:
+            return f"{sign}{self.spread:g}σ(base)"
+        return f"max {self.max:g}"
+
+
+def _rule(direction: Direction, relative: float) -> MetricRule:
+    return MetricRule(direction=direction, relative=relative)
+
+
+#: The issue's defaults. Order is the order of rows in every report.
+DEFAULT_RULES: dict[str, MetricRule] = {
+    "acceptance_length": _rule("higher", relative=0.02),
+    PER_POSITION_FAMILY: _rule("higher", relative=0.02),
+    CATEGORY_FAMILY: _rule("higher", relative=0.02),
+    "output_tok_s_per_gpu": _rule("higher", relative=0.05),
+    "ttft_ms_median": _rule("lower", relative=0.10),
+    "e2e_ms_median": _rule("lower", relative=0.10),
+    "num_failed": MetricRule(direction="lower", max=0, noise=False),
+}
+
+
+class GateRules(BaseModel):
+    """The rules file (`gate.toml`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    noise_sigmas: float = Field(
+        default=2.0,
+        ge=0,
+        description="Noise band = this × the standard error of the difference of the means "
+        "(from the std over repeats of baseline and current); 0 disables the noise check.",
+    )
+    replace_defaults: bool = Field(
+        default=False, description="True: only the rules in this file apply."
+    )
+    metrics: dict[str, MetricRule] = Field(
+        default_factory=dict, description="Metric name → rule (replaces that default)."
+    )
+
+    @model_validator(mode="after")
+    def _known_metrics(self) -> GateRules:
+        for name in self.metrics:
+            if not is_known_metric(name):
+                raise ValueError(
+                    f"unknown metric {name!r}; use a summary metric such as "
+                    "acceptance_length, output_tok_s_per_gpu, ttft_ms_median, num_failed, "
+                    f"{PER_POSITION_PREFIX}<i>, or a family: {PER_POSITION_FAMILY}, "
+                    f"{CATEGORY_FAMILY}"
+                )
+        return self
+
+    def effective(self) -> dict[str, MetricRule]:
+        """Enabled rules in report order: defaults first (unless replaced), then the file's."""
+        merged = {} if self.replace_defaults else dict(DEFAULT_RULES)
+        merged.update(self.metrics)
+        return {name: rule for name, rule in merged.items() if rule.enabled}
+
+
+def is_known_metric(name: str) -> bool:
+    if name in (PER_POSITION_FAMILY, CATEGORY_FAMILY, *SERVING_METRICS, *POOLED_METRICS):
+        return True
+    if name.startswith(PER_POSITION_PREFIX):
+        return name[len(PER_POSITION_PREFIX) :].isdigit()
+    return False
+
+
+def rules_from_mapping(data: Mapping[str, object], source: str) -> GateRules:
+    """Validate a parsed rules table; errors name `source` and the field path."""
+    try:
+        return GateRules.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        message = first["msg"].removeprefix("Value error, ")
+        raise SpecbenchError(f"{source}: {where}: {message}") from None
+
+
+def load_rules(path: Path | None) -> GateRules:
+    """The rules of `path`, or the defaults when None."""
+    if path is None:
+        return GateRules()
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SpecbenchError(f"--rules {path}: no such file") from None
+    except tomllib.TOMLDecodeError as error:
+        raise SpecbenchError(f"{path}: not valid TOML ({error})") from None
+    return rules_from_mapping(data, str(path))

@@ -1,0 +1,78 @@
+"""`specbench gate` and `specbench baseline save` as library calls (the CLI only renders).
+
+`run_gate` loads the baseline and the rules, aggregates the results directory, compares,
+and writes the JUnit XML and the markdown summary. It returns the report; the caller turns
+`report.exit_code` into the process exit code. Input that cannot be compared at all
+(foreign baseline, other schema, another suite) raises SpecbenchError, after a one-line
+note in the job summary so the CI page says why.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from specbench.analysis.loading import read_manifest
+from specbench.errors import SpecbenchError
+from specbench.gate.baseline import load_baseline, server_summaries, suite_identity
+from specbench.gate.compare import GateReport, compare
+from specbench.gate.junit import write_junit
+from specbench.gate.markdown import write_summary
+from specbench.gate.rules import load_rules
+from specbench.gate.snapshot import snapshot
+
+STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    """Everything `specbench gate` was asked to do."""
+
+    results_dir: Path
+    baseline: Path
+    rules: Path | None = None
+    junit: Path | None = None
+    summary: Path | None = None
+    strict_suite: bool = False
+
+
+def summary_target(options: GateOptions) -> tuple[Path | None, bool]:
+    """(path, append): `--summary` is overwritten; `$GITHUB_STEP_SUMMARY` is appended to."""
+    if options.summary is not None:
+        return options.summary, False
+    env = os.environ.get(STEP_SUMMARY_ENV)
+    return (Path(env), True) if env else (None, False)
+
+
+def gate_report(options: GateOptions) -> GateReport:
+    """Compare the results with the baseline (no files written)."""
+    rules = load_rules(options.rules)
+    baseline = load_baseline(options.baseline)
+    manifest = read_manifest(options.results_dir)
+    return compare(
+        baseline,
+        snapshot(options.results_dir),
+        rules,
+        current_suite=suite_identity(manifest),
+        current_servers=server_summaries(manifest),
+        strict_suite=options.strict_suite,
+    )
+
+
+def run_gate(options: GateOptions) -> GateReport:
+    """Compare, then write `--junit` and the summary; bad input raises SpecbenchError."""
+    path, append = summary_target(options)
+    try:
+        report = gate_report(options)
+    except SpecbenchError as error:
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a" if append else "w", encoding="utf-8") as handle:
+                handle.write(f"### ⚠️ specbench gate: could not compare\n\n{error}\n")
+        raise
+    if options.junit is not None:
+        write_junit(report, options.junit)
+    if path is not None:
+        write_summary(report, path, append=append)
+    return report

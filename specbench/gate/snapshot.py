@@ -1,0 +1,214 @@
+"""A results directory aggregated per cell: each metric's value with its spread over repeats.
+
+A cell here is one server label × dataset folder × concurrency (its repeats collapsed),
+keyed `<label>/<dataset folder>/c<concurrency>` as on disk. Values come from the analysis
+layer (`aggregate_repeats`): serving metrics are the plain mean over repeats; acceptance
+(AL, per-position rates) is pooled from the counters over the repeats (a ratio of sums),
+while its `std` is the sample std of the per-repeat values (the run-to-run noise).
+Per-category AL of mixed runs is pooled the same way (`pool_category_acceptance`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from specbench.analysis.aggregate import (
+    N_REPEATS,
+    SUFFIX_MAX,
+    SUFFIX_MIN,
+    SUFFIX_N,
+    SUFFIX_POOLED,
+    SUFFIX_STD,
+    aggregate_repeats,
+    pool_category_acceptance,
+)
+from specbench.analysis.columns import (
+    ACCEPTANCE_LENGTH,
+    CATEGORY,
+    CONCURRENCY,
+    DATASET_SLUG,
+    DISTRIBUTIONS,
+    DRAFT_ACCEPTANCE_RATE,
+    LABEL,
+    PER_POSITION_PREFIX,
+    position_columns,
+)
+from specbench.analysis.frame import category_frame, cells_frame
+from specbench.analysis.loading import FailedCell, LoadedCell, load_cells
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: Serving metrics stored per cell (summary field names, distributions as `<name>_<stat>`).
+SERVING_METRICS: tuple[str, ...] = (
+    "num_requests",
+    "num_failed",
+    "duration_s",
+    "input_tokens",
+    "output_tokens",
+    "output_tok_s",
+    "output_tok_s_per_gpu",
+    "request_per_s",
+    *(f"{name}_{stat}" for name in DISTRIBUTIONS for stat in ("mean", "median", "p90", "p99")),
+)
+#: Acceptance metrics whose value is pooled from the counters over repeats.
+POOLED_METRICS: tuple[str, ...] = (ACCEPTANCE_LENGTH, DRAFT_ACCEPTANCE_RATE)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class MetricStats(_Frozen):
+    """One metric of one cell over its repeats."""
+
+    value: float = Field(description="Mean over repeats; acceptance pooled from counters.")
+    std: float | None = Field(description="Sample std over repeats (ddof 1); None when n < 2.")
+    n: int = Field(description="Repeats that carried this metric.")
+    min: float = Field(description="Smallest per-repeat value.")
+    max: float = Field(description="Largest per-repeat value.")
+
+
+class CellStats(_Frozen):
+    """One cell (repeats collapsed) of a results directory."""
+
+    key: str = Field(description="`<label>/<dataset folder>/c<concurrency>`, as on disk.")
+    label: str = Field(description="Server configuration name.")
+    dataset: str = Field(description="Dataset spec as recorded in the summaries.")
+    dataset_dir: str = Field(description="Dataset folder name (path-independent identity).")
+    category: str | None = Field(description="The one category measured; None when mixed.")
+    concurrency: int = Field(description="Requests in flight.")
+    max_tokens: int = Field(description="Output cap per request.")
+    temperature: float = Field(description="Sampling temperature.")
+    repeats: int = Field(description="Repeats (summaries) collapsed into this cell.")
+    metrics: dict[str, MetricStats] = Field(description="Metric name → stats over repeats.")
+    categories: dict[str, dict[str, MetricStats]] = Field(
+        default_factory=dict,
+        description="Category of a mixed run → metric (acceptance_length) → stats.",
+    )
+
+
+class Snapshot(_Frozen):
+    """Every cell of a results directory, plus the cells that failed (no summary)."""
+
+    cells: dict[str, CellStats] = Field(description="Cell key → stats.")
+    failed_cells: dict[str, str] = Field(
+        default_factory=dict, description="Key of a cell with only failure.json → its reason."
+    )
+
+
+def cell_key(label: str, dataset_dir: str, concurrency: int) -> str:
+    return f"{label}/{dataset_dir}/c{concurrency}"
+
+
+def failed_cell_key(failure: FailedCell) -> str | None:
+    """`<label>/<dataset>/c<N>` of a `<label>/<dataset>/c<N>/r<M>/failure.json`."""
+    parts = failure.path.relative_to(failure.results_dir).parts
+    if len(parts) < 5 or not parts[2].startswith("c") or not parts[2][1:].isdigit():
+        return None
+    return cell_key(parts[0], parts[1], int(parts[2][1:]))
+
+
+def _finite(value: Any) -> float | None:
+    if value is None:
+        return None
+    number = float(value)
+    return None if math.isnan(number) else number
+
+
+def _stats(row: pd.Series, metric: str, value_column: str | None = None) -> MetricStats | None:
+    value = _finite(row.get(value_column or metric))
+    n = row.get(metric + SUFFIX_N)
+    if value is None or n is None or int(n) == 0:
+        return None
+    return MetricStats(
+        value=value,
+        std=_finite(row.get(metric + SUFFIX_STD)),
+        n=int(n),
+        min=float(row[metric + SUFFIX_MIN]),
+        max=float(row[metric + SUFFIX_MAX]),
+    )
+
+
+def _metric_stats(row: pd.Series, metrics: Iterable[str]) -> dict[str, MetricStats]:
+    stats: dict[str, MetricStats] = {}
+    for metric in metrics:
+        pooled = metric in POOLED_METRICS or metric.startswith(PER_POSITION_PREFIX)
+        found = _stats(row, metric, metric + SUFFIX_POOLED if pooled else None)
+        if found is not None:
+            stats[metric] = found
+    return stats
+
+
+def _category_stats(mixed: Sequence[LoadedCell]) -> dict[str, dict[str, dict[str, MetricStats]]]:
+    """Cell key → category → {acceptance_length: stats} for mixed-category cells."""
+    if not mixed:
+        return {}
+    categories = category_frame(mixed)
+    categories = categories[categories[ACCEPTANCE_LENGTH].notna()]
+    if categories.empty:
+        return {}
+    by = [LABEL, DATASET_SLUG, CONCURRENCY, CATEGORY]
+    spread = aggregate_repeats(categories, metrics=[ACCEPTANCE_LENGTH]).set_index(by)
+    pooled = pool_category_acceptance(categories, by)
+    result: dict[str, dict[str, dict[str, MetricStats]]] = {}
+    for _, row in pooled.iterrows():
+        index = tuple(row[c] for c in by)
+        # One row per source/definition: a category measured two ways cannot be pooled.
+        merged = {**spread.loc[index].to_dict(), ACCEPTANCE_LENGTH: row[ACCEPTANCE_LENGTH]}
+        import pandas as pd
+
+        stats = _stats(pd.Series(merged), ACCEPTANCE_LENGTH)
+        if stats is None:
+            continue
+        key = cell_key(str(row[LABEL]), str(row[DATASET_SLUG]), int(row[CONCURRENCY]))
+        result.setdefault(key, {})[str(row[CATEGORY])] = {ACCEPTANCE_LENGTH: stats}
+    return result
+
+
+def snapshot_cells(cells: Sequence[LoadedCell], failed: Sequence[FailedCell] = ()) -> Snapshot:
+    """Aggregate loaded cells (one results directory) into a `Snapshot`."""
+    frame = cells_frame(cells)
+    metrics = [m for m in SERVING_METRICS if m in frame.columns]
+    metrics += [m for m in POOLED_METRICS if m in frame.columns]
+    metrics += position_columns(frame)
+    aggregated = aggregate_repeats(frame, metrics=metrics)
+    per_category = _category_stats([c for c in cells if c.summary.category is None])
+    summaries = {
+        cell_key(c.summary.label, c.path.parents[2].name, c.summary.concurrency): c.summary
+        for c in cells
+    }
+    result: dict[str, CellStats] = {}
+    for _, row in aggregated.iterrows():
+        key = cell_key(str(row[LABEL]), str(row[DATASET_SLUG]), int(row[CONCURRENCY]))
+        summary = summaries[key]
+        result[key] = CellStats(
+            key=key,
+            label=str(row[LABEL]),
+            dataset=summary.dataset,
+            dataset_dir=str(row[DATASET_SLUG]),
+            category=summary.category,
+            concurrency=summary.concurrency,
+            max_tokens=summary.max_tokens,
+            temperature=summary.temperature,
+            repeats=int(row[N_REPEATS]),
+            metrics=_metric_stats(row, metrics),
+            categories=per_category.get(key, {}),
+        )
+    failures = {
+        failed_key: failure.reason
+        for failure in failed
+        if (failed_key := failed_cell_key(failure)) is not None and failed_key not in result
+    }
+    return Snapshot(cells=dict(sorted(result.items())), failed_cells=failures)
+
+
+def snapshot(results_dir: Path) -> Snapshot:
+    """Load and aggregate one results directory (raises SpecbenchError on bad input)."""
+    cells, failed = load_cells([Path(results_dir)])
+    return snapshot_cells(cells, failed)

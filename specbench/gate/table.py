@@ -1,0 +1,48 @@
+"""The gate's rich table for the CI log: cell, metric, baseline, current, change, tolerance,
+verdict; failures in red, passes dim, so the eye lands on what failed."""
+
+from __future__ import annotations
+
+from rich.markup import escape
+from rich.table import Table
+
+from specbench.gate.compare import GateReport
+from specbench.gate.text import VERDICT_TEXT, change_text, stats_text, tolerance_text
+
+_STYLE = {
+    "regression": "bold red",
+    "missing": "bold yellow",
+    "improved": "green",
+    "within_noise": "cyan",
+    "new": "blue",
+    "pass": "",
+}
+
+
+def gate_table(report: GateReport) -> Table:
+    table = Table(title="specbench gate", title_justify="left")
+    table.add_column("cell")
+    table.add_column("metric")
+    table.add_column("baseline", justify="right")
+    table.add_column("current", justify="right")
+    table.add_column("change", justify="right")
+    table.add_column("tolerance")
+    table.add_column("verdict")
+    table.add_column("note", overflow="fold")
+    for row in report.comparisons:
+        style = _STYLE[row.verdict]
+        verdict = VERDICT_TEXT[row.verdict]
+        texts = [
+            row.cell,
+            row.metric,  # `acceptance_length[coding]` must not be read as rich markup
+            stats_text(row.baseline),
+            stats_text(row.current),
+            change_text(row),
+            tolerance_text(row),
+        ]
+        table.add_row(
+            *map(escape, texts),
+            f"[{style}]{verdict}[/]" if style else verdict,
+            escape(row.note),
+        )
+    return table
