@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import itertools
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,6 +37,8 @@ from specbench.suite import Cell, Suite
 #: compilation and autotuning stay out of the measured window.
 FIRST_CELL_EXTRA_WARMUP = 8
 LOG_TAIL_LINES = 40
+#: Seconds a server that stopped answering gets before it counts as dead and is restarted.
+ALIVE_GRACE_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -197,16 +200,27 @@ class _Server:
     """A started (or attached) server: its URL, liveness check and log."""
 
     base_url: str
+    model: str
     process: ServerProcess | None
 
-    def alive(self) -> bool:
-        if self.process is None:
-            return True  # attached: not ours to judge by PID; the cell's errors speak
-        try:
-            self.process.check_alive()
-        except ServerError:
-            return False
-        return True
+    def alive(self, grace_s: float = ALIVE_GRACE_S) -> bool:
+        """The process runs and the server answers; a dying process gets `grace_s` to exit.
+
+        A killed process closes its sockets before the kernel reports it exited, so a client
+        can see "connection refused" while the PID still looks alive: ask the server itself.
+        """
+        deadline = time.monotonic() + grace_s
+        while True:
+            if self.process is not None:
+                try:
+                    self.process.check_alive()
+                except ServerError:
+                    return False
+            if is_ready(self.base_url, self.model):
+                return True
+            if time.monotonic() > deadline:
+                return False  # running but not serving: treat as dead, so it is restarted
+            time.sleep(0.1)
 
     def log_tail(self) -> list[str]:
         if self.process is None:
@@ -224,7 +238,7 @@ def _started(
             raise ServerError(
                 f"--endpoint {name}={attached}: not ready, or {config.api_model_name!r} not served"
             )
-        yield _Server(base_url=attached.rstrip("/"), process=None)
+        yield _Server(base_url=attached.rstrip("/"), model=config.api_model_name, process=None)
         return
     progress.server(name, "starting")
     with ServerProcess(
@@ -242,7 +256,7 @@ def _started(
         progress.server(
             name, f"ready at {process.base_url} in {process.provenance.startup_s:.0f} s"
         )
-        yield _Server(base_url=process.base_url, process=process)
+        yield _Server(base_url=process.base_url, model=config.api_model_name, process=process)
 
 
 def _run_server(
@@ -324,6 +338,12 @@ async def _measure(
     ) as session:
         senders: dict[int, Any] = {}
         first = True
+        health: dict[str, bool] = {}  # the liveness verdict of the last failed cell
+
+        def failure_details() -> dict[str, Any]:
+            health["alive"] = server.alive()
+            return {"server_alive": health["alive"], "log_tail": server.log_tail()}
+
         for index, cell in enumerate(cells):
             spec_w = suite.workloads[cell.workload_index]
             if cell.workload_index not in workloads:
@@ -370,6 +390,7 @@ async def _measure(
                 save_outputs=spec_w.temperature == 0,
             )
             first = False
+            health.clear()
             outcome = await run_cell(
                 spec,
                 workload.conversations,
@@ -379,14 +400,11 @@ async def _measure(
                 force=options.force,
                 api_key=options.api_key,
                 progress=progress.cell(cell),
-                failure_details=lambda: {
-                    "server_alive": server.alive(),
-                    "log_tail": server.log_tail(),
-                },
+                failure_details=failure_details,
             )
             result.outcomes[cell] = outcome
             progress.cell_done(cell, outcome)
-            if outcome.error and not server.alive():
+            if outcome.error and not health.get("alive", True):
                 return list(cells[index + 1 :])
             if outcome.error and options.fail_fast:
                 return []
