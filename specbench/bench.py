@@ -53,6 +53,7 @@ class BenchOptions:
     entropy_tiers: tuple[str, ...] = ()
     dataset_revision: str | None = None
     tokenizer: str | None = None
+    strict: bool = False
     force: bool = False
     extra_body: dict[str, object] = field(default_factory=dict)
 
@@ -280,6 +281,7 @@ def run_bench(
         entropy_tiers=options.entropy_tiers,
         num_prompts=options.num_prompts,
         seed=options.seed,
+        strict=options.strict,
     )
     return asyncio.run(
         bench_workload(options, workload, progress=progress, on_cell=on_cell, warn=warn)

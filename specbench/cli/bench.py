@@ -75,6 +75,9 @@ def bench(
     request_timeout: Annotated[
         float, typer.Option(help="Seconds without data before a request fails.")
     ] = 600.0,
+    strict: Annotated[
+        bool, typer.Option(help="Fail when --num-prompts exceeds the rows (default: use all).")
+    ] = False,
     force: Annotated[bool, typer.Option(help="Measure cells again even when complete.")] = False,
 ) -> None:
     """Measure AL, acceptance, TTFT, TPOT, E2E and tok/s/GPU against a running server."""
@@ -115,6 +118,7 @@ def bench(
         entropy_tiers=tuple(entropy_tier or ()),
         dataset_revision=dataset_revision,
         tokenizer=tokenizer,
+        strict=strict,
         force=force,
     )
 

@@ -241,3 +241,26 @@ def test_bad_suites_get_one_line_and_exit_2(tmp_path):
         assert len(lines) == 1 and f"{name}.toml" in lines[0], (name, result.stderr)
     result = run(suite, "--output", tmp_path / "x", "--endpoint", "nosuch=http://127.0.0.1:1")
     assert result.returncode == 2 and "nosuch" in result.stderr
+
+
+def test_endpoint_attaches_to_a_running_server_instead_of_starting_one(tmp_path):
+    from specbench.launch import EmulatorConfig, ServerConfig, ServerProcess, SpeculativeConfig
+    from specbench.suite import load_suite
+
+    suite, tag = write_suite(tmp_path, concurrency=(2,), max_tokens=16)
+    config = load_suite(suite).servers["eagle3"]
+    assert config.speculative == SpeculativeConfig(
+        method="eagle3", model="draft", num_speculative_tokens=3
+    )
+    assert isinstance(config.emulator, EmulatorConfig) and isinstance(config, ServerConfig)
+    out = tmp_path / "results"
+    with ServerProcess(config, name="outside", log_dir=tmp_path) as running:
+        result = run(
+            suite, "--output", out, "--server", "eagle3", "--endpoint", f"eagle3={running.base_url}"
+        )
+        assert running.pid in server_pids(tag)  # still ours, still up: the runner did not stop it
+    assert result.returncode == 0, result.stderr
+    assert "starting" not in result.stderr
+    summary = json.loads((out / "eagle3" / "tiny" / "c2" / "r0" / "summary.json").read_text())
+    assert summary["endpoint"] == running.base_url
+    assert summary["spec_decode"]["acceptance_length"] > 1.5
