@@ -205,6 +205,14 @@ def _serving(
             _figure(outcome, name, title, figure, options.formats)
 
 
+def _lossless_sections(options: ReportOptions) -> list[str]:
+    """Optional: the lossless check and the three ALs of each directory (specbench.lossless)."""
+    from specbench.lossless import report_section
+
+    found = (report_section(d, options.baseline, options.speculative) for d in options.results_dirs)
+    return [section for section in found if section]
+
+
 def _markdown(
     outcome: ReportOutcome,
     selection: Selection,
@@ -227,6 +235,7 @@ def _markdown(
             figure_lines.append(f"![{title}]({shown.relative_to(outcome.out_dir).as_posix()})")
             figure_lines.append("")
         sections.append("\n".join(figure_lines))
+    sections += _lossless_sections(options)
     if outcome.not_built:
         sections.append("## Not built\n\n" + "\n".join(f"- {n}" for n in outcome.not_built))
     if failed:

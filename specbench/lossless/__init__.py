@@ -56,7 +56,10 @@ def report_section(
     """Markdown for `report.md`: the lossless check and the three ALs; None when empty.
 
     Never raises for a directory the check cannot use: the reason becomes the section.
+    A directory without any `requests.jsonl` (summaries only) has no section.
     """
+    if not any(results_dir.rglob(store.REQUESTS)):
+        return None
     try:
         report = check_lossless(results_dir, baseline=baseline, speculative=speculative)
     except SpecbenchError as error:

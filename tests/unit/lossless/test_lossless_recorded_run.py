@@ -177,3 +177,18 @@ def test_out_folder_and_report_section(tmp_path: Path) -> None:
     assert "| ngram | baseline | lossless-prompts c1 r0 | 1.000 (5/5) |" in section
     assert "## Acceptance length: three definitions" in section
     assert "| ngram | lossless-prompts c1 r0 | 2.300 | 2.300 | +0.00% | 2.409 |" in section
+
+
+def test_report_md_carries_the_lossless_section(tmp_path: Path) -> None:
+    from specbench.analysis.report import ReportOptions, build_report
+
+    build_report(ReportOptions(results_dirs=(RUN,), out=tmp_path, formats=("md",)))
+    text = (tmp_path / "report.md").read_text()
+    assert "## Lossless check (temperature 0)" in text
+    assert "| ngram | lossless-prompts c1 r0 | 2.300 | 2.300 | +0.00% | 2.409 |" in text
+
+
+def test_summary_only_directories_have_no_lossless_section(run_copy: Path) -> None:
+    for path in run_copy.rglob(store.REQUESTS):
+        path.unlink()
+    assert report_section(run_copy) is None
