@@ -49,16 +49,7 @@ def state_style(row: ShardStatus) -> str:
 
 def jobs_table(status: CampaignStatus) -> Table:
     """Jobs (state, node, attempts) and cells completed per shard, with totals in the title."""
-    counts = ", ".join(
-        f"{status.count(name)} {name}" for name in ("pending", "running", "done", "failed")
-    )
-    table = Table(
-        title=(
-            f"suite {status.suite_name} on Slurm: jobs {counts}; "
-            f"cells {status.cells_done}/{status.cells_total}"
-        ),
-        caption=str(status.output),
-    )
+    table = Table(title=f"suite {status.suite_name} on Slurm", caption=str(status.output))
     for column in ("shard", "job", "state", "node", "cells", "failed", "tries", "log"):
         table.add_column(
             column, justify="right" if column in ("cells", "failed", "tries") else "left"
@@ -75,6 +66,14 @@ def jobs_table(status: CampaignStatus) -> Table:
             Path(row.log_path).name if row.log_path else "",
         )
     return table
+
+
+def totals(status: CampaignStatus) -> str:
+    """`jobs: 1 pending, 1 running, 2 done, 0 failed; cells 5/8` (jobs of the latest plan)."""
+    counts = ", ".join(
+        f"{status.count(name)} {name}" for name in ("pending", "running", "done", "failed")
+    )
+    return f"jobs: {counts}; cells {status.cells_done}/{status.cells_total}"
 
 
 def failures(status: CampaignStatus) -> Group:
@@ -120,7 +119,7 @@ class RichSlurmWatcher(SlurmWatcher):
                 where = f" on {row.node}" if row.node and row.category != "pending" else ""
                 self._live.console.print(f"{row.shard}: job {row.job_id} {row.state}{where}")
             self._seen[row.shard] = key
-        self._live.update(jobs_table(status))
+        self._live.update(Group(jobs_table(status), Text(totals(status))))
 
 
 def run_slurm(suite: Suite, request: SlurmRun) -> None:
@@ -138,6 +137,7 @@ def run_slurm(suite: Suite, request: SlurmRun) -> None:
             )
             raise typer.Exit(130) from None
     console.print(jobs_table(status))
+    console.print(totals(status))
     if status.failed:
         console.print(failures(status))
     if request.detach and status.active:

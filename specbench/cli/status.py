@@ -17,10 +17,11 @@ def status(
 ) -> None:
     """Show each shard's job (pending, running, done, failed) and its cells completed."""
     from specbench.cli.progress import console
-    from specbench.cli.slurm import failures, jobs_table
+    from specbench.cli.slurm import failures, jobs_table, totals
     from specbench.slurm.status import collect_status
 
     current = collect_status(results)
     console.print(jobs_table(current))
+    console.print(totals(current))
     if current.failed:
         console.print(failures(current))

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Start a private one-node Slurm (munged, slurmctld, slurmd) whose every file lives in STATE_DIR.
+# Start a private one-node Slurm (munged, slurmctld, slurmd) with its files in STATE_DIR
+# (munge key and socket in a /run/specbench-munge.* folder that stop.sh removes).
 #
 # Usage: tools/slurm/start.sh STATE_DIR
 # Then: source STATE_DIR/env (sets SLURM_CONF) and use sbatch/squeue as usual.
@@ -12,27 +13,31 @@ for tool in munged slurmctld slurmd sinfo runuser; do
   command -v "$tool" >/dev/null || { echo "start.sh: $tool not found (run: make slurm)" >&2; exit 2; }
 done
 [[ $(id -u) == 0 ]] || { echo "start.sh: must run as root" >&2; exit 2; }
-if [[ -e $state/slurm.conf ]]; then
+if [[ -e $state/slurm.conf || -e $state/munge.dir ]]; then
   echo "start.sh: $state already holds a Slurm; use a fresh folder" >&2
   exit 2
 fi
 mkdir -p "$state"
 state=$(cd "$state" && pwd)
-mkdir -p "$state"/{munge,ctld,spool,log}
-chmod 755 "$state"
+mkdir -p "$state"/{ctld,spool,log}
+here=$(cd "$(dirname "$0")" && pwd)
+# Whatever was started before a failure is stopped again.
+trap 'bash "$here/stop.sh" "$state" >/dev/null 2>&1 || true' ERR
 
-# munged refuses keys and sockets in folders others can write, and clients must reach the
-# socket: its own folder, owned by munge, mode 711.
-chown munge:munge "$state/munge"
-chmod 711 "$state/munge"
-head -c 1024 /dev/urandom >"$state/munge/munge.key"
-chown munge:munge "$state/munge/munge.key"
-chmod 400 "$state/munge/munge.key"
-socket=$state/munge/munge.socket
-runuser -u munge -- munged --socket="$socket" --key-file="$state/munge/munge.key" \
-  --pid-file="$state/munge/munged.pid" --log-file="$state/munge/munged.log" \
-  --seed-file="$state/munge/munged.seed"
-cp "$state/munge/munged.pid" "$state/munged.pid"
+# munged (running as munge) refuses keys and sockets in folders others can write, and must
+# reach its own folder: one of its own under /run (STATE_DIR may sit in a root-only folder
+# such as pytest's), owned by munge, mode 711 so clients reach the socket.
+munge=$(mktemp -d /run/specbench-munge.XXXXXX)
+echo "$munge" >"$state/munge.dir"
+chown munge:munge "$munge"
+chmod 711 "$munge"
+head -c 1024 /dev/urandom >"$munge/munge.key"
+chown munge:munge "$munge/munge.key"
+chmod 400 "$munge/munge.key"
+socket=$munge/munge.socket
+runuser -u munge -- munged --socket="$socket" --key-file="$munge/munge.key" \
+  --pid-file="$munge/munged.pid" --log-file="$munge/munged.log" --seed-file="$munge/munged.seed"
+cp "$munge/munged.pid" "$state/munged.pid"
 
 read -r ctld_port slurmd_port < <(python3 - <<'PY'
 import socket
@@ -94,4 +99,5 @@ for _ in $(seq 1 100); do
 done
 echo "start.sh: node $node not idle after 20 s; logs in $state/log" >&2
 tail -n 20 "$state/log/"*.log >&2 || true
+bash "$here/stop.sh" "$state" >/dev/null 2>&1 || true
 exit 1

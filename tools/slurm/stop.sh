@@ -6,10 +6,10 @@
 set -uo pipefail
 
 state=${1:?usage: $0 STATE_DIR}
-[[ -f $state/slurm.conf ]] || { echo "stop.sh: no Slurm in $state" >&2; exit 2; }
+[[ -f $state/munge.dir ]] || { echo "stop.sh: no Slurm in $state" >&2; exit 2; }
 export SLURM_CONF=$state/slurm.conf
 
-if [[ -f $state/slurmctld.pid ]] && kill -0 "$(cat "$state/slurmctld.pid")" 2>/dev/null; then
+if [[ -f $state/slurm.conf && -f $state/slurmctld.pid ]] && kill -0 "$(cat "$state/slurmctld.pid")" 2>/dev/null; then
   jobs=$(squeue -h -o %i 2>/dev/null | tr '\n' ' ')
   if [[ -n ${jobs// /} ]]; then
     # shellcheck disable=SC2086
@@ -35,4 +35,6 @@ stop_pid() {
 stop_pid "$state/slurmd.pid"
 stop_pid "$state/slurmctld.pid"
 stop_pid "$state/munged.pid"
+munge=$(cat "$state/munge.dir")
+[[ $munge == /run/specbench-munge.* ]] && rm -rf "$munge"
 echo "slurm in $state stopped"

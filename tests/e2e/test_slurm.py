@@ -1,0 +1,382 @@
+"""`specbench run SUITE --executor slurm` against a real one-node Slurm on this machine.
+
+The module fixture starts munged, slurmctld and slurmd from `tools/slurm/start.sh` in a
+fresh folder and stops them with `stop.sh` (which cancels and waits for jobs first). The
+results directories live under pytest's tmp folder, i.e. under /tmp: the runs warn that
+real compute nodes would not see it, which these tests expect.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slurm
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
+TOOLS = REPO / "tools" / "slurm"
+
+
+@pytest.fixture(scope="module")
+def slurm_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    missing = [t for t in ("slurmctld", "slurmd", "sbatch", "munged") if not shutil.which(t)]
+    if missing:
+        pytest.fail(f"Slurm not installed ({', '.join(missing)} missing): run `make slurm`")
+    state = tmp_path_factory.mktemp("slurm-state")
+    started = subprocess.run(
+        ["bash", str(TOOLS / "start.sh"), str(state)], capture_output=True, text=True, timeout=60
+    )
+    try:
+        assert started.returncode == 0, started.stderr
+        yield {**os.environ, "SLURM_CONF": str(state / "slurm.conf")}
+    finally:
+        subprocess.run(["bash", str(TOOLS / "stop.sh"), str(state)], timeout=120, check=False)
+        for name in ("slurmd", "slurmctld", "munged"):
+            pid_file = state / f"{name}.pid"
+            if pid_file.exists():
+                assert not Path(f"/proc/{pid_file.read_text().strip()}").exists(), name
+
+
+def write_suite(
+    folder: Path,
+    *,
+    step_ms: float = 1.0,
+    concurrency: tuple[int, ...] = (1, 4),
+    max_tokens: int = 32,
+    two_workloads: bool = False,
+) -> tuple[Path, str]:
+    tag = uuid.uuid4().hex[:10]  # unique served model name: finds this test's servers in /proc
+    folder.mkdir(parents=True, exist_ok=True)
+    workloads = f"""
+[[workloads]]
+dataset = "{DATA}"
+concurrency = {list(concurrency)}
+max_tokens = {max_tokens}
+warmup = 1
+"""
+    if two_workloads:
+        second = folder / "tiny2.jsonl"
+        shutil.copy(DATA, second)
+        workloads += workloads.replace(str(DATA), str(second))
+    suite = folder / "suite.toml"
+    suite.write_text(
+        f"""
+name = "emu-{tag}"
+
+[target]
+engine = "emulator"
+model = "emu-{tag}"
+emulator = {{ prefill_ms = 2.0, step_ms = {step_ms}, per_request_step_ms = 0.05, seed = 3 }}
+
+[servers.baseline]
+baseline = true
+
+[servers.eagle3]
+speculative = {{ method = "eagle3", model = "draft", num_speculative_tokens = 3 }}
+emulator = {{ acceptance = [0.8, 0.75, 0.7] }}
+
+[slurm]
+time_limit = "10:00"
+sbatch_options = ["--cpus-per-task=1"]
+{workloads}"""
+    )
+    return suite, tag
+
+
+def cli(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "specbench.cli.main", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=env,
+    )
+
+
+def popen(*args: str | Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "specbench.cli.main", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def cells(root: Path) -> set[tuple[str, ...]]:
+    return {p.relative_to(root).parts[:-1] for p in root.rglob("summary.json")}
+
+
+def manifest(root: Path) -> dict:
+    return json.loads((root / "manifest.json").read_text())
+
+
+def server_pids(tag: str) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if "emulate" in cmdline and tag in cmdline:
+                pids.append(int(entry.name))
+    return pids
+
+
+def stop_orphans(tag: str) -> None:
+    """Servers of a SIGKILLed job: proctrack/linuxproc (this test Slurm) does not reap a
+    process group that left the job; proctrack/cgroup on real clusters does."""
+    for pid in server_pids(tag):
+        os.killpg(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while server_pids(tag) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def submitted_jobs(out: Path) -> int:
+    if not (out / "manifest.json").exists():
+        return 0
+    shards = manifest(out).get("slurm", {}).get("shards", {})
+    return sum(1 for shard in shards.values() if "job_id" in shard)
+
+
+def wait_for(predicate, timeout_s: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def test_slurm_run_measures_the_same_cells_as_a_local_run(slurm_env, tmp_path):
+    suite, tag = write_suite(tmp_path, two_workloads=True)
+    local = cli("run", suite, "--output", tmp_path / "local", env=slurm_env)
+    assert local.returncode == 0, local.stderr
+
+    out = tmp_path / "slurm"
+    args = ("run", suite, "--output", out, "--executor", "slurm", "--poll-interval", "0.3")
+    result = cli(*args, "--shard-by", "workload", env=slurm_env)
+    assert result.returncode == 0, result.stderr
+    assert cells(out) == cells(tmp_path / "local")
+    assert len(cells(out)) == 8  # 2 servers × 2 workloads × 2 concurrencies
+    assert f"--output {out} is under /tmp" in result.stderr
+    assert "jobs: 0 pending, 0 running, 4 done, 0 failed; cells 8/8" in result.stderr
+    shards = manifest(out)["slurm"]["shards"]
+    assert sorted(shards) == ["baseline/w0", "baseline/w1", "eagle3/w0", "eagle3/w1"]
+    for shard in shards.values():
+        job = shard["jobs"][shard["job_id"]]
+        assert job["state"] == "COMPLETED" and job["node"] and job["exit"] == "completed"
+        assert Path(job["log_path"]).is_file()
+        assert f"job {shard['job_id']}" in Path(job["log_path"]).read_text()
+    assert len({shard["job_id"] for shard in shards.values()}) == 4
+    assert len(manifest(out)["campaign"]["cells_completed"]) == 8
+    eagle = json.loads((out / "eagle3" / "tiny2" / "c4" / "r0" / "summary.json").read_text())
+    assert eagle["spec_decode"]["acceptance_length"] > 2.0
+
+    again = cli(*args, "--shard-by", "workload", env=slurm_env)
+    assert again.returncode == 0, again.stderr
+    assert "submitted" not in again.stderr and again.stderr.count(": complete") == 4
+    report = cli("report", out, "--out", tmp_path / "report", "--format", "md", env=slurm_env)
+    assert report.returncode == 0, report.stderr
+    assert "eagle3" in (tmp_path / "report" / "report.md").read_text()
+    assert server_pids(tag) == []
+
+
+def run_and_kill_eagle3(
+    slurm_env: dict[str, str], suite: Path, out: Path, *extra: str
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Start a Slurm campaign, SIGKILL the eagle3 job's process after its first cell."""
+    process = popen(
+        "run",
+        suite,
+        "--output",
+        out,
+        "--executor",
+        "slurm",
+        "--poll-interval",
+        "0.3",
+        *extra,
+        env=slurm_env,
+    )
+    try:
+        first = out / "eagle3" / "tiny" / "c1" / "r0" / "summary.json"
+        wait_for(first.exists)
+        shard = manifest(out)["slurm"]["shards"]["eagle3"]
+        killed_job = shard["job_id"]
+        os.kill(shard["jobs"][killed_job]["pid"], signal.SIGKILL)
+        stdout, stderr = process.communicate(timeout=180)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr), killed_job
+
+
+def test_a_killed_job_is_reported_failed_and_a_rerun_completes_it(slurm_env, tmp_path):
+    suite, tag = write_suite(tmp_path, step_ms=8.0, concurrency=(1, 2, 4), max_tokens=48)
+    out = tmp_path / "results"
+    try:
+        result, killed = run_and_kill_eagle3(slurm_env, suite, out)
+    finally:
+        stop_orphans(tag)
+    assert result.returncode == 1, result.stderr
+    assert f"eagle3: job {killed} FAILED (exit 0:9" in result.stderr
+    assert "done eagle3/w0/c1/r0" in result.stderr  # the log tail of the killed job
+    assert "1 shard job(s) failed; rerun to resubmit" in result.stderr
+    kept = cells(out)
+    assert ("eagle3", "tiny", "c1", "r0") in kept and len(kept) < 6
+    mtime = (out / "eagle3" / "tiny" / "c1" / "r0" / "summary.json").stat().st_mtime_ns
+
+    status = cli("status", out, env=slurm_env)
+    assert status.returncode == 0, status.stderr
+    assert "1 done, 1 failed" in status.stderr and "FAILED" in status.stderr
+
+    rerun = cli(
+        "run",
+        suite,
+        "--output",
+        out,
+        "--executor",
+        "slurm",
+        "--poll-interval",
+        "0.3",
+        env=slurm_env,
+    )
+    assert rerun.returncode == 0, rerun.stderr
+    assert "skip baseline: complete" in rerun.stderr
+    assert "submitted eagle3: job" in rerun.stderr and "(attempt 2)" in rerun.stderr
+    assert len(cells(out)) == 6
+    assert (out / "eagle3" / "tiny" / "c1" / "r0" / "summary.json").stat().st_mtime_ns == mtime
+    jobs = manifest(out)["slurm"]["shards"]["eagle3"]["jobs"]
+    assert jobs[killed]["state"] == "FAILED" and len(jobs) == 2
+    assert server_pids(tag) == []
+
+
+def test_retries_resubmit_a_killed_job(slurm_env, tmp_path):
+    suite, tag = write_suite(tmp_path, step_ms=8.0, concurrency=(1, 2, 4), max_tokens=48)
+    out = tmp_path / "results"
+    try:
+        result, killed = run_and_kill_eagle3(slurm_env, suite, out, "--retries", "1")
+    finally:
+        stop_orphans(tag)
+    assert result.returncode == 0, result.stderr
+    assert f"eagle3: job {killed} FAILED" in result.stderr
+    assert "submitted eagle3: job" in result.stderr and "(attempt 2)" in result.stderr
+    assert len(cells(out)) == 6
+    shard = manifest(out)["slurm"]["shards"]["eagle3"]
+    assert shard["job_id"] != killed and shard["jobs"][shard["job_id"]]["state"] == "COMPLETED"
+
+
+def test_detach_returns_at_once_and_status_follows_the_jobs(slurm_env, tmp_path):
+    suite, tag = write_suite(tmp_path, step_ms=4.0, concurrency=(1, 2), max_tokens=32)
+    out = tmp_path / "results"
+    started = time.monotonic()
+    detached = cli("run", suite, "--output", out, "--executor", "slurm", "--detach", env=slurm_env)
+    assert detached.returncode == 0, detached.stderr
+    assert "submitted baseline: job" in detached.stderr
+    assert "run on their own: `specbench status" in detached.stderr
+    assert len(cells(out)) < 4  # returned before the jobs finished
+    jobs = manifest(out)["slurm"]["shards"]
+    assert time.monotonic() - started < 10
+
+    early = cli("status", out, env=slurm_env)
+    assert early.returncode == 0, early.stderr
+    assert "cells 4/4" not in early.stderr
+    assert "PENDING" in early.stderr or "RUNNING" in early.stderr
+
+    # A rerun while the jobs run watches them instead of submitting again.
+    watch = cli(
+        "run",
+        suite,
+        "--output",
+        out,
+        "--executor",
+        "slurm",
+        "--poll-interval",
+        "0.3",
+        env=slurm_env,
+    )
+    assert watch.returncode == 0, watch.stderr
+    assert "submitted" not in watch.stderr and "watching it" in watch.stderr
+
+    final = cli("status", out, env=slurm_env)
+    assert final.returncode == 0, final.stderr
+    assert "jobs: 0 pending, 0 running, 2 done, 0 failed; cells 4/4" in final.stderr
+    for shard in jobs.values():
+        assert f" {shard['job_id']} " in final.stderr
+    assert server_pids(tag) == []
+
+
+def test_ctrl_c_while_watching_cancels_nothing(slurm_env, tmp_path):
+    suite, tag = write_suite(tmp_path, step_ms=4.0, concurrency=(1, 2), max_tokens=32)
+    out = tmp_path / "results"
+    process = popen(
+        "run",
+        suite,
+        "--output",
+        out,
+        "--executor",
+        "slurm",
+        "--poll-interval",
+        "0.3",
+        env=slurm_env,
+    )
+    try:
+        wait_for(lambda: submitted_jobs(out) == 2)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, stderr
+    assert "nothing was cancelled and the jobs keep running" in stderr
+    assert "Traceback" not in stderr
+    # The jobs finish on their own.
+    wait_for(lambda: "2 done, 0 failed; cells 4/4" in cli("status", out, env=slurm_env).stderr, 60)
+    wait_for(lambda: server_pids(tag) == [], 30)
+
+
+def test_bad_input_is_one_line_and_exit_2(slurm_env, tmp_path):
+    suite, _ = write_suite(tmp_path)
+    out = tmp_path / "results"
+    base = ("run", suite, "--output", out, "--executor", "slurm")
+
+    def error_line(result: subprocess.CompletedProcess[str]) -> str:
+        assert result.returncode == 2, result.stderr
+        assert "Traceback" not in result.stderr
+        errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1, result.stderr
+        return errors[0]
+
+    no_sbatch = {**slurm_env, "PATH": str(Path(sys.executable).parent)}
+    assert "sbatch not found on PATH" in error_line(cli(*base, env=no_sbatch))
+    partition = error_line(cli(*base, "--partition", "nosuch", env=slurm_env))
+    assert "sbatch refused" in partition and "Invalid partition name specified" in partition
+    shard = error_line(cli(*base, "--shard", "nosuch*", env=slurm_env))
+    assert "--shard nosuch*: matches no shard (have baseline, eagle3)" in shard
+    assert "matches no cell" not in shard
+    unknown = error_line(cli(*base, "--server", "nosuch", env=slurm_env))
+    assert "--server 'nosuch': not in the suite" in unknown
+    time_limit = error_line(cli(*base, "--time", "soon", env=slurm_env))
+    assert "slurm.time_limit" in time_limit and "not a Slurm time" in time_limit
+    local_only = error_line(cli("run", suite, "--output", out, "--detach", env=slurm_env))
+    assert "need --executor slurm" in local_only
+    bad_table = suite.read_text().replace('time_limit = "10:00"', 'partitoin = "gpu"')
+    (tmp_path / "typo.toml").write_text(bad_table)
+    typo = error_line(cli("run", tmp_path / "typo.toml", "--executor", "slurm", env=slurm_env))
+    assert "slurm.partitoin: unknown key; allowed: partition" in typo
+    status = error_line(cli("status", tmp_path / "nothing-here", env=slurm_env))
+    assert "no such results directory" in status
