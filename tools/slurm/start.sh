@@ -7,6 +7,7 @@
 # Stop with tools/slurm/stop.sh STATE_DIR. Needs root and Debian's slurmctld, slurmd,
 # slurm-client and munge (`make slurm`). A fresh STATE_DIR per run: job ids restart at 1.
 set -euo pipefail
+export PATH=$PATH:/usr/sbin:/sbin  # the daemons live in sbin
 
 state=${1:?usage: $0 STATE_DIR}
 for tool in munged slurmctld slurmd sinfo runuser; do

@@ -4,6 +4,7 @@
 #
 # Usage: tools/slurm/stop.sh STATE_DIR
 set -uo pipefail
+export PATH=$PATH:/usr/sbin:/sbin  # the daemons live in sbin
 
 state=${1:?usage: $0 STATE_DIR}
 [[ -f $state/munge.dir ]] || { echo "stop.sh: no Slurm in $state" >&2; exit 2; }
