@@ -12,9 +12,8 @@ DIR/<label>/<dataset>/c<concurrency>/r<repeat>/
 from __future__ import annotations
 
 import os
-import re
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,8 @@ import orjson
 from pydantic import BaseModel
 
 from specbench.errors import SpecbenchError
+from specbench.naming import dataset_dir_name as dataset_dir_name  # re-exported
+from specbench.naming import slug
 from specbench.records import RequestRecord
 from specbench.summary import CellSummary
 
@@ -31,33 +32,6 @@ METRICS_BEFORE = "metrics_before.prom"
 METRICS_AFTER = "metrics_after.prom"
 FAILURE = "failure.json"
 MANIFEST = "manifest.json"
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
-
-
-def slug(text: str) -> str:
-    """A filesystem-safe name: `speed-bench:throughput_8k` → `speed-bench-throughput_8k`."""
-    cleaned = _UNSAFE.sub("-", text).strip("-.")
-    return cleaned or "unnamed"
-
-
-def dataset_dir_name(
-    spec: str, categories: Sequence[str] = (), entropy_tiers: Sequence[str] = ()
-) -> str:
-    """The folder of a dataset selection, known without loading the data (for resume checks).
-
-    `speed-bench:CONFIG[:PATH]` → `speed-bench-CONFIG`, `mt-bench[:PATH]` → `mt-bench`,
-    a path → its stem; a category or tier selection is appended (`+coding+math`).
-    """
-    kind, _, rest = spec.partition(":")
-    if kind == "speed-bench":
-        base = f"speed-bench-{rest.split(':')[0]}"
-    elif kind == "mt-bench":
-        base = "mt-bench"
-    else:
-        base = Path(rest if kind == "custom" else spec).stem
-    selection = [*categories, *entropy_tiers]
-    return slug("+".join([base, *selection]))
 
 
 def cell_dir(root: Path, label: str, dataset: str, concurrency: int, repeat: int) -> Path:

@@ -27,6 +27,7 @@ from specbench.data.conversation import Conversation
 from specbench.data.custom import load_custom
 from specbench.data.selection import filter_categories, stratified_sample
 from specbench.errors import SpecbenchError
+from specbench.naming import dataset_dir_name
 
 #: `--entropy-tier` accepts the category names and these short forms.
 TIER_ALIASES = {"low": "low_entropy", "high": "high_entropy"}
@@ -74,16 +75,10 @@ class RawDataset:
         return self.config is not None
 
 
-def slugify(text: str) -> str:
-    """A filesystem-safe name: lowercase letters, digits, `.`, `_` and `-`."""
-    slug = re.sub(r"[^a-z0-9._]+", "-", text.lower()).strip("-.")
-    return slug or "dataset"
-
-
 def _speed_bench(spec: str, data: speed_bench.SpeedBenchData) -> RawDataset:
     return RawDataset(
         spec=spec,
-        name=slugify(f"speed-bench-{data.config}"),
+        name=dataset_dir_name(spec),
         conversations=data.conversations,
         source=data.source,
         config=data.config,
@@ -112,7 +107,7 @@ def read_dataset(spec: str, *, revision: str | None = None) -> RawDataset:
         file, conversations, warnings = mt_bench.load_mt_bench(rest or None)
         return RawDataset(
             spec=spec,
-            name="mt-bench",
+            name=dataset_dir_name(spec),
             conversations=tuple(conversations),
             source=str(file.resolve()),
             warnings=tuple(warnings),
@@ -137,7 +132,7 @@ def read_dataset(spec: str, *, revision: str | None = None) -> RawDataset:
         )
     return RawDataset(
         spec=spec,
-        name=slugify(path.stem),
+        name=dataset_dir_name(spec),
         conversations=tuple(load_custom(path)),
         source=str(path.resolve()),
     )

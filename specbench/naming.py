@@ -1,0 +1,37 @@
+"""Names of things on disk: filesystem-safe slugs, and the folder of a dataset selection.
+
+Pure and dependency-free, so both the data layer and the results store can use them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+def slug(text: str) -> str:
+    """A filesystem-safe name: `speed-bench:throughput_8k` → `speed-bench-throughput_8k`."""
+    cleaned = _UNSAFE.sub("-", text).strip("-.")
+    return cleaned or "unnamed"
+
+
+def dataset_dir_name(
+    spec: str, categories: Sequence[str] = (), entropy_tiers: Sequence[str] = ()
+) -> str:
+    """The folder of a dataset selection, known without loading the data (for resume checks).
+
+    `speed-bench:CONFIG[:PATH]` → `speed-bench-CONFIG`, `mt-bench[:PATH]` → `mt-bench`,
+    a path → its stem; a category or tier selection is appended (`+coding+math`).
+    """
+    kind, _, rest = spec.partition(":")
+    if kind == "speed-bench":
+        base = f"speed-bench-{rest.split(':')[0]}"
+    elif kind == "mt-bench":
+        base = "mt-bench"
+    else:
+        base = Path(rest if kind == "custom" else spec).stem
+    selection = [*categories, *entropy_tiers]
+    return slug("+".join([base, *selection]))
