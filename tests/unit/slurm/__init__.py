@@ -1,0 +1,1 @@
+"""Unit tests of the Slurm executor: scripts, states, shards, settings, manifest locking."""

@@ -1,0 +1,183 @@
+"""Pure parts of the Slurm executor: the batch script, state names, shards, `[slurm]` and the
+manifest lock (real processes writing one manifest at once)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import shlex
+from pathlib import Path
+
+import pytest
+
+from specbench.campaign import suite_hash
+from specbench.errors import SpecbenchError
+from specbench.manifest import load_manifest, update_manifest
+from specbench.slurm.executor import node_local_warning
+from specbench.slurm.shards import plan_shards
+from specbench.slurm.state import category
+from specbench.slurm.submit import JobCommand, batch_script
+from specbench.suite import SlurmSettings, load_suite
+
+REPO = Path(__file__).resolve().parents[3]
+DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
+
+
+def suite_text(slurm: str = "", workloads: int = 2) -> str:
+    body = """
+name = "units"
+[target]
+engine = "emulator"
+model = "m"
+[servers.base]
+baseline = true
+[servers.spec]
+speculative = { method = "ngram", num_speculative_tokens = 2 }
+"""
+    for index in range(workloads):
+        body += f"""
+[[workloads]]
+dataset = "{DATA}"
+categories = ["{["chat", "code", "math"][index]}"]
+concurrency = [1, 2]
+max_tokens = 8
+"""
+    return body + slurm
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "suite.toml"
+    path.write_text(text)
+    return path
+
+
+def test_batch_script_carries_every_setting_in_order(tmp_path):
+    settings = SlurmSettings(
+        partition="mi355x",
+        account="perf",
+        time_limit="1-00:00:00",
+        nodes=1,
+        gpus_per_node=8,
+        constraint="mi355x&ib",
+        sbatch_options=["--exclusive", "--mem=0"],
+        setup="module load rocm\nsource /shared/venv/bin/activate",
+        launcher="srun --container-image=rocm/vllm:latest",
+        python="python3",
+    )
+    out = Path("/shared/results dir")
+    command = JobCommand(output=out, shard="spec/w1", server="spec", workload_index=1)
+    script = batch_script(settings, command, "specbench-x-spec-w1", out / "slurm/logs/a-%j.log")
+    lines = script.splitlines()
+    assert lines[:11] == [
+        "#!/bin/bash",
+        "#SBATCH --job-name=specbench-x-spec-w1",
+        "#SBATCH --output=/shared/results dir/slurm/logs/a-%j.log",
+        "#SBATCH --nodes=1",
+        "#SBATCH --partition=mi355x",
+        "#SBATCH --account=perf",
+        "#SBATCH --time=1-00:00:00",
+        "#SBATCH --gpus-per-node=8",
+        "#SBATCH --constraint=mi355x&ib",
+        "#SBATCH --exclusive",
+        "#SBATCH --mem=0",
+    ]
+    assert "module load rocm" in lines and "source /shared/venv/bin/activate" in lines
+    last = lines[-1]
+    assert last.startswith("exec srun --container-image=rocm/vllm:latest python3 -m ")
+    argv = shlex.split(last)[3:]
+    assert argv == [
+        "python3",
+        "-m",
+        "specbench.slurm.job",
+        "/shared/results dir",
+        "spec/w1",
+        "--server",
+        "spec",
+        "--workload",
+        "1",
+        "--max-restarts",
+        "2",
+        "--ready-timeout",
+        "1800",
+    ]
+
+
+def test_slurm_state_names_map_to_the_four_table_columns():
+    assert category("PENDING") == "pending"
+    assert category("RUNNING") == "running" and category("COMPLETING") == "running"
+    assert category("COMPLETED") == "done"
+    for failed in ("FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "CANCELLED by 0"):
+        assert category(failed) == "failed", failed
+    assert category("CANCELLED+") == "failed"  # sacct's abbreviated form
+    assert category(None) == "unknown" and category("UNKNOWN") == "unknown"
+
+
+def test_shards_by_server_and_by_workload(tmp_path):
+    suite = load_suite(write(tmp_path, suite_text()))
+    by_server = plan_shards(suite)
+    assert [(s.id, len(s.cells)) for s in by_server] == [("base", 4), ("spec", 4)]
+    by_workload = plan_shards(suite, "workload")
+    assert [s.id for s in by_workload] == ["base/w0", "base/w1", "spec/w0", "spec/w1"]
+    assert [c.key for c in by_workload[3].cells] == ["spec/w1/c1/r0", "spec/w1/c2/r0"]
+    assert by_workload[3].file_name == "spec-w1"
+    assert [s.id for s in plan_shards(suite, "workload", patterns=["*/w1"])] == [
+        "base/w1",
+        "spec/w1",
+    ]
+    assert [s.id for s in plan_shards(suite, servers=["spec"])] == ["spec"]
+    assert len(by_server[0].missing(suite, tmp_path / "empty")) == 4
+    with pytest.raises(
+        SpecbenchError, match=r"--shard gpu\*: matches no shard \(have base, spec\)"
+    ):
+        plan_shards(suite, patterns=["gpu*"])
+
+
+def test_slurm_table_is_validated_and_stays_out_of_the_suite_hash(tmp_path):
+    plain = load_suite(write(tmp_path, suite_text()))
+    table = '\n[slurm]\npartition = "gpu"\ntime_limit = "4:00:00"\ngpus_per_node = 8\n'
+    with_slurm = load_suite(write(tmp_path, suite_text(table)))
+    assert with_slurm.slurm.partition == "gpu" and with_slurm.slurm.gpus_per_node == 8
+    assert plain.slurm == SlurmSettings()
+    assert suite_hash(with_slurm) == suite_hash(plain)
+    overridden = load_suite(write(tmp_path, suite_text(table)), ["slurm.partition=cpu"])
+    assert overridden.slurm.partition == "cpu"
+    cases = {
+        '\n[slurm]\npartitoin = "gpu"\n': "slurm.partitoin: unknown key; allowed: partition",
+        '\n[slurm]\ntime_limit = "soon"\n': "slurm.time_limit: 'soon' is not a Slurm time",
+        '\n[slurm]\ngpus_per_node = 8\ngres = "gpu:8"\n': "give gpus_per_node or gres",
+        '\n[slurm]\nsbatch_options = ["exclusive"]\n': "each sbatch option starts with '-'",
+    }
+    for text, message in cases.items():
+        with pytest.raises(SpecbenchError) as error:
+            load_suite(write(tmp_path, suite_text(text)))
+        assert message in str(error.value) and "suite.toml" in str(error.value)
+        assert "\n" not in str(error.value)
+
+
+def test_results_under_tmp_get_a_warning():
+    assert "under /tmp" in (node_local_warning(Path("/tmp/pytest/results")) or "")
+    assert node_local_warning(Path("/dev/shm/x")) is not None
+    assert node_local_warning(Path("/shared/results")) is None
+    assert node_local_warning(Path("/tmpfs/results")) is None
+
+
+def _write_many(root: str, writer: int, count: int) -> None:
+    for index in range(count):
+        update_manifest(Path(root), slurm={"shards": {f"s{writer}": {"jobs": {str(index): {}}}}})
+
+
+def test_concurrent_writers_lose_no_manifest_section(tmp_path):
+    writers, count = 4, 25
+    context = multiprocessing.get_context("spawn")
+    processes = [
+        context.Process(target=_write_many, args=(str(tmp_path), writer, count))
+        for writer in range(writers)
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(60)
+        assert process.exitcode == 0
+    shards = load_manifest(tmp_path)["slurm"]["shards"]
+    assert {name: len(shard["jobs"]) for name, shard in shards.items()} == {
+        f"s{writer}": count for writer in range(writers)
+    }
