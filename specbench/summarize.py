@@ -172,6 +172,7 @@ def summarize_cell(
         temperature=spec.temperature,
         started_at=window.started_at,
         finished_at=window.finished_at,
+        num_conversations=len({r.question_id for r in records}),
         num_requests=len(records),
         num_failed=len(records) - len(ok),
         duration_s=window.duration_s,

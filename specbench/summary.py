@@ -99,6 +99,11 @@ class CellSummary(_Frozen):
     started_at: str = Field(description="UTC ISO-8601 start of the measured window.")
     finished_at: str = Field(description="UTC ISO-8601 end of the measured window.")
 
+    num_conversations: int = Field(
+        default=0,
+        description="Distinct questions measured. A multi-turn question is one request per "
+        "turn; every figure pools all turns of all questions (per turn, step-weighted).",
+    )
     num_requests: int = Field(description="Measured requests (turns), failures included.")
     num_failed: int = Field(description="Requests that ended with an error.")
     duration_s: float = Field(

@@ -105,6 +105,7 @@ def test_acceptance_matches_the_known_process(spec_server, dataset, tmp_path):
         assert summary["num_failed"] == 0
         # 48 conversations, 6 of them two-turn: 54 requests of exactly 192 tokens.
         assert summary["num_requests"] == 54
+        assert summary["num_conversations"] == 48
         assert summary["output_tokens"] == 54 * 192
         assert summary["server_generation_tokens"] == summary["output_tokens"]
         # Per-category figures come from the per-request field and pool to the counters.
