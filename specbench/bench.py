@@ -7,7 +7,6 @@ then for each concurrency × repeat measure a cell into its own folder. A cell w
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from specbench.data.context import check_context_fit
 from specbench.data.loader import Workload, load_workload
 from specbench.endpoint import discover_model, scrape, server_version
 from specbench.errors import ServerError, SpecbenchError
+from specbench.load import run_event_loop
 from specbench.manifest import update_manifest
 from specbench.measure import CellOutcome, CellProgress, CellSpec, run_cell, utc_now
 from specbench.summary import CellSummary
@@ -283,6 +283,6 @@ def run_bench(
         seed=options.seed,
         strict=options.strict,
     )
-    return asyncio.run(
+    return run_event_loop(
         bench_workload(options, workload, progress=progress, on_cell=on_cell, warn=warn)
     )

@@ -10,11 +10,28 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from typing import Any, TypeVar
 
 from specbench.client import Api, Prompt, Sender
 from specbench.data.conversation import Conversation
 from specbench.records import RequestRecord
+
+T = TypeVar("T")
+
+
+def run_event_loop(main: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(main)`, on uvloop when it is installed.
+
+    uvloop's event loop costs the client less CPU per streamed chunk (epoll wake-ups,
+    timer handles and task steps in C); without it, the standard loop does the same work.
+    """
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(main)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(main)
 
 
 def build_prompt(api: Api, turns: Sequence[str], answers: Sequence[str]) -> Prompt:

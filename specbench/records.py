@@ -7,7 +7,7 @@ chunk arrivals relative to the request's own send instant.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -53,7 +53,9 @@ class RequestRecord:
         return None if self.e2e_ns is None else self.e2e_ns / 1e6
 
     def to_json_line(self) -> bytes:
-        return orjson.dumps(asdict(self)) + b"\n"
+        # orjson serialises the dataclass natively, like asdict() but ~40× faster: asdict
+        # deep-copies every list, and this runs once per request on the event loop.
+        return orjson.dumps(self) + b"\n"
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RequestRecord:

@@ -1,0 +1,162 @@
+"""Markdown for `make bench`: RESULTS.md, the printed tables and README's performance section."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+TARGETS = {
+    "agreement": 0.03,  # |specbench / vllm bench − 1| on tok/s and median TTFT
+    "al_fidelity": 0.01,  # |measured AL / configured − 1|
+    "ttft_c1_ms": 1.0,  # |TTFT − prefill| at concurrency 1
+    "overhead_ratio": 0.67,  # specbench CPU per chunk / vllm bench's
+}
+README_BEGIN = "<!-- bench:begin (written by `make bench`; edits inside are overwritten) -->"
+README_END = "<!-- bench:end -->"
+_ISSUE_MARKER = re.compile(r"^<!-- performance: .*-->$", re.MULTILINE)
+_LABELS = {
+    "output_tok_s": "output tok/s",
+    "median_ttft_ms": "median TTFT (ms)",
+    "median_e2e_ms": "median E2E (ms)",
+    "acceptance_length": "AL (server counters)",
+}
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:,.{digits}f}"
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "**missed**"
+
+
+def agreement_rows(section: dict[str, Any]) -> list[str]:
+    rows = []
+    for key, label in _LABELS.items():
+        figure = section["figures"].get(key)
+        if figure is None:
+            continue
+        ratio = figure["ratio"]
+        target = ""
+        if key in ("output_tok_s", "median_ttft_ms"):
+            target = _verdict(abs(ratio - 1) <= TARGETS["agreement"])
+        spread = " / ".join(
+            ", ".join(_num(v) for v in figure["runs"][name]) for name in ("specbench", "vllm_bench")
+        )
+        rows.append(
+            f"| {label} | {_num(figure['specbench'])} | {_num(figure['vllm_bench'])} | "
+            f"{ratio:.3f} | {target} | {spread} |"
+        )
+    return rows
+
+
+def agreement_table(title: str, section: dict[str, Any]) -> str:
+    head = (
+        f"### Agreement: {title}\n\n{section['server']}; concurrency {section['concurrency']}, "
+        f"{section['num_prompts']} prompts, {section['max_tokens']} output tokens, ignore_eos, "
+        f"mean of {section['rounds']} interleaved rounds per client.\n\n"
+        "| figure | specbench | vllm bench serve | ratio | target ±3% | runs (specbench / vllm) |\n"
+        "|---|---:|---:|---:|---|---|\n"
+    )
+    return head + "\n".join(agreement_rows(section)) + "\n"
+
+
+def fidelity_table(levels: list[dict[str, Any]]) -> str:
+    lines = [
+        "### Fidelity: specbench against the emulator's known truth\n",
+        "Emulator per-request step cost 0, acceptance 0.8, 0.75, 0.7 (configured AL "
+        f"{levels[0]['configured']['acceptance_length']:.4f}); 256 output tokens, ignore_eos. "
+        '"server" = the emulator\'s own histogram mean over the same window (Δsum/Δcount).\n',
+        "| conc | prefill / step (ms) | TTFT p50 | TTFT − prefill | TTFT mean − server | "
+        "step p50 | step − configured | step mean − server | AL | AL error | ±95% draws |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for level in levels:
+        ttft, step, al = level["ttft_ms"], level["step_ms"], level["acceptance_length"]
+        configured = level["configured"]
+        lines.append(
+            f"| {level['concurrency']} | {configured['prefill_ms']:g} / {configured['step_ms']:g}"
+            f" | {_num(ttft['median'])} | {_num(ttft['error_vs_configured_ms'], 3)}"
+            f" | {_num(ttft['error_vs_server_ms'], 3)} | {_num(step['median'])}"
+            f" | {_num(step['error_vs_configured_ms'], 3)} | {_num(step['error_vs_server_ms'], 3)}"
+            f" | {al['measured']:.4f} | {al['relative_error']:+.2%}"
+            f" | {al['sampling_95_relative']:.2%} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def overhead_table(sections: list[dict[str, Any]]) -> str:
+    lines = [
+        "### Overhead: client CPU per streamed chunk (client on one core)\n",
+        "Blast server (pre-encoded SSE frames, one frame per open stream per step) on core 1; "
+        "each client on core 0. The client's CPU time (/proc/<pid>/stat) is read at the edges "
+        "of its streaming window (first request in, first /metrics scrape after the last "
+        "request), so interpreter start-up, imports and the final report do not count. "
+        "Step 0 = as fast as the client reads (its chunk rate is the most it sustains on one "
+        "core); step 10 ms = paced like an engine, about one chunk per read.\n",
+        "| concurrency | server step | client | CPU µs/chunk | chunks per CPU-s | chunks/s "
+        "(wall) | client core busy | specbench / vllm | target ≤ 0.67 |",
+        "|---:|---:|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for section in sections:
+        for name, label in (("specbench", "specbench"), ("vllm_bench", "vllm bench serve")):
+            figure = section[name]
+            ratio = section["cpu_ratio"]
+            last = name == "vllm_bench"
+            lines.append(
+                f"| {section['concurrency']} | {section['server_step_ms']:g} ms | {label}"
+                f" | {figure['cpu_us_per_chunk']:.1f} | {figure['chunks_per_cpu_s']:,.0f}"
+                f" | {figure['chunks_per_s']:,.0f}"
+                f" | {figure['cpu_utilisation']:.0%}"
+                f" | {'' if last else f'{ratio:.2f}'}"
+                f" | {'' if last else _verdict(ratio <= TARGETS['overhead_ratio'])} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def header(results: dict[str, Any]) -> str:
+    m = results["machine"]
+    return (
+        f"Measured {results['measured_at']} by `{results['command']}` "
+        f"({results['duration_s']:.0f} s) on {m['cpu']}, {m['logical_cpus']} logical CPUs, "
+        f"{m['memory_gib']} GiB, Linux {m['kernel']}, Python {m['python']}, aiohttp "
+        f"{m['aiohttp']}, orjson {m['orjson']}; {results['layout']}; load average at start "
+        f"{', '.join(str(v) for v in m['load_average_at_start'])}.\n"
+    )
+
+
+def render_markdown(results: dict[str, Any]) -> str:
+    return "\n".join(
+        [
+            "# specbench: fidelity and overhead\n",
+            header(results),
+            agreement_table("emulator", results["agreement_emulator"]),
+            agreement_table("real vLLM on CPU", results["agreement_vllm"]),
+            fidelity_table(results["fidelity"]),
+            overhead_table(results["overhead"]),
+        ]
+    )
+
+
+def update_readme(readme: Path, results: dict[str, Any]) -> None:
+    """Replace the performance block (or the issue's marker line) and nothing else."""
+    text = readme.read_text()
+    block = (
+        f"{README_BEGIN}\n{header(results)}\nFull tables: `results/bench/RESULTS.md` "
+        "(regenerate with `make bench`, about 10 minutes).\n\n"
+        + agreement_table("emulator", results["agreement_emulator"]) + "\n"
+        + agreement_table("real vLLM on CPU", results["agreement_vllm"]) + "\n"
+        + fidelity_table(results["fidelity"]) + "\n"
+        + overhead_table(results["overhead"])
+        + f"{README_END}"
+    )  # fmt: skip
+    if README_BEGIN in text and README_END in text:
+        start = text.index(README_BEGIN)
+        end = text.index(README_END) + len(README_END)
+        text = text[:start] + block + text[end:]
+    elif _ISSUE_MARKER.search(text):
+        text = _ISSUE_MARKER.sub(lambda _match: block, text, count=1)
+    else:
+        raise RuntimeError(f"{readme}: no performance marker to replace")
+    readme.write_text(text)
