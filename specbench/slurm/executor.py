@@ -92,7 +92,7 @@ def run_on_slurm(
     current = {
         s.id: str(recorded[s.id]["job_id"]) for s in chosen if recorded.get(s.id, {}).get("job_id")
     }
-    live = query(current.values())
+    live = query(current.values()).jobs
     attempts = {s.id: len(recorded.get(s.id, {}).get("jobs", {})) for s in chosen}
     watched: list[Shard] = []
     for shard in chosen:

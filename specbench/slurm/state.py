@@ -30,6 +30,7 @@ _FAILED = {
     "DEADLINE",
     "REVOKED",
     "SPECIAL_EXIT",
+    "LOST",  # ours: Slurm has no record of the job and the job never recorded its end
 }
 
 
@@ -66,12 +67,20 @@ class JobState:
         return category(self.state)
 
 
-def query(job_ids: Iterable[str]) -> dict[str, JobState]:
+@dataclass(frozen=True)
+class Answer:
+    """Slurm's answer: the jobs it knows, and whether the controller answered at all."""
+
+    jobs: dict[str, JobState]
+    reachable: bool
+
+
+def query(job_ids: Iterable[str]) -> Answer:
     """States of the jobs Slurm still knows, by job id; unknown ids are left out."""
     wanted = sorted(set(job_ids), key=int)
     if not wanted:
-        return {}
-    found = _squeue(wanted)
+        return Answer({}, reachable=True)
+    found, reachable = _squeue(wanted)
     for job_id in wanted:
         # scontrol also knows the exit code, worth one more call for a job that failed.
         if job_id not in found or found[job_id].category == "failed":
@@ -81,24 +90,29 @@ def query(job_ids: Iterable[str]) -> dict[str, JobState]:
     missing = [job_id for job_id in wanted if job_id not in found]
     if missing:
         found.update(_sacct(missing))
-    return found
+    return Answer(found, reachable)
 
 
-def _run(argv: list[str]) -> str | None:
+def _call(argv: list[str]) -> subprocess.CompletedProcess[str] | None:
     if shutil.which(argv[0]) is None:
         return None
     try:
-        result = subprocess.run(
+        return subprocess.run(
             argv, capture_output=True, text=True, timeout=QUERY_TIMEOUT_S, check=False
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return result.stdout if result.returncode == 0 else None
 
 
-def _squeue(job_ids: list[str]) -> dict[str, JobState]:
-    # One call for all ids; squeue fails outright when it knows none of them.
-    out = _run(
+def _run(argv: list[str]) -> str | None:
+    result = _call(argv)
+    return result.stdout if result is not None and result.returncode == 0 else None
+
+
+def _squeue(job_ids: list[str]) -> tuple[dict[str, JobState], bool]:
+    # One call for all ids; squeue fails outright when it knows none of them, which still
+    # means the controller answered.
+    result = _call(
         [
             "squeue",
             "--noheader",
@@ -107,8 +121,12 @@ def _squeue(job_ids: list[str]) -> dict[str, JobState]:
             "--format=%i|%T|%N|%r",
         ]
     )
+    if result is None:
+        return {}, False
+    if result.returncode != 0:
+        return {}, "Invalid job id" in result.stderr
     found: dict[str, JobState] = {}
-    for line in (out or "").splitlines():
+    for line in result.stdout.splitlines():
         parts = line.strip().split("|")
         if len(parts) != 4 or parts[0] not in job_ids:
             continue
@@ -116,7 +134,7 @@ def _squeue(job_ids: list[str]) -> dict[str, JobState]:
         found[job_id] = JobState(
             job_id, state, node or None, None if reason in ("None", "") else reason
         )
-    return found
+    return found, True
 
 
 def _scontrol(job_id: str) -> JobState | None:

@@ -22,6 +22,8 @@ from specbench.suite import Cell
 
 LOG_TAIL_LINES = 12
 NOT_SUBMITTED = "NOT SUBMITTED"
+#: A job Slurm answers it has no record of, which never recorded its own end: it is gone.
+LOST = "LOST"
 
 #: What a job's own last record says, for a job Slurm no longer knows.
 _EXIT_TO_STATE = {
@@ -107,7 +109,7 @@ def collect_status(output: Path, *, record: bool = True) -> CampaignStatus:
         for shard_id in slurm["shard_ids"]
         if shards.get(shard_id, {}).get("job_id")
     }
-    live = slurm_state.query(
+    answer = slurm_state.query(
         job_id
         for shard_id, job_id in current.items()
         if not slurm_state.is_final(shards[shard_id]["jobs"].get(job_id, {}).get("state"))
@@ -120,7 +122,7 @@ def collect_status(output: Path, *, record: bool = True) -> CampaignStatus:
         done, failed = _count(suite, shard_cells, output)
         job_id = current.get(shard_id)
         job: dict[str, Any] = entry.get("jobs", {}).get(job_id, {}) if job_id else {}
-        known = live.get(job_id) if job_id else None
+        known = answer.jobs.get(job_id) if job_id else None
         if known is not None:
             fresh = {
                 "state": known.state,
@@ -135,7 +137,7 @@ def collect_status(output: Path, *, record: bool = True) -> CampaignStatus:
             ShardStatus(
                 shard=shard_id,
                 job_id=job_id,
-                state=_state(job, slurm_knows=known is not None) if job_id else NOT_SUBMITTED,
+                state=_state(job, known is not None, answer.reachable) if job_id else NOT_SUBMITTED,
                 node=job.get("node"),
                 cells_done=done,
                 cells_failed=failed,
@@ -151,7 +153,7 @@ def collect_status(output: Path, *, record: bool = True) -> CampaignStatus:
     return CampaignStatus(output=output, suite_name=suite.name, shards=rows)
 
 
-def _state(job: dict[str, Any], *, slurm_knows: bool) -> str:
+def _state(job: dict[str, Any], slurm_knows: bool, slurm_answered: bool) -> str:
     recorded = job.get("state")
     if slurm_knows or slurm_state.is_final(recorded):
         return str(recorded)
@@ -159,7 +161,9 @@ def _state(job: dict[str, Any], *, slurm_knows: bool) -> str:
     if finished and job.get("finished_at"):
         # Slurm forgot the job (or was never asked again): the job's own last word.
         return finished
-    return str(recorded) if recorded else "UNKNOWN"
+    if slurm_answered:
+        return LOST
+    return f"{recorded or 'UNKNOWN'}?"  # Slurm did not answer: the last state seen
 
 
 def _count(suite: Any, cells: list[Cell], output: Path) -> tuple[int, int]:

@@ -190,6 +190,10 @@ def test_slurm_run_measures_the_same_cells_as_a_local_run(slurm_env, tmp_path):
     again = cli(*args, "--shard-by", "workload", env=slurm_env)
     assert again.returncode == 0, again.stderr
     assert "submitted" not in again.stderr and again.stderr.count(": complete") == 4
+    # Resume across executors: the local run's directory has nothing left to submit.
+    onto_local = cli(*args[:3], tmp_path / "local", *args[4:], env=slurm_env)
+    assert onto_local.returncode == 0, onto_local.stderr
+    assert "submitted" not in onto_local.stderr and "cells 8/8" in onto_local.stderr
     report = cli("report", out, "--out", tmp_path / "report", "--format", "md", env=slurm_env)
     assert report.returncode == 0, report.stderr
     assert "eagle3" in (tmp_path / "report" / "report.md").read_text()
@@ -382,3 +386,37 @@ def test_bad_input_is_one_line_and_exit_2(slurm_env, tmp_path):
     assert "slurm.partitoin: unknown key; allowed: partition" in typo
     status = error_line(cli("status", tmp_path / "nothing-here", env=slurm_env))
     assert "no such results directory" in status
+
+
+def test_a_job_slurm_has_no_record_of_is_lost_and_without_slurm_the_state_is_not_guessed(
+    slurm_env, tmp_path
+):
+    from specbench.manifest import update_manifest
+    from specbench.slurm.paths import write_suite as save_suite
+    from specbench.suite import load_suite
+
+    suite, _ = write_suite(tmp_path)
+    out = tmp_path / "results"
+    save_suite(out, load_suite(suite))
+    update_manifest(
+        out,
+        slurm={
+            "shard_ids": ["baseline"],
+            "shards": {
+                "baseline": {
+                    "cells": ["baseline/w0/c1/r0", "baseline/w0/c4/r0"],
+                    "job_id": "987654",
+                    "jobs": {"987654": {"state": "RUNNING", "node": "gone-node"}},
+                }
+            },
+        },
+    )
+    # No Slurm tools (say, results copied to a laptop): the last recorded state, marked.
+    no_tools = {**slurm_env, "PATH": str(Path(sys.executable).parent)}
+    unreachable = cli("status", out, env=no_tools)
+    assert unreachable.returncode == 0, unreachable.stderr
+    assert "RUNNING?" in unreachable.stderr and "0 failed" in unreachable.stderr
+    lost = cli("status", out, env=slurm_env)
+    assert lost.returncode == 0, lost.stderr
+    assert "LOST" in lost.stderr and "1 failed; cells 0/2" in lost.stderr
+    assert "baseline: job 987654 LOST; 2 cell(s) missing" in lost.stderr
