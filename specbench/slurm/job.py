@@ -10,6 +10,7 @@ is turned into an orderly stop so the servers it started are torn down.
 from __future__ import annotations
 
 import argparse
+import io
 import logging
 import os
 import signal
@@ -28,8 +29,12 @@ from specbench.suite import Cell
 log = logging.getLogger("specbench.slurm.job")
 
 
-class Terminated(Exception):
-    """Slurm sent SIGTERM: cancelled, time limit or preemption."""
+class Terminated(BaseException):
+    """Slurm sent SIGTERM: cancelled, time limit or preemption.
+
+    A BaseException, like KeyboardInterrupt, so that no `except Exception` on the way (a
+    cell's error handling) mistakes it for a failed request and carries on.
+    """
 
 
 class LogProgress(CampaignProgress):
@@ -71,6 +76,9 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one shard; the exit code tells Slurm: 0 all cells done, 1 cells failed, 2 bad input."""
+    # Line by line: a job killed outright still leaves its last lines in the log.
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(line_buffering=True)
     logging.basicConfig(
         stream=sys.stdout, level=logging.INFO, format="%(asctime)s %(message)s", force=True
     )
@@ -104,7 +112,10 @@ def main(argv: list[str] | None = None) -> int:
             api_key=api_key,
         )
         result = run_campaign(suite, options, LogProgress())
-    except Terminated:
+    except (Terminated, SystemExit) as stop:
+        # While a server runs, ServerProcess turns SIGTERM into SystemExit(143) itself.
+        if isinstance(stop, SystemExit) and stop.code != 128 + signal.SIGTERM:
+            raise
         log.info("SIGTERM: stopped (cancelled, time limit or preempted)")
         note(finished_at=utc_now(), exit="terminated")
         return 143

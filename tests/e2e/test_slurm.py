@@ -420,3 +420,23 @@ def test_a_job_slurm_has_no_record_of_is_lost_and_without_slurm_the_state_is_not
     assert lost.returncode == 0, lost.stderr
     assert "LOST" in lost.stderr and "1 failed; cells 0/2" in lost.stderr
     assert "baseline: job 987654 LOST; 2 cell(s) missing" in lost.stderr
+
+
+def test_scancel_stops_the_servers_of_the_job_and_shows_cancelled(slurm_env, tmp_path):
+    suite, tag = write_suite(tmp_path, step_ms=8.0, concurrency=(1, 2, 4), max_tokens=48)
+    out = tmp_path / "results"
+    args = ("run", suite, "--output", out, "--executor", "slurm", "--server", "eagle3")
+    detached = cli(*args, "--detach", env=slurm_env)
+    assert detached.returncode == 0, detached.stderr
+    job_id = manifest(out)["slurm"]["shards"]["eagle3"]["job_id"]
+    wait_for((out / "eagle3" / "tiny" / "c1" / "r0" / "summary.json").exists)
+    assert server_pids(tag)  # the job's emulator serves
+    subprocess.run(["scancel", job_id], env=slurm_env, check=True, timeout=30)
+    # SIGTERM reaches the job, which stops its server before it ends (no orphan to reap).
+    wait_for(lambda: server_pids(tag) == [], 30)
+    wait_for(lambda: "CANCELLED" in cli("status", out, env=slurm_env).stderr, 30)
+    job = manifest(out)["slurm"]["shards"]["eagle3"]["jobs"][job_id]
+    assert job["exit"] == "terminated" and job["state"].startswith("CANCELLED")
+    status = cli("status", out, env=slurm_env)
+    assert "0 done, 1 failed" in status.stderr
+    assert "SIGTERM: stopped" in status.stderr  # the log tail
