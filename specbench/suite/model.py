@@ -129,9 +129,7 @@ class SlurmSettings(_Frozen):
     @classmethod
     def _slurm_time(cls, value: str | None) -> str | None:
         if value is not None and not _SLURM_TIME.match(value.strip()):
-            raise ValueError(
-                f"{value!r} is not a Slurm time; use MIN, H:M:S, D-H:M:S or UNLIMITED"
-            )
+            raise ValueError(f"{value!r} is not a Slurm time; use MIN, H:M:S, D-H:M:S or UNLIMITED")
         return value.strip() if value is not None else None
 
     @field_validator("sbatch_options")
