@@ -85,7 +85,7 @@ def run(
     from specbench.suite import describe_suite, load_suite
 
     loaded = load_suite(suite, set_ or ())
-    if dry_run:
+    if dry_run and executor == "local":
         typer.echo(describe_suite(loaded))
         return
     api_key = os.environ.get(api_key_env) if api_key_env else None
@@ -128,6 +128,7 @@ def run(
                 ready_timeout_s=ready_timeout,
                 api_key_env=api_key_env,
             ),
+            dry_run=dry_run,
         )
         return
     slurm_only = (shard, partition, account, time_limit, nodes, gpus_per_node, gres, constraint)

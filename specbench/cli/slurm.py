@@ -18,9 +18,9 @@ from rich.text import Text
 
 from specbench.cli.progress import console
 from specbench.errors import CellsFailed, SpecbenchError
-from specbench.slurm.executor import SlurmRun, SlurmWatcher, run_on_slurm
+from specbench.slurm.executor import SlurmRun, SlurmWatcher, describe_plan, run_on_slurm
 from specbench.slurm.status import CampaignStatus, ShardStatus
-from specbench.suite import SlurmSettings, Suite
+from specbench.suite import SlurmSettings, Suite, describe_suite
 from specbench.suite.errors import describe_validation_error
 
 
@@ -122,8 +122,15 @@ class RichSlurmWatcher(SlurmWatcher):
         self._live.update(Group(jobs_table(status), Text(totals(status))))
 
 
-def run_slurm(suite: Suite, request: SlurmRun) -> None:
-    """Submit and (unless detached) watch; failures are one line each plus the log tail."""
+def run_slurm(suite: Suite, request: SlurmRun, *, dry_run: bool = False) -> None:
+    """Submit and (unless detached) watch; failures are one line each plus the log tail.
+
+    `dry_run` prints the suite, the shards and each batch script, and submits nothing.
+    """
+    if dry_run:
+        typer.echo(describe_suite(suite))
+        typer.echo(describe_plan(suite, request))
+        return
     with Live(Text(""), console=console, refresh_per_second=2, transient=True) as live:
         watcher = RichSlurmWatcher(live)
         try:

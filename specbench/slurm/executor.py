@@ -114,6 +114,45 @@ def run_on_slurm(
     return status
 
 
+def describe_plan(suite: Suite, run: SlurmRun) -> str:
+    """The shards that would be submitted, with their missing cells and batch scripts."""
+    output = run.output.expanduser().resolve()
+    shards = plan_shards(suite, run.shard_by, run.servers, run.shard_patterns)
+    lines = [f"slurm: {len(shards)} shard(s) by {run.shard_by} into {output}"]
+    for shard in shards:
+        missing = len(shard.missing(suite, output))
+        lines.append(f"  {shard.id}: {len(shard.cells)} cells, {missing} missing")
+    for shard in shards:
+        script = paths.script_file(output, shard.file_name)
+        text = batch_script(
+            run.settings,
+            _job_command(run, output, shard, force=run.force),
+            _job_name(suite, shard),
+            paths.log_pattern(output, shard.file_name),
+        )
+        lines += [f"--- {script}", text.rstrip()]
+    return "\n".join(lines)
+
+
+def _job_command(run: SlurmRun, output: Path, shard: Shard, *, force: bool) -> JobCommand:
+    return JobCommand(
+        output=output,
+        shard=shard.id,
+        server=shard.server,
+        workload_index=shard.workload_index,
+        force=force,
+        fail_fast=run.fail_fast,
+        max_restarts=run.max_restarts,
+        vllm_bin=run.vllm_bin,
+        ready_timeout_s=run.ready_timeout_s,
+        api_key_env=run.api_key_env,
+    )
+
+
+def _job_name(suite: Suite, shard: Shard) -> str:
+    return f"specbench-{suite.name}-{shard.file_name}"
+
+
 def _claim(output: Path, suite: Suite, run: SlurmRun, shards: list[Shard]) -> None:
     """Refuse another suite's results; save the suite and the shard plan for jobs and status."""
     digest = suite_hash(suite)
@@ -155,21 +194,10 @@ def _submit(
     *,
     force: bool = False,
 ) -> str:
-    command = JobCommand(
-        output=output,
-        shard=shard.id,
-        server=shard.server,
-        workload_index=shard.workload_index,
-        force=force,
-        fail_fast=run.fail_fast,
-        max_restarts=run.max_restarts,
-        vllm_bin=run.vllm_bin,
-        ready_timeout_s=run.ready_timeout_s,
-        api_key_env=run.api_key_env,
-    )
     script = paths.script_file(output, shard.file_name)
-    job_name = f"specbench-{suite.name}-{shard.file_name}"
-    text = batch_script(run.settings, command, job_name, paths.log_pattern(output, shard.file_name))
+    command = _job_command(run, output, shard, force=force)
+    log_pattern = paths.log_pattern(output, shard.file_name)
+    text = batch_script(run.settings, command, _job_name(suite, shard), log_pattern)
     store.write_atomic(script, text)
     script.chmod(0o755)
     paths.log_file(output, shard.file_name, "0").parent.mkdir(parents=True, exist_ok=True)

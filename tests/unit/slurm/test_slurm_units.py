@@ -4,7 +4,10 @@ manifest lock (real processes writing one manifest at once)."""
 from __future__ import annotations
 
 import multiprocessing
+import os
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -181,3 +184,25 @@ def test_concurrent_writers_lose_no_manifest_section(tmp_path):
     assert {name: len(shard["jobs"]) for name, shard in shards.items()} == {
         f"s{writer}": count for writer in range(writers)
     }
+
+
+def test_dry_run_prints_shards_and_batch_scripts_without_slurm(tmp_path):
+    suite = write(tmp_path, suite_text('\n[slurm]\npartition = "gpu"\n'))
+    out = tmp_path / "results"
+    command = ["run", str(suite), "--output", str(out), "--executor", "slurm"]
+    command += ["--shard-by", "workload", "--dry-run", "--time", "2:00:00"]
+    result = subprocess.run(
+        [sys.executable, "-m", "specbench.cli.main", *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PATH": str(Path(sys.executable).parent)},  # no sbatch here
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "slurm: 4 shard(s) by workload" in result.stdout
+    assert "  spec/w1: 2 cells, 2 missing" in result.stdout
+    assert result.stdout.count("#SBATCH --partition=gpu") == 4
+    assert result.stdout.count("#SBATCH --time=2:00:00") == 4
+    assert f"--- {out}/slurm/jobs/spec-w1.sbatch" in result.stdout
+    assert not out.exists()  # nothing written, nothing submitted
