@@ -56,6 +56,9 @@ class CampaignOptions:
     ready_timeout_s: float = 1800.0
     api_key: str | None = None
     request_timeout_s: float = 600.0
+    #: Server logs go here; None is `output/logs`. Slurm jobs sharing a server name use
+    #: their own, so two nodes never append to one log file.
+    log_dir: Path | None = None
 
 
 class CampaignProgress:
@@ -244,7 +247,7 @@ def _started(
     with ServerProcess(
         _launch_config(config),
         name=name,
-        log_dir=options.output / "logs",
+        log_dir=options.log_dir or options.output / "logs",
         vllm_bin=options.vllm_bin,
         ready_timeout_s=options.ready_timeout_s,
     ) as process:

@@ -24,6 +24,7 @@ from specbench.errors import SpecbenchError
 from specbench.manifest import update_manifest
 from specbench.measure import CellOutcome, utc_now
 from specbench.slurm.paths import read_suite
+from specbench.slurm.shards import shard_file_name
 from specbench.suite import Cell
 
 log = logging.getLogger("specbench.slurm.job")
@@ -110,6 +111,10 @@ def main(argv: list[str] | None = None) -> int:
             workloads=() if args.workload is None else (args.workload,),
             ready_timeout_s=args.ready_timeout,
             api_key=api_key,
+            # A server's workload shards may run at once on several nodes: a log each.
+            log_dir=None
+            if args.workload is None
+            else args.output / "logs" / shard_file_name(args.shard),
         )
         result = run_campaign(suite, options, LogProgress())
     except (Terminated, SystemExit) as stop:

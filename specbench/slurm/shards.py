@@ -32,12 +32,16 @@ class Shard:
 
     @property
     def file_name(self) -> str:
-        """The shard id as a file name stem: `eagle3/w1` → `eagle3-w1`."""
-        return store.slug(self.id.replace("/", "-"))
+        return shard_file_name(self.id)
 
     def missing(self, suite: Suite, output: Path) -> list[Cell]:
         """Cells of the shard without a summary.json yet."""
         return [c for c in self.cells if not store.is_complete(cell_directory(suite, c, output))]
+
+
+def shard_file_name(shard: str) -> str:
+    """A shard id as a file name stem: `eagle3/w1` → `eagle3-w1`."""
+    return store.slug(shard.replace("/", "-"))
 
 
 def shard_id(server: str, workload_index: int | None) -> str:

@@ -60,6 +60,8 @@ def test_slurm_run_measures_the_same_cells_as_a_local_run(slurm_env, tmp_path):
         assert Path(job["log_path"]).is_file()
         assert f"job {shard['job_id']}" in Path(job["log_path"]).read_text()
     assert len({shard["job_id"] for shard in shards.values()}) == 4
+    for shard in ("eagle3-w0", "eagle3-w1"):  # one server log per job, never shared
+        assert "emu-" in (out / "logs" / shard / "server-eagle3.log").read_text()
     assert len(manifest(out)["campaign"]["cells_completed"]) == 8
     eagle = json.loads((out / "eagle3" / "tiny2" / "c4" / "r0" / "summary.json").read_text())
     assert eagle["spec_decode"]["acceptance_length"] > 2.0
