@@ -74,7 +74,7 @@ def gate(
     report = run_gate(options)
     console = Console(stderr=True)
     if not console.is_terminal:
-        console.width = max(console.width, 160)  # CI logs: wide rows, not wrapped cells
+        console.width = max(console.width, 200)  # CI logs: wide rows, not wrapped cells
     console.print(gate_table(report))
     for note in report.notes:
         console.print(f"note: {note}", soft_wrap=True, highlight=False)

@@ -25,11 +25,14 @@ from specbench.errors import SpecbenchError
 from specbench.gate.baseline import Baseline, SuiteIdentity
 from specbench.gate.rules import CATEGORY_FAMILY, PER_POSITION_FAMILY, GateRules, MetricRule
 from specbench.gate.snapshot import CellStats, MetricStats, Snapshot
+from specbench.gate.suites import check_suites, server_notes
 
 Verdict = Literal["pass", "improved", "within_noise", "regression", "new", "missing"]
 PASSING: frozenset[str] = frozenset({"pass", "improved", "within_noise", "new"})
 #: Shown instead of a metric name on the single row of a new cell.
 ALL_METRICS = "(all)"
+#: Row of a cell some of whose repeats failed (failure.json beside other repeats' summaries).
+FAILED_REPEATS = "(repeats)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,9 +237,20 @@ def compare_cell(
                 note="not in the baseline: not gated",
             )
         ]
+    rows: list[Comparison] = []
     if current is not None:
         _check_cell(key, baseline, current)
-    rows: list[Comparison] = []
+        if failure:
+            rows.append(
+                Comparison(
+                    cell=key,
+                    metric=FAILED_REPEATS,
+                    verdict="missing",
+                    direction="",
+                    tolerance="",
+                    note=f"a repeat failed ({failure}); the others are compared",
+                )
+            )
     for metric, rule, was, now in _metrics_of(effective, baseline, current):
         if now is None and was is None:
             continue  # not measured on either side, e.g. AL of a server without speculation
@@ -272,62 +286,6 @@ def compare_cell(
         else:
             rows.append(judge(rule, was, now, cell=key, metric=metric, sigmas=rules.noise_sigmas))
     return rows
-
-
-def check_suites(baseline: SuiteIdentity, current: SuiteIdentity, *, strict: bool) -> list[str]:
-    """Raise when the two runs measured different things; else notes on what differs."""
-    if baseline.name != current.name:
-        raise SpecbenchError(
-            f"mismatched suites: the baseline comes from suite {baseline.name!r}, the results "
-            f"from suite {current.name!r}"
-        )
-    if baseline.workloads_hash != current.workloads_hash:
-        detail = next(
-            iter(_diff({"workloads": baseline.workloads}, {"workloads": current.workloads})),
-            "workloads differ",
-        )
-        raise SpecbenchError(
-            f"mismatched suites: suite {current.name!r} measures different workloads than the "
-            f"baseline ({detail})"
-        )
-    if baseline.suite_hash != current.suite_hash:
-        if strict:
-            raise SpecbenchError(
-                f"mismatched suites: suite hash {str(current.suite_hash)[:12]} differs from the "
-                f"baseline's {str(baseline.suite_hash)[:12]} (--strict-suite)"
-            )
-        return [
-            f"suite {current.name!r}: same workloads; server settings differ from the baseline "
-            "(expected for a new draft or build)"
-        ]
-    if current.name is None:
-        return ["no suite in either manifest (specbench bench results): cells compared as-is"]
-    return [f"suite {current.name!r}: identical to the baseline's (hash {baseline.suite_hash})"]
-
-
-def _diff(was: Any, now: Any, path: str = "") -> Iterator[str]:
-    """`path: old → new` for every leaf that differs between two JSON-like trees."""
-    if isinstance(was, dict) and isinstance(now, dict):
-        for key in sorted(set(was) | set(now), key=str):
-            yield from _diff(was.get(key), now.get(key), f"{path}.{key}" if path else str(key))
-    elif isinstance(was, list) and isinstance(now, list) and len(was) == len(now):
-        for index, (a, b) in enumerate(zip(was, now, strict=True)):
-            yield from _diff(a, b, f"{path}[{index}]")
-    elif was != now:
-        yield f"{path}: {was!r} in the baseline, {now!r} now"
-
-
-def server_notes(baseline: Baseline, current: dict[str, dict[str, Any]]) -> list[str]:
-    """What changed in each server's provenance (draft path, vLLM version, command)."""
-    notes = []
-    for name in sorted(set(baseline.servers) & set(current)):
-        was = {k: v for k, v in baseline.servers[name].items() if k != "command"}
-        now = {k: v for k, v in current[name].items() if k != "command"}
-        changes = list(_diff(was, now, f"servers.{name}"))
-        notes.extend(changes[:10])
-        if len(changes) > 10:
-            notes.append(f"servers.{name}: {len(changes) - 10} more differences")
-    return notes
 
 
 def compare(

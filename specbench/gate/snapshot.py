@@ -98,7 +98,9 @@ class Snapshot(_Frozen):
 
     cells: dict[str, CellStats] = Field(description="Cell key → stats.")
     failed_cells: dict[str, str] = Field(
-        default_factory=dict, description="Key of a cell with only failure.json → its reason."
+        default_factory=dict,
+        description="Key of a cell with a failed repeat (failure.json) → `r<N>: reason`; "
+        "the cell may still have other repeats in `cells`.",
     )
 
 
@@ -200,11 +202,12 @@ def snapshot_cells(cells: Sequence[LoadedCell], failed: Sequence[FailedCell] = (
             metrics=_metric_stats(row, metrics),
             categories=per_category.get(key, {}),
         )
-    failures = {
-        failed_key: failure.reason
-        for failure in failed
-        if (failed_key := failed_cell_key(failure)) is not None and failed_key not in result
-    }
+    failures: dict[str, str] = {}
+    for failure in failed:
+        failed_key = failed_cell_key(failure)
+        if failed_key is not None:
+            repeat = failure.path.parent.name
+            failures.setdefault(failed_key, f"{repeat}: {failure.reason}")
     return Snapshot(cells=dict(sorted(result.items())), failed_cells=failures)
 
 

@@ -21,8 +21,8 @@ _STYLE = {
 
 def gate_table(report: GateReport) -> Table:
     table = Table(title="specbench gate", title_justify="left")
-    table.add_column("cell")
-    table.add_column("metric")
+    table.add_column("cell", no_wrap=True)
+    table.add_column("metric", no_wrap=True)
     table.add_column("baseline", justify="right")
     table.add_column("current", justify="right")
     table.add_column("change", justify="right")

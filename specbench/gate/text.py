@@ -21,8 +21,8 @@ def number(value: float | None, digits: int = 4) -> str:
     """`digits` significant digits, thousands separated: 2.816, 3,041, 0.4213."""
     if value is None or math.isnan(value):
         return "–"
-    if value == 0:
-        return "0"
+    if float(value).is_integer():
+        return f"{int(value):,}"  # counts (failed requests) read as counts
     magnitude = math.floor(math.log10(abs(value)))
     decimals = max(0, digits - 1 - magnitude)
     return f"{value:,.{decimals}f}"

@@ -224,3 +224,26 @@ def test_cell_measured_differently_is_refused(tmp_path):
         SpecbenchError, match=rf"cell {CELL}: max_tokens is 128 in the results but 256"
     ):
         run_compare(tmp_path, baseline, current)
+
+
+def test_failed_repeat_of_a_present_cell_fails_and_a_failed_cell_is_missing(tmp_path):
+    baseline = write_results(tmp_path / "a")
+    write_cell(baseline, summary(concurrency=16, spec=spec_decode(100, [80, 60, 40])))
+    current = write_results(tmp_path / "b")
+    for cell in ("c8/r2", "c16/r0"):
+        failed = current / "eagle3" / "speed-bench-qualitative" / cell
+        failed.mkdir(parents=True)
+        (failed / "failure.json").write_text('{"error": "server died"}')
+    report = run_compare(tmp_path, baseline, current)
+    assert report.exit_code == 2 and report.missing_cells == ["eagle3/speed-bench-qualitative/c16"]
+    notes = {(row.cell, row.metric, row.note) for row in report.with_verdict("missing")}
+    assert (
+        CELL,
+        "(repeats)",
+        "a repeat failed (r2: server died); the others are compared",
+    ) in notes
+    assert (
+        "eagle3/speed-bench-qualitative/c16",
+        "acceptance_length",
+        "cell failed: r0: server died",
+    ) in notes

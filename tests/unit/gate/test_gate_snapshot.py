@@ -52,7 +52,7 @@ def test_failed_cell_is_listed_with_its_reason(tmp_path):
     failed.mkdir(parents=True)
     (failed / "failure.json").write_text(json.dumps({"error": "server died\ntraceback"}))
     data = snapshot(results)
-    assert data.failed_cells == {"eagle3/speed-bench-qualitative/c16": "server died"}
+    assert data.failed_cells == {"eagle3/speed-bench-qualitative/c16": "r0: server died"}
     with pytest.raises(SpecbenchError, match=r"cell eagle3/speed-bench-qualitative/c16 failed"):
         build_baseline(results)
 

@@ -1,0 +1,305 @@
+"""`specbench baseline save` and `specbench gate` end to end on real emulator campaigns.
+
+A suite of two cells (a mixed coding+math cell of 40 prompts and a writing-only cell of
+20, concurrency 8, 256-token outputs, 3 repeats) runs on the emulator with acceptance
+(0.8, 0.75, 0.7) to make the baseline. Then: the same seed passes; other seeds (pure
+run-to-run noise) pass every default rule; a worse draft (0.7, 0.65, 0.6) fails on AL
+with exit 1; a missing cell exits 2. Failed requests are shown with `specbench bench`
+against emulator processes.
+
+Timings: prefill_ms = step_ms = 10, so that the emulator's own clock, not the client
+sharing 2 cores, sets throughput and latency. Equal prefill and decode steps matter for
+TTFT: a request waits for whatever step is running, then its prefill, so its TTFT is
+spread evenly over 10–20 ms. With a prefill much longer than a step (40 vs 8 ms), a
+request arriving during another's prefill waits twice as long, and the median TTFT of a
+repeat jumps between ~45 and ~85 ms (measured): noise no gate tolerance should absorb.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ACCEPTANCE = (0.8, 0.75, 0.7)
+REGRESSED = (0.7, 0.65, 0.6)
+CATEGORIES = ("coding", "math", "writing")
+TINY = Path(__file__).resolve().parents[1] / "fixtures" / "custom" / "tiny.jsonl"
+MIXED_CELL = "eagle3/data+coding+math/c8"
+WRITING_CELL = "eagle3/data+writing/c8"
+
+
+def write_dataset(path: Path) -> None:
+    """60 prompts, 20 per category."""
+    with path.open("w") as handle:
+        for index in range(60):
+            category = CATEGORIES[index % 3]
+            text = f"Gate fixture {category} question {index}: answer at length."
+            row = {"category": category, "turns": [text], "question_id": f"g{index:02d}"}
+            handle.write(json.dumps(row) + "\n")
+
+
+def write_suite(folder: Path) -> Path:
+    tag = uuid.uuid4().hex[:10]  # unique served model name: finds this test's servers in `ps`
+    write_dataset(folder / "data.jsonl")
+    suite = folder / "suite.toml"
+    suite.write_text(
+        f"""
+name = "gate-emu"
+repeats = 3
+
+[target]
+engine = "emulator"
+model = "emu-gate-{tag}"
+emulator = {{ prefill_ms = 10.0, step_ms = 10.0, per_request_step_ms = 0.1, seed = 1 }}
+
+[servers.baseline]
+baseline = true
+
+[servers.eagle3]
+speculative = {{ method = "eagle3", model = "draft", num_speculative_tokens = 3 }}
+emulator = {{ acceptance = {list(ACCEPTANCE)} }}
+
+[[workloads]]
+dataset = "data.jsonl"
+categories = ["coding", "math"]
+concurrency = [8]
+max_tokens = 256
+warmup = 1
+
+[[workloads]]
+dataset = "data.jsonl"
+categories = ["writing"]
+concurrency = [8]
+max_tokens = 256
+warmup = 1
+"""
+    )
+    return suite
+
+
+def specbench(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "specbench.cli.main", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def run_suite(suite: Path, out: Path, *overrides: str) -> Path:
+    """Run the eagle3 server of the suite into `out` (the non-speculative one is not gated)."""
+    sets = [arg for override in overrides for arg in ("--set", override)]
+    result = specbench("run", suite, "--output", out, "--server", "eagle3", *sets)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def gate(results: Path, baseline: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    return specbench("gate", results, "--baseline", baseline, *args)
+
+
+def junit_cases(path: Path) -> dict[tuple[str, str], str]:
+    """(cell, metric) → outcome (passed, failure, error, skipped) of a JUnit file."""
+    root = ET.parse(path).getroot()
+    outcomes = {}
+    for case in root.iter("testcase"):
+        kinds = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
+        outcomes[(case.get("classname"), case.get("name"))] = kinds[0] if kinds else "passed"
+    return outcomes
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """(suite, baseline results dir, baseline JSON) from acceptance (0.8, 0.75, 0.7)."""
+    folder = tmp_path_factory.mktemp("gate")
+    suite = write_suite(folder)
+    results = run_suite(suite, folder / "baseline-results")
+    baseline = folder / "baselines" / "emu.json"
+    saved = specbench("baseline", "save", results, "--out", baseline)
+    assert saved.returncode == 0, saved.stderr
+    return suite, results, baseline
+
+
+def test_baseline_file_is_self_describing(campaign):
+    _, results, baseline = campaign
+    data = json.loads(baseline.read_text())
+    assert data["kind"] == "specbench-baseline" and data["schema_version"] == 1
+    assert data["specbench_version"] and data["created_at"].endswith("+00:00")
+    assert data["source_results_dir"] == str(results.resolve())
+    assert data["suite"]["name"] == "gate-emu" and len(data["suite"]["suite_hash"]) == 64
+    assert data["servers"]["eagle3"]["speculative"]["method"] == "eagle3"
+    assert data["servers"]["eagle3"]["engine"] == "emulator"
+    assert sorted(data["cells"]) == [MIXED_CELL, WRITING_CELL]
+    mixed = data["cells"][MIXED_CELL]
+    al = mixed["metrics"]["acceptance_length"]
+    expected = 1 + 0.8 + 0.8 * 0.75 + 0.8 * 0.75 * 0.7  # 2.82, the emulator's true AL
+    assert al["n"] == 3 and abs(al["value"] - expected) < 0.05 and al["std"] > 0
+    assert sorted(mixed["categories"]) == ["coding", "math"]
+    assert data["cells"][WRITING_CELL]["categories"] == {}
+
+
+def test_worse_draft_fails_on_acceptance_length(campaign, tmp_path):
+    suite, _, baseline = campaign
+    current = run_suite(
+        suite,
+        tmp_path / "regressed",
+        f"servers.eagle3.emulator.acceptance={list(REGRESSED)}",
+        "repeats=1",
+    )
+    junit = tmp_path / "gate.xml"
+    summary = tmp_path / "summary.md"
+    result = gate(current, baseline, "--junit", junit, "--summary", summary)
+    assert result.returncode == 1, result.stderr
+    assert "regression:" in result.stderr and "Traceback" not in result.stderr
+    cases = junit_cases(junit)
+    for cell in (MIXED_CELL, WRITING_CELL):
+        assert cases[(cell, "acceptance_length")] == "failure"
+        assert cases[(cell, "per_position_acceptance_1")] == "failure"
+        assert cases[(cell, "num_failed")] == "passed"
+    assert cases[(MIXED_CELL, "acceptance_length[coding]")] == "failure"
+    assert cases[(MIXED_CELL, "acceptance_length[math]")] == "failure"
+    root = ET.parse(junit).getroot()
+    failures = sum(1 for outcome in cases.values() if outcome == "failure")
+    assert int(root.get("failures")) == failures == len(root.findall(".//failure"))
+    assert int(root.get("errors")) == 0 and int(root.get("tests")) == len(cases)
+    markdown = summary.read_text()
+    assert markdown.startswith("### ❌ specbench gate: regression")
+    assert "acceptance_length" in markdown and "servers.eagle3" in markdown
+    # The change shown is the real one: (2.43 - 2.82) / 2.82 ≈ -14%.
+    al_row = next(
+        line for line in markdown.splitlines() if f"| {MIXED_CELL} | acceptance_length |" in line
+    )
+    change = float(al_row.split("|")[5].strip().rstrip("%"))
+    assert -17.0 < change < -11.0
+
+
+def test_same_settings_pass_and_noise_across_seeds_stays_inside_tolerances(campaign, tmp_path):
+    suite, _, baseline = campaign
+    rerun = run_suite(suite, tmp_path / "rerun")
+    result = gate(rerun, baseline, "--junit", tmp_path / "rerun.xml")
+    assert result.returncode == 0, result.stderr
+    assert set(junit_cases(tmp_path / "rerun.xml").values()) == {"passed"}
+
+    figures: dict[str, list[float]] = {}
+    for seed in (2, 3, 4):
+        current = run_suite(suite, tmp_path / f"seed{seed}", f"target.emulator.seed={seed}")
+        junit = tmp_path / f"seed{seed}.xml"
+        summary = tmp_path / f"seed{seed}.md"
+        result = gate(current, baseline, "--junit", junit, "--summary", summary)
+        assert result.returncode == 0, result.stdout + result.stderr
+        cases = junit_cases(junit)
+        assert set(cases.values()) == {"passed"}
+        assert len(cases) == 2 * 8 + 2  # 8 checks per cell, + AL of 2 categories
+        for line in summary.read_text().splitlines():
+            parts = [p.strip() for p in line.split("|")]
+            if len(parts) > 6 and parts[5].endswith("%"):
+                figures.setdefault(f"{parts[1]} {parts[2]}", []).append(float(parts[5][:-1]))
+    print("\nrelative change vs baseline over seeds 2, 3, 4 (%):")
+    for name, changes in sorted(figures.items()):
+        print(f"  {name}: {', '.join(f'{c:+.2f}' for c in changes)}")
+
+
+@contextlib.contextmanager
+def emulator(*args: str) -> Iterator[str]:
+    """`specbench emulate ARGS` on a free port in its own process group; yields its URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "specbench.cli.main", "emulate", "--port", str(port), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert process.poll() is None, "emulator exited"
+            try:
+                with urllib.request.urlopen(f"{base}/health", timeout=1) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                assert time.monotonic() < deadline, "emulator never became healthy"
+                time.sleep(0.05)
+        yield base
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
+def bench(base: str, out: Path, *args: str) -> Path:
+    result = specbench(
+        "bench", "--endpoint", base, "--dataset", TINY, "--concurrency", "4",
+        "--max-tokens", "64", "--label", "eagle3", "--output", out, *args,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_failed_requests_fail_the_gate(campaign, tmp_path):
+    """Bench results (no suite): a server whose 300 ms prefill outlasts the client's 0.4 s
+    read timeout for requests queued behind another prefill fails some of them."""
+    emulated = ["--model", "emu", "--acceptance", "0.8,0.75,0.7", "--step-ms", "6", "--seed", "1"]
+    with emulator(*emulated, "--prefill-ms", "40") as base:
+        before = bench(base, tmp_path / "before")
+    baseline = tmp_path / "baseline.json"
+    assert specbench("baseline", "save", before, "--out", baseline).returncode == 0
+    with emulator(*emulated, "--prefill-ms", "300") as base:
+        after = bench(base, tmp_path / "after", "--request-timeout", "0.4")
+    summary = json.loads((after / "eagle3" / "tiny" / "c4" / "r0" / "summary.json").read_text())
+    assert 0 < summary["num_failed"] < summary["num_requests"]
+
+    junit = tmp_path / "gate.xml"
+    result = gate(after, baseline, "--junit", junit)
+    assert result.returncode == 1, result.stderr
+    assert junit_cases(junit)[("eagle3/tiny/c4", "num_failed")] == "failure"
+    assert "no suite in either manifest" in result.stderr
+    # Failed requests alone fail the gate: a rules file keeping only that rule.
+    rules = tmp_path / "gate.toml"
+    rules.write_text(
+        'replace_defaults = true\n[metrics.num_failed]\ndirection = "lower"\nmax = 0\n'
+    )
+    only_failures = gate(after, baseline, "--rules", rules)
+    assert only_failures.returncode == 1, only_failures.stderr
+    assert f"num_failed: REGRESSION; baseline 0 (n=1), current {summary['num_failed']} (n=1)" in (
+        only_failures.stderr
+    )
+    assert gate(before, baseline, "--rules", rules).returncode == 0
+    # Bench results are not the campaign's suite: bad input, naming both.
+    other = gate(after, campaign[2])
+    assert other.returncode == 2, other.stderr
+    assert "from suite 'gate-emu', the results from suite None" in other.stderr
+
+
+def test_missing_cell_exits_2_and_is_reported(campaign, tmp_path):
+    _, results, baseline = campaign
+    partial = tmp_path / "partial"
+    shutil.copytree(results, partial)
+    shutil.rmtree(partial / "eagle3" / "data+writing")
+    junit = tmp_path / "gate.xml"
+    summary = tmp_path / "summary.md"
+    result = gate(partial, baseline, "--junit", junit, "--summary", summary)
+    assert result.returncode == 2, result.stderr
+    assert f"missing from {partial} (failed or not run): {WRITING_CELL}" in result.stderr
+    cases = junit_cases(junit)
+    assert {o for (cell, _), o in cases.items() if cell == WRITING_CELL} == {"error"}
+    assert {o for (cell, _), o in cases.items() if cell == MIXED_CELL} == {"passed"}
+    assert "baseline cells missing" in summary.read_text()
