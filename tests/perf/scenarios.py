@@ -109,14 +109,21 @@ AGREEMENT_FIGURES = ("output_tok_s", "median_ttft_ms", "median_e2e_ms", "accepta
 
 def agreement(
     base_url: str, model: str, folder: Path, *, concurrency: int, num_prompts: int,
-    max_tokens: int, rounds: int,
+    max_tokens: int, rounds: int, server_warmup: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
-    """Both clients, interleaved (the first alternates per round), on the same server."""
+    """Both clients, interleaved (the first alternates per round), on the same server.
+
+    `server_warmup` runs the workload once, unmeasured, first: a fresh vLLM's first
+    hundreds of requests are slower than the rest, which would favour the second client.
+    """
     specbench_data, sharegpt_data = write_datasets(make_prompts(num_prompts), folder / "data")
     work = Workload(
         base_url, model, TOKENIZER, concurrency, num_prompts, max_tokens,
         specbench_data, sharegpt_data,
     )  # fmt: skip
+    if server_warmup:
+        log(f"agreement {folder.name}: server warm-up (not measured)")
+        run_specbench(work, folder / "server-warmup", core=CLIENT_CORE)
     runs: dict[str, list[ClientResult]] = {name: [] for name in CLIENTS}
     for round_index in range(rounds):
         order = list(CLIENTS) if round_index % 2 == 0 else list(reversed(CLIENTS))
@@ -141,6 +148,7 @@ def agreement(
         "num_prompts": num_prompts,
         "max_tokens": max_tokens,
         "rounds": rounds,
+        "server_warmup": server_warmup,
         "figures": figures,
     }
 
