@@ -59,12 +59,17 @@ def _diff(was: Any, now: Any, path: str = "") -> Iterator[str]:
         yield f"{path}: {was!r} in the baseline, {now!r} now"
 
 
+def _comparable(server: dict[str, Any]) -> dict[str, Any]:
+    """The server summary without fields that repeat `config` (or hold ports and PIDs)."""
+    skip = {"command", "model", "speculative"} if server.get("config") else {"command"}
+    return {key: value for key, value in server.items() if key not in skip}
+
+
 def server_notes(baseline: Baseline, current: dict[str, dict[str, Any]]) -> list[str]:
     """What changed in each server's provenance (draft path, vLLM version, command)."""
     notes = []
     for name in sorted(set(baseline.servers) & set(current)):
-        was = {k: v for k, v in baseline.servers[name].items() if k != "command"}
-        now = {k: v for k, v in current[name].items() if k != "command"}
+        was, now = _comparable(baseline.servers[name]), _comparable(current[name])
         changes = list(_diff(was, now, f"servers.{name}"))
         notes.extend(changes[:10])
         if len(changes) > 10:
