@@ -105,7 +105,16 @@ def run_on_slurm(
             watcher.skipped(shard.id, "complete")
         else:
             attempts[shard.id] += 1
-            _submit(suite, run, output, shard, attempts[shard.id], watcher, force=run.force)
+            try:
+                _submit(suite, run, output, shard, attempts[shard.id], watcher, force=run.force)
+            except SpecbenchError as error:
+                if not watched:
+                    raise
+                # Say what already runs: those jobs are not cancelled.
+                raise SpecbenchError(
+                    f"{error} (shards already submitted keep running: "
+                    f"{', '.join(s.id for s in watched)}; see `specbench status {output}`)"
+                ) from None
             watched.append(shard)
     if run.detach or not watched:
         return collect_status(output)

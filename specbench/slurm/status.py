@@ -18,7 +18,7 @@ from specbench.launch.health import log_tail
 from specbench.manifest import load_manifest, update_manifest
 from specbench.slurm import state as slurm_state
 from specbench.slurm.paths import read_suite
-from specbench.suite import Cell
+from specbench.suite import Cell, Suite
 
 LOG_TAIL_LINES = 12
 NOT_SUBMITTED = "NOT SUBMITTED"
@@ -166,7 +166,7 @@ def _state(job: dict[str, Any], slurm_knows: bool, slurm_answered: bool) -> str:
     return f"{recorded or 'UNKNOWN'}?"  # Slurm did not answer: the last state seen
 
 
-def _count(suite: Any, cells: list[Cell], output: Path) -> tuple[int, int]:
+def _count(suite: Suite, cells: list[Cell], output: Path) -> tuple[int, int]:
     done = failed = 0
     for cell in cells:
         directory = cell_directory(suite, cell, output)
