@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specbench import store
-from specbench.campaign import cell_directory, suite_hash
+from specbench.campaign import suite_hash
 from specbench.errors import SpecbenchError
 from specbench.manifest import load_manifest, update_manifest
 from specbench.measure import utc_now
 from specbench.slurm import paths
 from specbench.slurm.shards import Shard, ShardBy, plan_shards
 from specbench.slurm.state import is_final, query
-from specbench.slurm.status import CampaignStatus, collect_status
+from specbench.slurm.status import CampaignStatus, collect_status, record_campaign
 from specbench.slurm.submit import JobCommand, batch_script, require_sbatch, sbatch
 from specbench.suite import SlurmSettings, Suite
 
@@ -119,7 +119,7 @@ def run_on_slurm(
     if run.detach or not watched:
         return collect_status(output)
     status = _watch(suite, run, output, watched, attempts, watcher)
-    _record_campaign(suite, output)
+    record_campaign(suite, output)
     return status
 
 
@@ -262,22 +262,3 @@ def _watch(
         if not retry and all(row.category in ("done", "failed") for row in rows):
             return status
         time.sleep(run.poll_interval_s)
-
-
-def _record_campaign(suite: Suite, output: Path) -> None:
-    """The campaign section as a local run writes it, over all shards' cells on disk."""
-    completed, failed = [], []
-    for cell in suite.expand():
-        directory = cell_directory(suite, cell, output)
-        if store.is_complete(directory):
-            completed.append(cell.key)
-        elif (directory / store.FAILURE).is_file():
-            failed.append(cell.key)
-    update_manifest(
-        output,
-        campaign={
-            "finished_at": utc_now(),
-            "cells_completed": sorted(completed),
-            "cells_failed": sorted(failed),
-        },
-    )

@@ -16,6 +16,7 @@ from specbench.campaign import cell_directory
 from specbench.errors import SpecbenchError
 from specbench.launch.health import log_tail
 from specbench.manifest import load_manifest, update_manifest
+from specbench.measure import utc_now
 from specbench.slurm import state as slurm_state
 from specbench.slurm.paths import read_suite
 from specbench.suite import Cell, Suite
@@ -150,7 +151,34 @@ def collect_status(output: Path, *, record: bool = True) -> CampaignStatus:
         )
     if record and updates:
         update_manifest(output, slurm={"shards": updates})
+    ended = all(row.category in ("done", "failed") for row in rows)
+    recorded_cells = manifest.get("campaign", {}).get("cells_completed") or []
+    if record and ended and len(recorded_cells) != sum(row.cells_done for row in rows):
+        # A detached campaign has nobody else to write the campaign section at the end.
+        record_campaign(suite, output)
     return CampaignStatus(output=output, suite_name=suite.name, shards=rows)
+
+
+def record_campaign(suite: Suite, output: Path) -> None:
+    """The campaign section as a local run writes it, over every cell on disk.
+
+    Each job's `run_campaign` writes only its own shard's cells there; this replaces them.
+    """
+    completed, failed = [], []
+    for cell in suite.expand():
+        directory = cell_directory(suite, cell, output)
+        if store.is_complete(directory):
+            completed.append(cell.key)
+        elif (directory / store.FAILURE).is_file():
+            failed.append(cell.key)
+    update_manifest(
+        output,
+        campaign={
+            "finished_at": utc_now(),
+            "cells_completed": sorted(completed),
+            "cells_failed": sorted(failed),
+        },
+    )
 
 
 def _state(job: dict[str, Any], slurm_knows: bool, slurm_answered: bool) -> str:

@@ -199,6 +199,7 @@ def test_detach_returns_at_once_and_status_follows_the_jobs(slurm_env, tmp_path)
     final = cli("status", out, env=slurm_env)
     assert final.returncode == 0, final.stderr
     assert "jobs: 0 pending, 0 running, 2 done, 0 failed; cells 4/4" in final.stderr
+    assert len(manifest(out)["campaign"]["cells_completed"]) == 4  # every shard, not the last
     for shard in jobs.values():
         assert f" {shard['job_id']} " in final.stderr
     assert server_pids(tag) == []
