@@ -23,36 +23,22 @@ app = typer.Typer(
 
 err_console = Console(stderr=True, highlight=False)
 
-# Each command module adds its commands to `app`. Keep one line per module.
-# -- command registrations --
-from specbench.cli import bench  # noqa: E402
+# Each command module adds its commands to `app`, in the order `--help` lists them; the
+# modules import only typer at the top, so `specbench --help` stays instant.
+from specbench.cli import (  # noqa: E402
+    bench,
+    data,
+    emulate,
+    gate,
+    lossless,
+    report,
+    run,
+    serve,
+    status,
+)
 
-bench.register(app)
-from specbench.cli import emulate  # noqa: E402
-
-emulate.register(app)
-from specbench.cli import data  # noqa: E402
-
-data.register(app)
-from specbench.cli import serve  # noqa: E402
-
-serve.register(app)
-from specbench.cli import report  # noqa: E402
-
-report.register(app)
-from specbench.cli import status  # noqa: E402
-
-status.register(app)
-from specbench.cli import lossless  # noqa: E402
-
-lossless.register(app)
-from specbench.cli import run  # noqa: E402
-
-run.register(app)
-from specbench.cli import gate  # noqa: E402
-
-gate.register(app)
-# -- end of command registrations --
+for _module in (run, bench, serve, emulate, data, report, lossless, gate, status):
+    _module.register(app)
 
 
 def main() -> None:
