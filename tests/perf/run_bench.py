@@ -168,6 +168,7 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     results = run(args.out, args.quick)
     (args.out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    (args.out / "results.partial.json").unlink(missing_ok=True)
     return publish(args.out, results, readme=not args.no_readme and not args.quick)
 
 
