@@ -64,7 +64,7 @@ def agreement_table(title: str, section: dict[str, Any]) -> str:
     return head + "\n".join(agreement_rows(section)) + "\n"
 
 
-def fidelity_table(levels: list[dict[str, Any]]) -> str:
+def fidelity_table(levels: list[dict[str, Any]], floor: dict[str, Any] | None = None) -> str:
     lines = [
         "### Fidelity: specbench against the emulator's known truth\n",
         "Emulator per-request step cost 0, acceptance 0.8, 0.75, 0.7 (configured AL "
@@ -84,6 +84,14 @@ def fidelity_table(levels: list[dict[str, Any]]) -> str:
             f" | {_num(step['error_vs_configured_ms'], 3)} | {_num(step['error_vs_server_ms'], 3)}"
             f" | {al['measured']:.4f} | {al['relative_error']:+.2%}"
             f" | {al['sampling_95_relative']:.2%} |"
+        )
+    if floor:
+        lines.append(
+            f"\nClient floor: specbench's TTFT at c=1 against the blast server (which answers "
+            f"at once) is {floor['median_ms']:.3f} ms median ({floor['p90_ms']:.3f} ms p90, "
+            f"{floor['num_prompts']} requests): the part of the c=1 TTFT error that the client, "
+            "its HTTP stack and loopback account for; the rest is the emulator's own HTTP "
+            "server (request parsing before its clock starts, response writing after it)."
         )
     return "\n".join(lines) + "\n"
 
@@ -200,7 +208,7 @@ def render_markdown(results: dict[str, Any]) -> str:
             targets_table(results),
             agreement_table("emulator", results["agreement_emulator"]),
             agreement_table("real vLLM on CPU", results["agreement_vllm"]),
-            fidelity_table(results["fidelity"]),
+            fidelity_table(results["fidelity"], results.get("ttft_floor")),
             overhead_table(results["overhead"]),
             NOTES,
         ]
@@ -216,7 +224,7 @@ def update_readme(readme: Path, results: dict[str, Any]) -> None:
         + targets_table(results) + "\n"
         + agreement_table("emulator", results["agreement_emulator"]) + "\n"
         + agreement_table("real vLLM on CPU", results["agreement_vllm"]) + "\n"
-        + fidelity_table(results["fidelity"]) + "\n"
+        + fidelity_table(results["fidelity"], results.get("ttft_floor")) + "\n"
         + overhead_table(results["overhead"]) + "\n"
         + NOTES
         + f"{README_END}"

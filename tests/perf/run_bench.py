@@ -41,6 +41,7 @@ from scenarios import (
     overhead,
     server,
     tiny_vllm,
+    ttft_floor,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -133,6 +134,9 @@ def run(out: Path, quick: bool) -> dict[str, Any]:
             )
         )
         checkpoint(out, results)
+
+    results["ttft_floor"] = ttft_floor(out / "ttft-floor")
+    checkpoint(out, results)
 
     results["overhead"] = []
     for concurrency, step_ms in ((128, 0.0), (256, 0.0), (128, 10.0)):

@@ -262,3 +262,18 @@ def overhead(
             )  # fmt: skip
     out["cpu_ratio"] = out["specbench"]["cpu_us_per_chunk"] / out["vllm_bench"]["cpu_us_per_chunk"]
     return out
+
+
+def ttft_floor(folder: Path, *, num_prompts: int = 100) -> dict[str, Any]:
+    """specbench's TTFT at concurrency 1 against a server that answers at once.
+
+    What the client, its HTTP stack and loopback add to a TTFT, with next to nothing on
+    the server side: the share of the fidelity error at c=1 that the client accounts for.
+    """
+    specbench_data, sharegpt_data = write_datasets(make_prompts(num_prompts), folder / "data")
+    with server(blast(0.0), "/v1/models", folder / "blast.log") as url:
+        work = Workload(url, "blast", TOKENIZER, 1, num_prompts, 4, specbench_data, sharegpt_data)
+        log("TTFT floor: specbench at c=1 against the blast server")
+        result = run_specbench(work, folder / "specbench", core=CLIENT_CORE, warmup=2)
+    ttft = result.raw["ttft_ms"]
+    return {"num_prompts": num_prompts, "median_ms": ttft["median"], "p90_ms": ttft["p90"]}
