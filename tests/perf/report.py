@@ -128,7 +128,13 @@ def overhead_table(sections: list[dict[str, Any]]) -> str:
 def targets_table(results: dict[str, Any]) -> str:
     """Every target of issue 9 with the figure that decides it."""
     rows = []
-    for key, name in (("agreement_emulator", "emulator"), ("agreement_vllm", "real vLLM")):
+    for key, name in (
+        ("agreement_emulator", "emulator c=16"),
+        ("agreement_emulator_c1", "emulator c=1"),
+        ("agreement_vllm", "real vLLM"),
+    ):
+        if key not in results:
+            continue
         figures = results[key]["figures"]
         for figure, label in (("output_tok_s", "tok/s"), ("median_ttft_ms", "median TTFT")):
             ratio = figures[figure]["ratio"]
@@ -170,6 +176,10 @@ NOTES = """### How to read these figures
   temperature 0, ignore_eos, one warm-up request each. The AL column comes from the
   server's counters in both tools, so it agrees by construction when the server is
   deterministic; it checks that both windows cover the same work.
+- On the emulator, every step starts on a fixed time grid, so at c>1 a median TTFT
+  depends on where each new request lands relative to a step boundary, i.e. on each
+  client's turnaround between one request's end and the next one's send; the c=1 table
+  has no such effect and compares the two clients' clocks directly.
 - On a real vLLM on 2 shared cores, run-to-run spread of the *server* (other processes,
   a fresh engine's first requests) is often larger than 3%: compare the per-run figures.
 - Fidelity: AL error includes the emulator's own random draws (the ±95% column is the
@@ -207,6 +217,7 @@ def render_markdown(results: dict[str, Any]) -> str:
             header(results),
             targets_table(results),
             agreement_table("emulator", results["agreement_emulator"]),
+            agreement_table("emulator at concurrency 1", results["agreement_emulator_c1"]),
             agreement_table("real vLLM on CPU", results["agreement_vllm"]),
             fidelity_table(results["fidelity"], results.get("ttft_floor")),
             overhead_table(results["overhead"]),
@@ -223,6 +234,7 @@ def update_readme(readme: Path, results: dict[str, Any]) -> None:
         "(regenerate with `make bench`).\n\n"
         + targets_table(results) + "\n"
         + agreement_table("emulator", results["agreement_emulator"]) + "\n"
+        + agreement_table("emulator at concurrency 1", results["agreement_emulator_c1"]) + "\n"
         + agreement_table("real vLLM on CPU", results["agreement_vllm"]) + "\n"
         + fidelity_table(results["fidelity"], results.get("ttft_floor")) + "\n"
         + overhead_table(results["overhead"]) + "\n"

@@ -109,6 +109,19 @@ def run(out: Path, quick: bool) -> dict[str, Any]:
     )
     checkpoint(out, results)
 
+    log("agreement on the emulator at concurrency 1 (no step-grid phase effects)")
+    folder = out / "agreement-emulator-c1"
+    with server(emulator(20.0, 5.0, 0.0), "/health", folder / "server.log") as url:
+        results["agreement_emulator_c1"] = agreement(
+            url, EMULATOR_MODEL, folder,
+            concurrency=1, num_prompts=32 // scale, max_tokens=32, rounds=rounds,
+        )  # fmt: skip
+    results["agreement_emulator_c1"]["server"] = (
+        "specbench emulate --prefill-ms 20 --step-ms 5 --per-request-step-ms 0 (K=3, "
+        "acceptance 0.8,0.75,0.7)"
+    )
+    checkpoint(out, results)
+
     log("agreement on a real vLLM (CPU, tiny model, n-gram speculation); start-up ~30-60 s")
     with server(tiny_vllm, "/health", out / "agreement-vllm" / "server.log", timeout_s=300) as url:
         results["agreement_vllm"] = agreement(
