@@ -9,7 +9,6 @@ missing, so a crash or Ctrl-C costs at most the cell in flight.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import itertools
 import time
@@ -29,6 +28,7 @@ from specbench.data.loader import Workload, load_workload
 from specbench.errors import ServerError, SpecbenchError
 from specbench.launch import ServerConfig, ServerProcess
 from specbench.launch.health import is_ready, log_tail
+from specbench.load import run_event_loop
 from specbench.manifest import load_manifest, update_manifest
 from specbench.measure import CellOutcome, CellProgress, CellSpec, run_cell, utc_now
 from specbench.suite import Cell, Suite
@@ -285,7 +285,7 @@ def _run_server(
     while pending:
         try:
             with _started(name, config, options, progress) as server:
-                pending = asyncio.run(
+                pending = run_event_loop(
                     _measure(
                         suite, name, config, pending, server, options, progress, result, workloads
                     )
