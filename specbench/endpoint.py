@@ -60,17 +60,6 @@ async def discover_model(
     return dict(models[0])
 
 
-async def list_models(
-    session: aiohttp.ClientSession, base_url: str, api_key: str | None
-) -> list[dict[str, Any]]:
-    url = f"{base_url}/v1/models"
-    async with await _get(session, url, api_key) as response:
-        if response.status != 200:
-            raise SpecbenchError(f"{url} answered HTTP {response.status}")
-        body = await response.json(content_type=None)
-    return list(body.get("data") or []) if isinstance(body, dict) else []
-
-
 async def server_version(
     session: aiohttp.ClientSession, base_url: str, api_key: str | None
 ) -> str | None:

@@ -23,17 +23,6 @@ PROMPT_TOKENS = "vllm:prompt_tokens_total"
 REQUESTS_RUNNING = "vllm:num_requests_running"
 REQUESTS_WAITING = "vllm:num_requests_waiting"
 PREEMPTIONS = "vllm:num_preemptions_total"
-KV_CACHE_USAGE = "vllm:kv_cache_usage_perc"
-
-#: Counters whose deltas a cell records (besides the per-position family).
-COUNTERS = (
-    SPEC_DRAFTS,
-    SPEC_DRAFT_TOKENS,
-    SPEC_ACCEPTED,
-    GENERATION_TOKENS,
-    PROMPT_TOKENS,
-    PREEMPTIONS,
-)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,8 @@ from specbench.metrics.latency import distribution, output_tok_s, per_gpu, tpot_
 from specbench.metrics.per_request import mean_chunk_acceptance_length, pool_request_metrics
 from specbench.prometheus import (
     GENERATION_TOKENS,
+    PREEMPTIONS,
+    PROMPT_TOKENS,
     SPEC_ACCEPTED,
     SPEC_DRAFT_TOKENS,
     SPEC_DRAFTS,
@@ -186,6 +188,8 @@ def summarize_cell(
         e2e_ms=distribution(e2es),
         step_gap_ms=distribution(gaps),
         server_generation_tokens=counter_delta(before, after, GENERATION_TOKENS),
+        server_prompt_tokens=counter_delta(before, after, PROMPT_TOKENS),
+        server_preemptions=counter_delta(before, after, PREEMPTIONS),
         spec_decode=acceptance,
         per_category=category_acceptance(records, speculating=before.has_spec_decode),
     )

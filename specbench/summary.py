@@ -128,5 +128,13 @@ class CellSummary(_Frozen):
     server_generation_tokens: int | None = Field(
         description="Δ vllm:generation_tokens_total over the window; None when absent."
     )
+    server_prompt_tokens: int | None = Field(
+        default=None, description="Δ vllm:prompt_tokens_total over the window; None when absent."
+    )
+    server_preemptions: int | None = Field(
+        default=None,
+        description="Δ vllm:num_preemptions_total: requests evicted for KV-cache space inside "
+        "the window (non-zero means the cell measured a memory-starved server).",
+    )
     spec_decode: SpecDecodeSummary | None = Field(description="None: no spec-decode series.")
     per_category: dict[str, CategoryAcceptance] = Field(description="Category → acceptance.")

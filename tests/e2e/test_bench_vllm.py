@@ -105,6 +105,8 @@ def test_mixed_run_gives_the_exact_weighted_acceptance(parity_server, dataset, t
     assert spec["acceptance_length"] == pytest.approx(1 + 144 / 240)
     assert spec["per_position_acceptance"] == pytest.approx([0.2, 0.2, 0.2])
     assert summary["output_tokens"] == 12 * MAX_TOKENS == summary["server_generation_tokens"]
+    assert summary["input_tokens"] == summary["server_prompt_tokens"]
+    assert summary["server_preemptions"] == 0
     even, odd = summary["per_category"]["even"], summary["per_category"]["odd"]
     assert even["acceptance_source"] == "per_request_metrics"
     assert even["acceptance_length"] == pytest.approx(4.0)

@@ -10,6 +10,8 @@ import pytest
 from specbench.errors import ServerError
 from specbench.prometheus import (
     GENERATION_TOKENS,
+    PREEMPTIONS,
+    PROMPT_TOKENS,
     SPEC_ACCEPTED,
     SPEC_DRAFTS,
     counter_delta,
@@ -51,6 +53,8 @@ def test_recorded_speculative_window_gives_the_documented_acceptance():
     assert spec.per_position_acceptance == pytest.approx([0.2, 0.2, 0.2])
     assert spec.conditional_acceptance == pytest.approx([0.2, 1.0, 1.0])
     assert counter_delta(before, after, GENERATION_TOKENS) == 264
+    assert counter_delta(before, after, PROMPT_TOKENS) == 56
+    assert counter_delta(before, after, PREEMPTIONS) == 0
 
 
 def test_created_gauges_are_never_counted():
