@@ -73,17 +73,23 @@ def throughput_vs_concurrency(
     axes.plot(x, spec, marker="o", color=_COLORS[0], linewidth=2, label=speculative)
     axes.plot(x, base, marker="s", color=_BASELINE_COLOR, linewidth=2, label=baseline)
     for c, s, b, ratio in zip(x, spec, base, data[D.RATIO], strict=True):
+        # The higher point's label goes above it and the lower one's below, so the two never
+        # collide, also where speculation is slower than the baseline and the lines cross.
+        spec_on_top = not math.isfinite(b) or s >= b
         if math.isfinite(s):
             extra = f"\n{ratio:.2f}{W.TIMES}" if math.isfinite(ratio) else ""
             axes.annotate(
-                f"{s:,.0f}{extra}", (c, s), textcoords="offset points", xytext=(0, 7),
-                ha="center", va="bottom", fontsize=8, color="#333333",
-                fontweight="bold" if extra else "normal",
+                f"{s:,.0f}{extra}", (c, s), textcoords="offset points",
+                xytext=(0, 7) if spec_on_top else (0, -8),
+                ha="center", va="bottom" if spec_on_top else "top", fontsize=8,
+                color="#333333", fontweight="bold" if extra else "normal",
             )  # fmt: skip
         if math.isfinite(b):
             axes.annotate(
-                f"{b:,.0f}", (c, b), textcoords="offset points", xytext=(0, -8),
-                ha="center", va="top", fontsize=8, color=_BASELINE_COLOR,
+                f"{b:,.0f}", (c, b), textcoords="offset points",
+                xytext=(0, -8) if spec_on_top else (0, 7),
+                ha="center", va="top" if spec_on_top else "bottom", fontsize=8,
+                color=_BASELINE_COLOR,
             )  # fmt: skip
     ticks = sorted(set(x))
     full = [2**i for i in range(8) if 2**i >= min(ticks) and 2**i <= max(ticks)]

@@ -64,6 +64,22 @@ def test_throughput_vs_concurrency(loaded: tuple[pd.DataFrame, pd.DataFrame]) ->
     assert axes.get_legend() is not None
 
 
+def test_throughput_labels_stay_apart_where_the_lines_cross() -> None:
+    # At c=4 speculation is slower: its label must go below its point, the baseline's above.
+    sweep = pd.DataFrame(
+        {
+            F.CONCURRENCY: [1, 4],
+            D.SPECULATIVE: [504.0, 806.0],
+            D.BASELINE: [306.0, 956.0],
+            D.RATIO: [504.0 / 306.0, 806.0 / 956.0],
+        }
+    )
+    figure = P.throughput_vs_concurrency(sweep, "ngram", "baseline", "Throughput")
+    offsets = {t.get_text(): t.xyann[1] for t in figure.axes[0].texts}  # type: ignore[attr-defined]
+    assert offsets["504\n1.65×"] > 0 and offsets["306"] < 0
+    assert offsets["806\n0.84×"] < 0 and offsets["956"] > 0
+
+
 def test_al_by_domain_figure(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
     frame, categories = loaded
     figure = P.al_by_domain(
