@@ -145,7 +145,12 @@ def al_by_domain(domain: pd.DataFrame, labels: Sequence[str], title: str) -> Fig
     axes.set_xlim(0, max(finite) * 1.12 if finite else 1)
     axes.set_xlabel("Acceptance length (tokens per verification step)")
     axes.set_title(title)
-    axes.legend(loc="lower right", frameon=True, fontsize=8)
+    # Below the axes, outside the bars: inside, it covered the last bars' value labels.
+    handles, labels = axes.get_legend_handles_labels()
+    figure.legend(
+        handles, labels, loc="outside lower center", ncol=min(len(labels), 4), frameon=False,
+        fontsize=8,
+    )  # fmt: skip
     return figure
 
 
