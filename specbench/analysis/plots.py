@@ -207,11 +207,13 @@ def al_vs_context(context: pd.DataFrame, labels: Sequence[str], title: str) -> F
     ticks = sorted({int(k) for k in context[CONTEXT_K]})
     _log2_axis(axes, ticks, [W.context_name(k) for k in ticks])
     top = float(context[ACCEPTANCE_LENGTH].max())
-    axes.set_ylim(1.0, max(top * 1.15, 1.5))
+    upper = max(top * 1.15, 1.5)
+    # AL is at least 1 (no draft accepted); a margin keeps points at exactly 1 unclipped.
+    axes.set_ylim(1.0 - 0.04 * (upper - 1.0), upper)
     axes.set_xlabel("Prompt length (thousands of tokens, log₂ scale)")
     axes.set_ylabel("Acceptance length (tokens per step)")
     axes.set_title(title)
-    axes.legend(loc="lower left", frameon=False)
+    axes.legend(loc="best", frameon=False)
     return figure
 
 
