@@ -199,8 +199,9 @@ class ServerProcess:
         process = self._process
         if process is None:
             return
-        # A second Ctrl-C must not abandon a half-stopped server.
-        masked = self._mask_signals()
+        # A Ctrl-C or SIGTERM during teardown must not abandon a half-stopped server, nor be
+        # lost: it is held until the group is gone, then delivered to the restored handler.
+        masked, pending = self._defer_signals()
         try:
             pgid = process.pid  # start_new_session: the leader's PID is the group id
             self._signal_group(pgid, signal.SIGTERM)
@@ -209,7 +210,7 @@ class ServerProcess:
                 self._wait_group_gone(process, pgid, _KILL_WAIT_S)
             process.wait(timeout=_KILL_WAIT_S)
         finally:
-            self._unmask_signals(masked)
+            self._deliver_deferred(masked, pending)
 
     @staticmethod
     def _signal_group(pgid: int, signum: int) -> None:
@@ -244,15 +245,22 @@ class ServerProcess:
         self._saved_handlers.clear()
 
     @staticmethod
-    def _mask_signals() -> dict[int, SignalHandler]:
+    def _defer_signals() -> tuple[dict[int, SignalHandler], list[int]]:
+        pending: list[int] = []
         if threading.current_thread() is not threading.main_thread():
-            return {}
-        return {signum: signal.signal(signum, signal.SIG_IGN) for signum in _MASKED}
+            return {}, pending
+
+        def defer(signum: int, frame: FrameType | None) -> None:
+            pending.append(signum)
+
+        return {signum: signal.signal(signum, defer) for signum in _DEFERRED}, pending
 
     @staticmethod
-    def _unmask_signals(masked: dict[int, SignalHandler]) -> None:
-        for signum, handler in masked.items():
+    def _deliver_deferred(saved: dict[int, SignalHandler], pending: list[int]) -> None:
+        for signum, handler in saved.items():
             signal.signal(signum, handler)
+        for signum in dict.fromkeys(pending):
+            signal.raise_signal(signum)
 
 
-_MASKED = (signal.SIGINT, signal.SIGTERM)
+_DEFERRED = (signal.SIGINT, signal.SIGTERM)
