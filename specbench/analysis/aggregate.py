@@ -16,7 +16,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from specbench.analysis.columns import (
+from specbench.analysis.stats import student_t_quantile
+from specbench.results.columns import (
     ACCEPTANCE_DEFINITION,
     ACCEPTANCE_LENGTH,
     ACCEPTANCE_SOURCE,
@@ -34,7 +35,6 @@ from specbench.analysis.columns import (
     SCHEMA,
     position_columns,
 )
-from specbench.analysis.stats import student_t_quantile
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from specbench.analysis import table_data as D
 from specbench.analysis import wording as W
-from specbench.analysis.columns import (
+from specbench.results.columns import (
     ACCEPTANCE_LENGTH,
     CATEGORY,
     CONCURRENCY,

@@ -24,13 +24,15 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from specbench.analysis import frame as F
+from specbench.analysis import aggregate as AG
 from specbench.analysis import plots as P
 from specbench.analysis import table_data as D
 from specbench.analysis import tables as T
 from specbench.analysis import wording as W
 from specbench.analysis.markdown import Table, join_sections, to_json, to_markdown, to_rich
-from specbench.analysis.selection import (
+from specbench.common.errors import SpecbenchError
+from specbench.results import frame as F
+from specbench.results.selection import (
     Comparison,
     Selection,
     check_concurrency,
@@ -40,7 +42,6 @@ from specbench.analysis.selection import (
     pick_concurrency,
     select_labels,
 )
-from specbench.errors import SpecbenchError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -263,7 +264,7 @@ def build_report(options: ReportOptions, console: Console | None = None) -> Repo
     frame.to_csv(out / "summary.csv", index=False)
     frame.to_parquet(out / "summary.parquet", index=False)
     categories.to_csv(out / "summary_by_category.csv", index=False)
-    F.aggregate_repeats(frame).to_csv(out / "summary_mean.csv", index=False)
+    AG.aggregate_repeats(frame).to_csv(out / "summary_mean.csv", index=False)
     names = ("summary.csv", "summary.parquet", "summary_by_category.csv", "summary_mean.csv")
     outcome.files += [out / name for name in names]
     if "md" in options.formats or "csv" in options.formats:

@@ -19,7 +19,7 @@ from specbench.analysis.aggregate import (
     pool_acceptance,
     pool_category_acceptance,
 )
-from specbench.analysis.columns import (
+from specbench.results.columns import (
     ACCEPTANCE_DEFINITION,
     ACCEPTANCE_LENGTH,
     ACCEPTANCE_SOURCE,
@@ -37,7 +37,7 @@ from specbench.analysis.columns import (
     SPLIT,
     TTFT_MS_MEDIAN,
 )
-from specbench.analysis.selection import Comparison, mixed_cells
+from specbench.results.selection import Comparison, mixed_cells
 
 if TYPE_CHECKING:
     import pandas as pd

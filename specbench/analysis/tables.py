@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 from specbench.analysis import table_data as D
 from specbench.analysis import wording as W
 from specbench.analysis.aggregate import N_CELLS
-from specbench.analysis.columns import (
+from specbench.analysis.markdown import Table
+from specbench.results.columns import (
     ACCEPTANCE_DEFINITION,
     ACCEPTANCE_LENGTH,
     ACCEPTANCE_SOURCE,
@@ -30,8 +31,7 @@ from specbench.analysis.columns import (
     TTFT_MS_MEDIAN,
     position_columns,
 )
-from specbench.analysis.markdown import Table
-from specbench.analysis.selection import Comparison, ordered_datasets
+from specbench.results.selection import Comparison, ordered_datasets
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from specbench.analysis.loading import LoadedCell
-from specbench.summary import CellSummary
+from specbench.results.loading import LoadedCell
+from specbench.store.summary import CellSummary
 
 
 def vllm_bench_result(summary: CellSummary) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 
 
 def register(app: typer.Typer) -> None:
@@ -81,9 +81,9 @@ def bench(
     force: Annotated[bool, typer.Option(help="Measure cells again even when complete.")] = False,
 ) -> None:
     """Measure AL, acceptance, TTFT, TPOT, E2E and tok/s/GPU against a running server."""
-    from specbench.bench import BenchOptions, parse_concurrencies, run_bench
     from specbench.cli.progress import RichCellProgress, cells_table, console
-    from specbench.measure import CellOutcome, CellSpec
+    from specbench.measure.cell import CellOutcome, CellSpec
+    from specbench.run.bench import BenchOptions, parse_concurrencies, run_bench
 
     api_key = None
     if api_key_env:

@@ -57,7 +57,7 @@ def gate(
     """Compare results with a baseline: exit 0 pass, 1 regression, 2 bad or missing input."""
     from rich.console import Console
 
-    from specbench.errors import RegressionDetected, SpecbenchError
+    from specbench.common.errors import RegressionDetected, SpecbenchError
     from specbench.gate.markdown import headline
     from specbench.gate.run import GateOptions, run_gate
     from specbench.gate.table import gate_table

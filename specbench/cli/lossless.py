@@ -37,7 +37,7 @@ def lossless(
     """
     from rich.console import Console
 
-    from specbench.errors import SpecbenchError
+    from specbench.common.errors import SpecbenchError
     from specbench.lossless import write_lossless
     from specbench.lossless.render import summary_lines
 

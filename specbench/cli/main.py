@@ -11,7 +11,7 @@ import sys
 import typer
 from rich.console import Console
 
-from specbench.errors import RegressionDetected, SpecbenchError
+from specbench.common.errors import RegressionDetected, SpecbenchError
 
 app = typer.Typer(
     name="specbench",

@@ -17,11 +17,11 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from specbench.campaign import CampaignProgress, CampaignResult
-from specbench.measure import CellOutcome, CellProgress, CellSpec
-from specbench.records import RequestRecord
+from specbench.client.record import RequestRecord
+from specbench.measure.cell import CellOutcome, CellProgress, CellSpec
+from specbench.run.campaign import CampaignProgress, CampaignResult
+from specbench.store.summary import CellSummary
 from specbench.suite import Cell, Suite
-from specbench.summary import CellSummary
 
 console = Console(stderr=True)
 if not console.is_terminal:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from specbench.cli import slurm_options as so
-from specbench.errors import CellsFailed, SpecbenchError
+from specbench.common.errors import CellsFailed, SpecbenchError
 
 
 def register(app: typer.Typer) -> None:
@@ -80,8 +80,8 @@ def run(
     launcher: so.Launcher = None,
 ) -> None:
     """Start each server once, measure every missing cell, and print AL, tok/s/GPU and speedup."""
-    from specbench.campaign import CampaignOptions, run_campaign
     from specbench.cli.progress import RichCampaignProgress, campaign_table, console
+    from specbench.run.campaign import CampaignOptions, run_campaign
     from specbench.suite import describe_suite, load_suite
 
     loaded = load_suite(suite, set_ or ())

@@ -37,7 +37,7 @@ def serve(
 ) -> None:
     """Start one server config of SUITE and keep it up until Ctrl-C, printing its endpoint."""
     from specbench.launch.provenance import ServerProvenance
-    from specbench.launch.serve import serve_suite_config
+    from specbench.run.serve import serve_suite_config
 
     def announce(provenance: ServerProvenance) -> None:
         version = f"vLLM {provenance.vllm_version}" if provenance.vllm_version else "no /version"

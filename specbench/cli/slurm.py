@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from specbench.cli.progress import console
-from specbench.errors import CellsFailed, SpecbenchError
+from specbench.common.errors import CellsFailed, SpecbenchError
 from specbench.slurm.executor import SlurmRun, SlurmWatcher, describe_plan, run_on_slurm
 from specbench.slurm.status import CampaignStatus, ShardStatus
 from specbench.suite import SlurmSettings, Suite, describe_suite

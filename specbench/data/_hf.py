@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 
 #: File suffixes specbench reads, mapped to the `datasets` packaged builder that reads them.
 BUILDERS: dict[str, str] = {".jsonl": "json", ".json": "json", ".parquet": "parquet"}

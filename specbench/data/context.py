@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from specbench.common.errors import SpecbenchError
 from specbench.data._hf import first_line
 from specbench.data.conversation import Conversation
-from specbench.errors import SpecbenchError
 
 if TYPE_CHECKING:
     from specbench.data.loader import Workload

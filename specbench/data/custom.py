@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from specbench.common.errors import SpecbenchError
 from specbench.data._hf import load_local_dataset
 from specbench.data.conversation import Conversation
-from specbench.errors import SpecbenchError
 
 REQUIRED_KEYS = ("category", "turns")
 

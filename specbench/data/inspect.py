@@ -14,12 +14,12 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
+from specbench.common.errors import SpecbenchError
 from specbench.data import speed_bench
 from specbench.data.context import TokenCounter
 from specbench.data.conversation import Conversation
 from specbench.data.loader import read_dataset
 from specbench.data.selection import filter_categories
-from specbench.errors import SpecbenchError
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from specbench.common.errors import SpecbenchError
+from specbench.common.naming import dataset_dir_name
 from specbench.data import mt_bench, prepared, speed_bench
 from specbench.data.conversation import Conversation
 from specbench.data.custom import load_custom
 from specbench.data.selection import filter_categories, stratified_sample
-from specbench.errors import SpecbenchError
-from specbench.naming import dataset_dir_name
 
 #: `--entropy-tier` accepts the category names and these short forms.
 TIER_ALIASES = {"low": "low_entropy", "high": "high_entropy"}

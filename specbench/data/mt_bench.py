@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from specbench.common.errors import SpecbenchError
 from specbench.data.conversation import Conversation
 from specbench.data.custom import load_custom
-from specbench.errors import SpecbenchError
 
 PATH_ENV = "SPECBENCH_MT_BENCH"
 CATEGORIES = (

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from specbench.common.errors import SpecbenchError
 from specbench.data._hf import load_local_dataset
 from specbench.data.speed_bench import (
     CONFIGS,
@@ -19,7 +20,6 @@ from specbench.data.speed_bench import (
     check_config,
     conversations_from_dataset,
 )
-from specbench.errors import SpecbenchError
 
 
 def find_prepared_files(config: str, path: Path) -> list[Path]:

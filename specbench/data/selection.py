@@ -12,8 +12,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from specbench.common.errors import SpecbenchError
 from specbench.data.conversation import Conversation
-from specbench.errors import SpecbenchError
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specbench.common.errors import SpecbenchError
 from specbench.data._hf import load_repo_dataset
 from specbench.data.conversation import Conversation
-from specbench.errors import SpecbenchError
 
 HUB_REPO = "nvidia/SPEED-Bench"
 #: A verified commit of the hub repo ("Update README.md", 487aa71). Override per run with

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 
 DEFAULT_MODEL_NAME = "specbench-emulator"
 DEFAULT_NUM_SPECULATIVE_TOKENS = 3

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import orjson
 from aiohttp import web
 
+from specbench.common.errors import SpecbenchError
 from specbench.emulator.config import EmulatorConfig
 from specbench.emulator.engine import Engine
 from specbench.emulator.metrics import EXPOSITION_CONTENT_TYPE, EmulatorMetrics
@@ -31,7 +32,6 @@ from specbench.emulator.responses import (
 )
 from specbench.emulator.stream import StreamEncoder
 from specbench.emulator.tokens import corruption_start
-from specbench.errors import SpecbenchError
 
 logger = logging.getLogger(__name__)
 

@@ -15,23 +15,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from specbench import __version__, store
-from specbench.analysis.loading import read_manifest
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
+from specbench.common.model import Frozen
 from specbench.gate.snapshot import CellStats, Snapshot, snapshot
+from specbench.results.loading import read_manifest
 
 #: Version of the baseline file format; bump on any incompatible change.
 BASELINE_SCHEMA_VERSION = 1
 BASELINE_KIND: Literal["specbench-baseline"] = "specbench-baseline"
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class SuiteIdentity(_Frozen):
+class SuiteIdentity(Frozen):
     """Which suite produced the results, from the results manifest."""
 
     name: str | None = Field(description="Suite name; None for `specbench bench` results.")
@@ -45,7 +42,7 @@ class SuiteIdentity(_Frozen):
     )
 
 
-class Baseline(_Frozen):
+class Baseline(Frozen):
     """A saved baseline: what `specbench gate` compares new results against."""
 
     kind: Literal["specbench-baseline"] = Field(

@@ -20,12 +20,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from specbench.analysis.columns import ACCEPTANCE_LENGTH, PER_POSITION_PREFIX
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 from specbench.gate.baseline import Baseline, SuiteIdentity
 from specbench.gate.rules import CATEGORY_FAMILY, PER_POSITION_FAMILY, GateRules, MetricRule
 from specbench.gate.snapshot import CellStats, MetricStats, Snapshot
 from specbench.gate.suites import check_suites, server_notes
+from specbench.results.columns import ACCEPTANCE_LENGTH, PER_POSITION_PREFIX
 
 Verdict = Literal["pass", "improved", "within_noise", "regression", "new", "missing"]
 PASSING: frozenset[str] = frozenset({"pass", "improved", "within_noise", "new"})

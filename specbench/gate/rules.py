@@ -23,11 +23,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
-from specbench.analysis.columns import PER_POSITION_PREFIX
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
+from specbench.common.model import Frozen
 from specbench.gate.snapshot import POOLED_METRICS, SERVING_METRICS
+from specbench.results.columns import PER_POSITION_PREFIX
 
 #: Families of metrics a single rule can cover.
 PER_POSITION_FAMILY = "per_position_acceptance"
@@ -35,10 +36,8 @@ CATEGORY_FAMILY = "category_acceptance_length"
 Direction = Literal["higher", "lower"]
 
 
-class MetricRule(BaseModel):
+class MetricRule(Frozen):
     """How one metric is judged."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     direction: Direction = Field(description="Which way is better: higher or lower.")
     relative: float | None = Field(
@@ -103,10 +102,8 @@ DEFAULT_RULES: dict[str, MetricRule] = {
 }
 
 
-class GateRules(BaseModel):
+class GateRules(Frozen):
     """The rules file (`gate.toml`)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     noise_sigmas: float = Field(
         default=2.0,

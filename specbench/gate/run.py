@@ -13,14 +13,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from specbench.analysis.loading import read_manifest
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 from specbench.gate.baseline import load_baseline, server_summaries, suite_identity
 from specbench.gate.compare import GateReport, compare
 from specbench.gate.junit import write_junit
 from specbench.gate.markdown import write_summary
 from specbench.gate.rules import load_rules
 from specbench.gate.snapshot import snapshot
+from specbench.results.loading import read_manifest
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from specbench.analysis.aggregate import (
     N_REPEATS,
@@ -27,7 +27,8 @@ from specbench.analysis.aggregate import (
     aggregate_repeats,
     pool_category_acceptance,
 )
-from specbench.analysis.columns import (
+from specbench.common.model import Frozen
+from specbench.results.columns import (
     ACCEPTANCE_LENGTH,
     CATEGORY,
     CONCURRENCY,
@@ -38,8 +39,8 @@ from specbench.analysis.columns import (
     PER_POSITION_PREFIX,
     position_columns,
 )
-from specbench.analysis.frame import category_frame, cells_frame
-from specbench.analysis.loading import FailedCell, LoadedCell, load_cells
+from specbench.results.frame import category_frame, cells_frame
+from specbench.results.loading import FailedCell, LoadedCell, load_cells
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,11 +61,7 @@ SERVING_METRICS: tuple[str, ...] = (
 POOLED_METRICS: tuple[str, ...] = (ACCEPTANCE_LENGTH, DRAFT_ACCEPTANCE_RATE)
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class MetricStats(_Frozen):
+class MetricStats(Frozen):
     """One metric of one cell over its repeats."""
 
     value: float = Field(description="Mean over repeats; acceptance pooled from counters.")
@@ -74,7 +71,7 @@ class MetricStats(_Frozen):
     max: float = Field(description="Largest per-repeat value.")
 
 
-class CellStats(_Frozen):
+class CellStats(Frozen):
     """One cell (repeats collapsed) of a results directory."""
 
     key: str = Field(description="`<label>/<dataset folder>/c<concurrency>`, as on disk.")
@@ -93,7 +90,7 @@ class CellStats(_Frozen):
     )
 
 
-class Snapshot(_Frozen):
+class Snapshot(Frozen):
     """Every cell of a results directory, plus the cells that failed (no summary)."""
 
     cells: dict[str, CellStats] = Field(description="Cell key → stats.")

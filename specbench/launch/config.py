@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
+
+from specbench.common.model import Frozen
 
 #: Speculative methods specbench knows how to describe; vLLM accepts more, add them here.
 SpeculativeMethod = Literal["eagle3", "eagle", "ngram", "mtp", "draft_model"]
@@ -18,11 +20,7 @@ Engine = Literal["vllm", "emulator"]
 METHODS_NEEDING_DRAFT_MODEL = frozenset({"eagle3", "eagle", "draft_model"})
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class SpeculativeConfig(_Frozen):
+class SpeculativeConfig(Frozen):
     """vLLM's `--speculative-config` JSON; keys are written in the model card's order."""
 
     method: SpeculativeMethod = Field(description="Drafting method passed as `method`.")
@@ -67,7 +65,7 @@ class SpeculativeConfig(_Frozen):
         return self
 
 
-class EmulatorConfig(_Frozen):
+class EmulatorConfig(Frozen):
     """Settings of `specbench emulate`; None leaves the emulator's own default."""
 
     acceptance: list[float] | None = Field(
@@ -94,7 +92,7 @@ class EmulatorConfig(_Frozen):
         return self
 
 
-class ServerConfig(_Frozen):
+class ServerConfig(Frozen):
     """One server config of a suite: everything needed to start it, bar host and port."""
 
     engine: Engine = Field(default="vllm", description="`vllm` (real server) or `emulator`.")

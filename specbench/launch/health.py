@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from specbench.errors import ServerError
+from specbench.common.errors import ServerError
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _ERROR_LINE = re.compile(r"(Error|Exception|error:|Traceback|FAILED|failed)")

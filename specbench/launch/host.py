@@ -8,7 +8,7 @@ import socket
 from collections.abc import Mapping
 from pathlib import Path
 
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 
 
 def find_vllm_executable(explicit: str | Path | None, env: Mapping[str, str]) -> str:

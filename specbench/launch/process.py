@@ -20,7 +20,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
-from specbench.errors import ServerError, SpecbenchError
+from specbench.common.errors import ServerError, SpecbenchError
 from specbench.launch.argv import build_argv, build_env, render_command
 from specbench.launch.config import ServerConfig
 from specbench.launch.health import server_version, wait_ready

@@ -12,8 +12,9 @@ import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from specbench.common.model import Frozen
 from specbench.launch.config import Engine, ServerConfig
 
 REDACTED = "<redacted>"
@@ -46,11 +47,7 @@ _GPU_TOOLS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
 )
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class GpuInventory(_Frozen):
+class GpuInventory(Frozen):
     """What the GPU vendor tool reported on the node."""
 
     tool: str = Field(description="Command that produced the inventory (amd-smi, ...).")
@@ -58,7 +55,7 @@ class GpuInventory(_Frozen):
     num_gpus: int | None = Field(description="GPUs counted in the output; None if unparsed.")
 
 
-class ServerProvenance(_Frozen):
+class ServerProvenance(Frozen):
     """How one server was started; the runner writes it into the manifest."""
 
     server_name: str = Field(description="Name of the server config in the suite.")

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from specbench import store
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 from specbench.lossless.check import LOSSLESS_JSON, LOSSLESS_MD, check_lossless
 from specbench.lossless.model import LosslessReport
 from specbench.lossless.render import acceptance_section, lossless_markdown, lossless_section

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from specbench.client.record import RequestRecord
 from specbench.metrics.per_request import mean_chunk_acceptance_length, pool_request_metrics
-from specbench.records import RequestRecord
-from specbench.summary import SpecDecodeSummary
+from specbench.store.summary import SpecDecodeSummary
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Literal
 
 from specbench import store
-from specbench.errors import SpecbenchError
+from specbench.client.record import RequestRecord
+from specbench.common.errors import SpecbenchError
 from specbench.lossless.acceptance import acceptance_lengths
 from specbench.lossless.compare import PairResult, compare_records
 from specbench.lossless.model import (
@@ -31,8 +32,7 @@ from specbench.lossless.model import (
     MatchCount,
 )
 from specbench.metrics.latency import percentile
-from specbench.records import RequestRecord
-from specbench.summary import CellSummary
+from specbench.store.summary import CellSummary
 
 LOSSLESS_JSON = "lossless.json"
 LOSSLESS_MD = "lossless.md"
@@ -230,8 +230,8 @@ def acceptance_row(cell: Cell, records: Sequence[RequestRecord]) -> AcceptanceRo
 def _load(
     results_dir: Path, baseline: str | None, speculative: str | None
 ) -> tuple[list[Cell], tuple[str, ...], tuple[str, ...], dict[str, str]]:
-    from specbench.analysis import frame as F
-    from specbench.analysis.selection import select_labels
+    from specbench.results import frame as F
+    from specbench.results.selection import select_labels
 
     loaded, _failed = F.load_cells([results_dir])
     selection = select_labels(F.cells_frame(loaded), baseline, speculative)

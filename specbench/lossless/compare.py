@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from specbench.records import RequestRecord
+from specbench.client.record import RequestRecord
 
 MatchStatus = Literal["match", "diverged", "not_compared"]
 ComparedBy = Literal["token_ids", "text"]

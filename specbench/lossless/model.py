@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from specbench.common.model import Frozen
 
 #: Version of `lossless.json`; bump on an incompatible change.
 LOSSLESS_SCHEMA_VERSION = 1
@@ -17,11 +19,7 @@ LOSSLESS_SCHEMA_VERSION = 1
 DEPTH_BUCKETS = (1, 16, 64, 256)
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class MatchCount(_Frozen):
+class MatchCount(Frozen):
     """Compared pairs and how many were identical."""
 
     num_compared: int = Field(description="Pairs whose outputs were compared.")
@@ -29,7 +27,7 @@ class MatchCount(_Frozen):
     exact_match_rate: float | None = Field(description="num_matched / num_compared; None if 0.")
 
 
-class DivergenceDepth(_Frozen):
+class DivergenceDepth(Frozen):
     """Where diverged outputs first differ: early means a broken draft, late means drift."""
 
     unit: Literal["token", "character"] | None = Field(
@@ -47,7 +45,7 @@ class DivergenceDepth(_Frozen):
     )
 
 
-class Divergence(_Frozen):
+class Divergence(Frozen):
     """One pair whose outputs differ."""
 
     question_id: str = Field(description="Question id of the dataset row.")
@@ -59,7 +57,7 @@ class Divergence(_Frozen):
     speculative_length: int = Field(description="Speculative output length (same unit).")
 
 
-class CellCheck(_Frozen):
+class CellCheck(Frozen):
     """One speculative cell compared with the baseline cell of the same prompts."""
 
     speculative: str = Field(description="Speculative label.")
@@ -92,7 +90,7 @@ class CellCheck(_Frozen):
     )
 
 
-class AcceptanceRow(_Frozen):
+class AcceptanceRow(Frozen):
     """One speculative cell's acceptance length by each of the three definitions."""
 
     label: str = Field(description="Speculative label.")
@@ -124,7 +122,7 @@ class AcceptanceRow(_Frozen):
     num_requests: int = Field(description="Successful requests of the cell.")
 
 
-class LosslessReport(_Frozen):
+class LosslessReport(Frozen):
     """Everything `specbench lossless` found in one results directory."""
 
     schema_version: int = Field(default=LOSSLESS_SCHEMA_VERSION, description="Format version.")

@@ -13,7 +13,19 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from specbench.summary import Distribution
+from pydantic import Field
+
+from specbench.common.model import Frozen
+
+
+class Distribution(Frozen):
+    """Summary statistics of one per-request quantity over the successful requests."""
+
+    mean: float | None = Field(description="Arithmetic mean; None when no sample.")
+    median: float | None = Field(description="50th percentile (linear interpolation).")
+    p90: float | None = Field(description="90th percentile (linear interpolation).")
+    p99: float | None = Field(description="99th percentile (linear interpolation).")
+    count: int = Field(description="Number of samples.")
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:

@@ -13,15 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specbench import store
-from specbench.campaign import suite_hash
-from specbench.errors import SpecbenchError
-from specbench.manifest import load_manifest, update_manifest
-from specbench.measure import utc_now
+from specbench.common.errors import SpecbenchError
+from specbench.measure.cell import utc_now
+from specbench.run.campaign import suite_hash
 from specbench.slurm import paths
 from specbench.slurm.shards import Shard, ShardBy, plan_shards
 from specbench.slurm.state import is_final, query
 from specbench.slurm.status import CampaignStatus, collect_status, record_campaign
 from specbench.slurm.submit import JobCommand, batch_script, require_sbatch, sbatch
+from specbench.store.manifest import load_manifest, update_manifest
 from specbench.suite import SlurmSettings, Suite
 
 #: Folders that are local to each machine on a real cluster.

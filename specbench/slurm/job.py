@@ -19,12 +19,12 @@ import sys
 from pathlib import Path
 from types import FrameType
 
-from specbench.campaign import CampaignOptions, CampaignProgress, run_campaign
-from specbench.errors import SpecbenchError
-from specbench.manifest import update_manifest
-from specbench.measure import CellOutcome, utc_now
+from specbench.common.errors import SpecbenchError
+from specbench.measure.cell import CellOutcome, utc_now
+from specbench.run.campaign import CampaignOptions, CampaignProgress, run_campaign
 from specbench.slurm.paths import read_suite
 from specbench.slurm.shards import shard_file_name
+from specbench.store.manifest import update_manifest
 from specbench.suite import Cell
 
 log = logging.getLogger("specbench.slurm.job")

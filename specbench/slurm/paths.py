@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from specbench import store
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 from specbench.suite import Suite
 
 SLURM_DIR = "slurm"

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Literal
 
 from specbench import store
-from specbench.campaign import CampaignOptions, cell_directory, select_cells
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
+from specbench.run.campaign import CampaignOptions, cell_directory, select_cells
 from specbench.suite import Cell, Suite
 
 ShardBy = Literal["server", "workload"]

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from specbench import store
-from specbench.campaign import cell_directory
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 from specbench.launch.health import log_tail
-from specbench.manifest import load_manifest, update_manifest
-from specbench.measure import utc_now
+from specbench.measure.cell import utc_now
+from specbench.run.campaign import cell_directory
 from specbench.slurm import state as slurm_state
 from specbench.slurm.paths import read_suite
+from specbench.store.manifest import load_manifest, update_manifest
 from specbench.suite import Cell, Suite
 
 LOG_TAIL_LINES = 12

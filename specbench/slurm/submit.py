@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 from specbench.suite import SlurmSettings
 
 SBATCH_TIMEOUT_S = 60.0

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 from specbench.launch.config import ServerConfig
 from specbench.suite.errors import describe_validation_error
 from specbench.suite.model import Suite

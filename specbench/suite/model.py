@@ -11,16 +11,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from specbench.common.model import Frozen
 from specbench.launch.config import ServerConfig
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class WorkloadSpec(_Frozen):
+class WorkloadSpec(Frozen):
     """One dataset selection, run at each of its concurrencies on every server."""
 
     dataset: str = Field(
@@ -78,7 +75,7 @@ class WorkloadSpec(_Frozen):
 _SLURM_TIME = re.compile(r"^(\d+(:\d{1,2}){0,2}|\d+-\d{1,2}(:\d{1,2}){0,2}|UNLIMITED|INFINITE)$")
 
 
-class SlurmSettings(_Frozen):
+class SlurmSettings(Frozen):
     """`[slurm]`: how `run --executor slurm` submits each shard (one node per job)."""
 
     partition: str | None = Field(
@@ -164,7 +161,7 @@ class Cell:
         return f"{self.server}/w{self.workload_index}/c{self.concurrency}/r{self.repeat}"
 
 
-class Suite(_Frozen):
+class Suite(Frozen):
     """A validated suite; `servers` are already merged over `[target]`, paths resolved."""
 
     name: str = Field(min_length=1, description="Suite name, used in results folder names.")

@@ -17,7 +17,12 @@ import pytest
 
 from specbench import store
 from specbench.launch import EmulatorConfig, ServerConfig, ServerProcess, SpeculativeConfig
-from specbench.prometheus import GENERATION_TOKENS, SPEC_ACCEPTED, SPEC_DRAFTS, parse_metrics
+from specbench.metrics.prometheus import (
+    GENERATION_TOKENS,
+    SPEC_ACCEPTED,
+    SPEC_DRAFTS,
+    parse_metrics,
+)
 
 TRUE_AL = 1 + 0.8 + 0.8 * 0.75 + 0.8 * 0.75 * 0.7  # 2.82
 TRUE_PER_POSITION = (0.8, 0.6, 0.42)

@@ -20,7 +20,7 @@ import pytest
 
 from specbench import store
 from specbench.launch import ServerConfig, ServerProcess, SpeculativeConfig
-from specbench.prometheus import SPEC_ACCEPTED, SPEC_DRAFTS, parse_metrics
+from specbench.metrics.prometheus import SPEC_ACCEPTED, SPEC_DRAFTS, parse_metrics
 
 pytestmark = pytest.mark.vllm
 

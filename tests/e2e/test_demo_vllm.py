@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from specbench import store
-from specbench.prometheus import SPEC_ACCEPTED, SPEC_DRAFTS, parse_metrics
+from specbench.metrics.prometheus import SPEC_ACCEPTED, SPEC_DRAFTS, parse_metrics
 
 pytestmark = pytest.mark.vllm
 

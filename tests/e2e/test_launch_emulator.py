@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from specbench.errors import ServerError, SpecbenchError
+from specbench.common.errors import ServerError, SpecbenchError
 from specbench.launch import EmulatorConfig, ServerConfig, ServerProcess, SpeculativeConfig
 from specbench.launch.host import group_alive
 

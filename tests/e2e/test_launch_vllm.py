@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from specbench.errors import ServerError
+from specbench.common.errors import ServerError
 from specbench.launch import ServerProcess
 from specbench.launch.host import group_alive
 from specbench.suite import Suite, load_suite

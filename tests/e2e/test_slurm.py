@@ -271,8 +271,8 @@ def test_bad_input_is_one_line_and_exit_2(slurm_env, tmp_path):
 def test_a_job_slurm_has_no_record_of_is_lost_and_without_slurm_the_state_is_not_guessed(
     slurm_env, tmp_path
 ):
-    from specbench.manifest import update_manifest
     from specbench.slurm.paths import write_suite as save_suite
+    from specbench.store.manifest import update_manifest
     from specbench.suite import load_suite
 
     suite, _ = write_suite(tmp_path)

@@ -170,7 +170,7 @@ def acceptance_moments(conditional: Sequence[float]) -> tuple[float, float]:
 
 def _histogram_mean_ms(cell: Path, name: str) -> float | None:
     """The server's own mean of a histogram over the cell's window (Δsum / Δcount), in ms."""
-    from specbench.prometheus import parse_metrics
+    from specbench.metrics.prometheus import parse_metrics
 
     before = parse_metrics((cell / "metrics_before.prom").read_text())
     after = parse_metrics((cell / "metrics_after.prom").read_text())

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 from specbench.launch import build_argv
 from specbench.suite import Cell, describe_suite, load_suite, parse_override
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from specbench.summary import CategoryAcceptance, CellSummary, Distribution, SpecDecodeSummary
+from specbench.store.summary import CategoryAcceptance, CellSummary, Distribution, SpecDecodeSummary
 
 QUALITATIVE = "speed-bench:qualitative"
 #: The card's per-category ALs (REFERENCE.md §1); coding is split over two repeats.

@@ -16,9 +16,10 @@ from analysis_fixtures import (
     write_manifest,
 )
 
-from specbench.analysis import frame as F
+from specbench.analysis import aggregate as AG
 from specbench.analysis.stats import student_t_quantile
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
+from specbench.results import frame as F
 
 
 @pytest.fixture
@@ -72,12 +73,12 @@ def test_split_and_context_from_dataset_or_slug(campaign: Path) -> None:
 
 
 def test_aggregate_repeats_mean_and_spread(campaign: Path) -> None:
-    aggregated = F.aggregate_repeats(F.load_results([campaign]))
+    aggregated = AG.aggregate_repeats(F.load_results([campaign]))
     row = aggregated[
         (aggregated[F.LABEL] == "eagle3") & (aggregated[F.CONCURRENCY] == 48)
         & (aggregated[F.SPLIT] == "qualitative")
     ].iloc[0]  # fmt: skip
-    assert row[F.N_REPEATS] == 2
+    assert row[AG.N_REPEATS] == 2
     assert row[F.OUTPUT_TOK_S_PER_GPU] == pytest.approx(415.2)
     assert row["output_tok_s_per_gpu_min"] == pytest.approx(415.0)
     assert row["output_tok_s_per_gpu_max"] == pytest.approx(415.4)
@@ -85,7 +86,7 @@ def test_aggregate_repeats_mean_and_spread(campaign: Path) -> None:
     assert row["output_tok_s_per_gpu_std"] == pytest.approx(std)
     assert row["output_tok_s_per_gpu_n"] == 2
     # t(0.975, 1) = 12.706: a two-repeat interval is wide, as it should be.
-    assert row[F.ci_column(F.OUTPUT_TOK_S_PER_GPU)] == pytest.approx(12.7062 * std / math.sqrt(2))
+    assert row[AG.ci_column(F.OUTPUT_TOK_S_PER_GPU)] == pytest.approx(12.7062 * std / math.sqrt(2))
     assert row[F.TTFT_MS_MEDIAN] == pytest.approx(154.0)
     # Plain mean of the two ALs vs the pooled, step-weighted one.
     assert row[F.ACCEPTANCE_LENGTH] == pytest.approx((2.7 + 2.825) / 2)
@@ -93,18 +94,18 @@ def test_aggregate_repeats_mean_and_spread(campaign: Path) -> None:
     single = aggregated[(aggregated[F.LABEL] == "eagle3") & (aggregated[F.CONCURRENCY] == 1)].iloc[
         0
     ]
-    assert single[F.N_REPEATS] == 1
+    assert single[AG.N_REPEATS] == 1
     assert math.isnan(single["output_tok_s_per_gpu_std"])
-    assert math.isnan(single[F.ci_column(F.OUTPUT_TOK_S_PER_GPU)])
+    assert math.isnan(single[AG.ci_column(F.OUTPUT_TOK_S_PER_GPU)])
 
 
 def test_pool_acceptance_sums_counters(campaign: Path) -> None:
     frame = F.load_results([campaign])
     qualitative = frame[frame[F.SPLIT] == "qualitative"]
-    pooled = F.pool_acceptance(qualitative, [F.LABEL])
+    pooled = AG.pool_acceptance(qualitative, [F.LABEL])
     assert list(pooled[F.LABEL]) == ["eagle3"]  # the baseline has no counters
     row = pooled.iloc[0]
-    assert row[F.N_CELLS] == 4
+    assert row[AG.N_CELLS] == 4
     assert row[F.ACCEPTANCE_LENGTH] == pytest.approx(1 + 12670 / 7000)
     assert row[F.DRAFT_ACCEPTANCE_RATE] == pytest.approx(12670 / 21000)
     assert row[F.per_position_column(1)] == pytest.approx((800 + 3300 + 850 + 800) / 7000)
@@ -118,7 +119,7 @@ def test_category_frame_and_step_weighted_pooling(campaign: Path) -> None:
         "humanities", "qa", "writing", "roleplay",
     }  # fmt: skip
     assert len(eagle) == 3 * 11
-    pooled = F.pool_category_acceptance(eagle, [F.CATEGORY]).set_index(F.CATEGORY)
+    pooled = AG.pool_category_acceptance(eagle, [F.CATEGORY]).set_index(F.CATEGORY)
     # 1 + (2.3·100 + 2.4·50 + 7/3·30) / 180, not the mean of 3.30, 3.40 and 3.33.
     assert pooled.loc["coding", F.ACCEPTANCE_LENGTH] == pytest.approx(1 + 420 / 180)
     assert pooled.loc["coding", F.NUM_SPEC_STEPS] == 180

@@ -10,10 +10,10 @@ import pytest
 from analysis_fixtures import QUALITATIVE, write_campaign
 from matplotlib.figure import Figure
 
-from specbench.analysis import frame as F
 from specbench.analysis import plots as P
 from specbench.analysis import table_data as D
-from specbench.analysis.selection import Comparison
+from specbench.results import frame as F
+from specbench.results.selection import Comparison
 
 EAGLE = Comparison(speculative="eagle3", baseline="baseline")
 

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from specbench.analysis.report import ReportOptions, build_report, parse_formats
 from specbench.cli.main import app
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 
 
 @pytest.fixture

@@ -16,17 +16,17 @@ from analysis_fixtures import (
     write_manifest,
 )
 
-from specbench.analysis import frame as F
 from specbench.analysis import table_data as D
 from specbench.analysis import tables as T
 from specbench.analysis.markdown import to_markdown
-from specbench.analysis.selection import (
+from specbench.common.errors import SpecbenchError
+from specbench.results import frame as F
+from specbench.results.selection import (
     Comparison,
     check_concurrency,
     pick_concurrency,
     select_labels,
 )
-from specbench.errors import SpecbenchError
 
 EAGLE = Comparison(speculative="eagle3", baseline="baseline")
 

@@ -10,8 +10,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from specbench.client import AiohttpSender, RequestSettings
-from specbench.records import RequestRecord
+from specbench.client.record import RequestRecord
+from specbench.client.sender import AiohttpSender, RequestSettings
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "vllm"
 

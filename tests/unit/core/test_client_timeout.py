@@ -16,8 +16,8 @@ import orjson
 import pytest
 from aiohttp import web
 
-from specbench.client import AiohttpSender, RequestSettings
-from specbench.records import RequestRecord
+from specbench.client.record import RequestRecord
+from specbench.client.sender import AiohttpSender, RequestSettings
 
 
 def _chunk(completion_tokens: int) -> bytes:

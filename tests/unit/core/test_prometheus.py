@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from specbench.errors import ServerError
-from specbench.prometheus import (
+from specbench.common.errors import ServerError
+from specbench.measure.summarize import spec_decode_summary
+from specbench.metrics.prometheus import (
     GENERATION_TOKENS,
     PREEMPTIONS,
     PROMPT_TOKENS,
@@ -18,7 +19,6 @@ from specbench.prometheus import (
     parse_metrics,
     per_position_delta,
 )
-from specbench.summarize import spec_decode_summary
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "vllm"
 

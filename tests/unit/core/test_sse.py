@@ -4,7 +4,7 @@ import random
 
 import orjson
 
-from specbench.sse import SSEDecoder
+from specbench.client.sse import SSEDecoder
 
 EVENTS = [
     {"id": "a", "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]},

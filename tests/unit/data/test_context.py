@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from specbench.common.errors import SpecbenchError
 from specbench.data.context import TokenCounter, check_context_fit
 from specbench.data.conversation import Conversation
 from specbench.data.loader import Workload, load_workload
-from specbench.errors import SpecbenchError
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -85,7 +85,7 @@ from transformers import AutoTokenizer
 from specbench.data.context import TokenCounter, check_context_fit
 from specbench.data.conversation import Conversation
 from specbench.data.loader import Workload
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 
 path = sys.argv[1]
 one = Conversation("one", "a", ("hello world, how are you?",))

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from specbench.common.errors import SpecbenchError
 from specbench.data.loader import load_workload
-from specbench.errors import SpecbenchError
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 TINY = FIXTURES / "custom" / "tiny.jsonl"

@@ -11,9 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 from rich.console import Console
 
+from specbench.common.errors import SpecbenchError
 from specbench.data.inspect import inspect_dataset, quantile, report_table, summarize
 from specbench.data.speed_bench import PLACEHOLDER, QUALITATIVE_CATEGORIES
-from specbench.errors import SpecbenchError
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PLACEHOLDERS = FIXTURES / "speed_bench_placeholders"

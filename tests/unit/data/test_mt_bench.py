@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from specbench.common.errors import SpecbenchError
 from specbench.data import mt_bench
 from specbench.data.loader import load_workload
-from specbench.errors import SpecbenchError
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 QUESTIONS = FIXTURES / "mt_bench" / "question.jsonl"

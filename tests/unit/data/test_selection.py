@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from specbench.common.errors import SpecbenchError
 from specbench.data.conversation import Conversation
 from specbench.data.loader import load_workload
 from specbench.data.selection import filter_categories, stratified_sample
-from specbench.errors import SpecbenchError
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 DOMAINS = [

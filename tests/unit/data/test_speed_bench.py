@@ -10,9 +10,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from specbench.common.errors import SpecbenchError
 from specbench.data import speed_bench
 from specbench.data.loader import load_workload, read_dataset
-from specbench.errors import SpecbenchError
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PREPARED = FIXTURES / "speed_bench"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from specbench.common.errors import SpecbenchError
 from specbench.emulator import make_emulator_config, parse_acceptance
 from specbench.emulator.config import default_acceptance
 from specbench.emulator.tokens import (
@@ -15,7 +16,6 @@ from specbench.emulator.tokens import (
     prompt_digest_of_text,
     render_chat,
 )
-from specbench.errors import SpecbenchError
 
 
 def test_expected_acceptance_length_of_the_default_process() -> None:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from specbench.summary import CategoryAcceptance, CellSummary, Distribution, SpecDecodeSummary
+from specbench.store.summary import CategoryAcceptance, CellSummary, Distribution, SpecDecodeSummary
 
 
 def distribution(median: float) -> Distribution:

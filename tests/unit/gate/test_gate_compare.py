@@ -7,12 +7,12 @@ import math
 import pytest
 from gate_fixtures import spec_decode, summary, write_cell, write_results
 
-from specbench.analysis.loading import read_manifest
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 from specbench.gate.baseline import build_baseline, server_summaries, suite_identity
 from specbench.gate.compare import compare, judge, noise_band
 from specbench.gate.rules import MetricRule, load_rules
 from specbench.gate.snapshot import MetricStats, snapshot
+from specbench.results.loading import read_manifest
 
 AL = MetricRule(direction="higher", relative=0.02)
 CELL = "eagle3/speed-bench-qualitative/c8"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 from specbench.gate.rules import DEFAULT_RULES, GateRules, load_rules
 
 REPO = Path(__file__).resolve().parents[3]

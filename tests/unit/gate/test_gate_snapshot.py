@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from gate_fixtures import write_cell, write_results
 
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 from specbench.gate.baseline import build_baseline, load_baseline, save_baseline
 from specbench.gate.snapshot import snapshot
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 from specbench.launch.health import log_tail, quote_log
 from specbench.launch.host import check_port_free, find_vllm_executable, free_port
 from specbench.launch.provenance import (

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from specbench.client.record import RequestRecord
 from specbench.lossless.compare import compare_records, first_divergence
-from specbench.records import RequestRecord
 
 
 def record(

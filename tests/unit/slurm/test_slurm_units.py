@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from specbench.campaign import suite_hash
-from specbench.errors import SpecbenchError
-from specbench.manifest import load_manifest, update_manifest
+from specbench.common.errors import SpecbenchError
+from specbench.run.campaign import suite_hash
 from specbench.slurm.executor import node_local_warning
 from specbench.slurm.shards import plan_shards
 from specbench.slurm.state import category
 from specbench.slurm.submit import JobCommand, batch_script
+from specbench.store.manifest import load_manifest, update_manifest
 from specbench.suite import SlurmSettings, load_suite
 
 REPO = Path(__file__).resolve().parents[3]

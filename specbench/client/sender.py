@@ -16,9 +16,9 @@ from typing import Any, Literal, Protocol
 import aiohttp
 import orjson
 
-from specbench.endpoint import auth_headers
-from specbench.records import RequestRecord
-from specbench.sse import SSEDecoder
+from specbench.client.control import auth_headers
+from specbench.client.record import RequestRecord
+from specbench.client.sse import SSEDecoder
 
 Api = Literal["chat", "completions"]
 Client = Literal["aiohttp", "openai"]

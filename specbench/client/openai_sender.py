@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from specbench.client import Prompt, RequestSettings
-from specbench.records import RequestRecord
+from specbench.client.record import RequestRecord
+from specbench.client.sender import Prompt, RequestSettings
 
 
 class OpenAISender:

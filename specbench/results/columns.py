@@ -1,6 +1,6 @@
 """Column names of the analysis frames, as constants, and parsing of split names.
 
-Every frame built by `specbench.analysis.frame` uses these names; code that reads a frame
+Every frame built by `specbench.results.frame` uses these names; code that reads a frame
 (tables, plots, the regression gate) refers to them through these constants.
 """
 

@@ -10,7 +10,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from specbench.client import Api, Client
+from specbench.client.record import RequestRecord
+from specbench.client.sender import Api, Client
 from specbench.metrics.acceptance import (
     acceptance_length,
     conditional_acceptance,
@@ -19,7 +20,7 @@ from specbench.metrics.acceptance import (
 )
 from specbench.metrics.latency import distribution, output_tok_s, per_gpu, tpot_ms
 from specbench.metrics.per_request import mean_chunk_acceptance_length, pool_request_metrics
-from specbench.prometheus import (
+from specbench.metrics.prometheus import (
     GENERATION_TOKENS,
     PREEMPTIONS,
     PROMPT_TOKENS,
@@ -30,8 +31,7 @@ from specbench.prometheus import (
     counter_delta,
     per_position_delta,
 )
-from specbench.records import RequestRecord
-from specbench.summary import CategoryAcceptance, CellSummary, SpecDecodeSummary
+from specbench.store.summary import CategoryAcceptance, CellSummary, SpecDecodeSummary
 
 
 @dataclass(frozen=True, slots=True)

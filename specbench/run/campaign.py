@@ -22,15 +22,15 @@ import aiohttp
 import orjson
 
 from specbench import store
-from specbench.bench import context_warnings, make_sender
-from specbench.client import RequestSettings
+from specbench.client.sender import RequestSettings
+from specbench.common.errors import ServerError, SpecbenchError
 from specbench.data.loader import Workload, load_workload
-from specbench.errors import ServerError, SpecbenchError
 from specbench.launch import ServerConfig, ServerProcess
 from specbench.launch.health import is_ready, log_tail
-from specbench.load import run_event_loop
-from specbench.manifest import load_manifest, update_manifest
-from specbench.measure import CellOutcome, CellProgress, CellSpec, run_cell, utc_now
+from specbench.measure.cell import CellOutcome, CellProgress, CellSpec, run_cell, utc_now
+from specbench.measure.loop import run_event_loop
+from specbench.run.bench import context_warnings, make_sender
+from specbench.store.manifest import load_manifest, update_manifest
 from specbench.suite import Cell, Suite
 
 #: Extra warmup conversations for the first cell of a freshly started server, so one-off

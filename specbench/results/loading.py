@@ -16,8 +16,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from specbench import SCHEMA_VERSION
-from specbench.errors import SpecbenchError
-from specbench.summary import CellSummary
+from specbench.common.errors import SpecbenchError
+from specbench.store.summary import CellSummary
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,29 +14,17 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from specbench import SCHEMA_VERSION
+from specbench.common.model import Frozen
+from specbench.metrics.latency import Distribution
 
 AcceptanceSource = Literal["server_counters", "per_request_metrics", "tokens_per_chunk"]
 AcceptanceDefinition = Literal["step_weighted", "mean_over_requests"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Distribution(_Frozen):
-    """Summary statistics of one per-request quantity over the successful requests."""
-
-    mean: float | None = Field(description="Arithmetic mean; None when no sample.")
-    median: float | None = Field(description="50th percentile (linear interpolation).")
-    p90: float | None = Field(description="90th percentile (linear interpolation).")
-    p99: float | None = Field(description="99th percentile (linear interpolation).")
-    count: int = Field(description="Number of samples.")
-
-
-class SpecDecodeSummary(_Frozen):
+class SpecDecodeSummary(Frozen):
     """Acceptance over the measured window, from deltas of vLLM's spec-decode counters."""
 
     acceptance_length: float = Field(description="1 + Δaccepted / Δdrafts (step-weighted).")
@@ -57,7 +45,7 @@ class SpecDecodeSummary(_Frozen):
     definition: AcceptanceDefinition = "step_weighted"
 
 
-class CategoryAcceptance(_Frozen):
+class CategoryAcceptance(Frozen):
     """Acceptance of one category inside a mixed run, from per-request data."""
 
     num_requests: int = Field(description="Successful requests (turns) of this category.")
@@ -80,7 +68,7 @@ class CategoryAcceptance(_Frozen):
     output_tokens: int = Field(description="Σ output tokens of this category's requests.")
 
 
-class CellSummary(_Frozen):
+class CellSummary(Frozen):
     """One measured cell: one server config × dataset × concurrency × repeat."""
 
     schema_version: int = Field(default=SCHEMA_VERSION, description="Results format version.")

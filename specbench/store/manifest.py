@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from specbench import SCHEMA_VERSION, __version__, store
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 
 #: Lock file beside manifest.json; flock works across NFS (v4) clients, which shards share.
 MANIFEST_LOCK = ".manifest.lock"

@@ -15,15 +15,15 @@ from pathlib import Path
 import aiohttp
 
 from specbench import store
-from specbench.client import AiohttpSender, Api, Client, RequestSettings, Sender
+from specbench.client.control import discover_model, scrape, server_version
+from specbench.client.sender import AiohttpSender, Api, Client, RequestSettings, Sender
+from specbench.common.errors import ServerError, SpecbenchError
 from specbench.data.context import check_context_fit
 from specbench.data.loader import Workload, load_workload
-from specbench.endpoint import discover_model, scrape, server_version
-from specbench.errors import ServerError, SpecbenchError
-from specbench.load import run_event_loop
-from specbench.manifest import update_manifest
-from specbench.measure import CellOutcome, CellProgress, CellSpec, run_cell, utc_now
-from specbench.summary import CellSummary
+from specbench.measure.cell import CellOutcome, CellProgress, CellSpec, run_cell, utc_now
+from specbench.measure.loop import run_event_loop
+from specbench.store.manifest import update_manifest
+from specbench.store.summary import CellSummary
 
 
 @dataclass(frozen=True)
@@ -246,7 +246,7 @@ def make_sender(
 ) -> Sender:
     """The aiohttp hot path, or the official openai SDK (`--client openai`)."""
     if client == "openai":
-        from specbench.openai_client import OpenAISender
+        from specbench.client.openai_sender import OpenAISender
 
         return OpenAISender(
             base_url,

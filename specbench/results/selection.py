@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from specbench.analysis.columns import (
+from specbench.common.errors import SpecbenchError
+from specbench.results.columns import (
     CATEGORY,
     CONCURRENCY,
     CONTEXT_K,
@@ -26,7 +27,6 @@ from specbench.analysis.columns import (
     SERVER_LABEL,
     SPLIT,
 )
-from specbench.errors import SpecbenchError
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -20,16 +20,16 @@ from typing import Any
 import aiohttp
 
 from specbench import store
-from specbench.client import Sender
+from specbench.client.control import Scrape, reset_prefix_cache, scrape, scrape_when_idle
+from specbench.client.record import RequestRecord
+from specbench.client.sender import Sender
+from specbench.common.errors import ServerError
 from specbench.data.conversation import Conversation
-from specbench.endpoint import Scrape, reset_prefix_cache, scrape, scrape_when_idle
-from specbench.errors import ServerError
-from specbench.load import run_closed_loop
+from specbench.measure.loop import run_closed_loop
+from specbench.measure.summarize import CellSpec, Window, summarize_cell
 from specbench.metrics.acceptance import acceptance_length
-from specbench.prometheus import SPEC_ACCEPTED, SPEC_DRAFTS
-from specbench.records import RequestRecord
-from specbench.summarize import CellSpec, Window, summarize_cell
-from specbench.summary import CellSummary
+from specbench.metrics.prometheus import SPEC_ACCEPTED, SPEC_DRAFTS
+from specbench.store.summary import CellSummary
 
 #: Seconds between the mid-cell scrapes that show the current AL on the progress bar.
 LIVE_SCRAPE_INTERVAL_S = 2.0

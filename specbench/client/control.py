@@ -13,8 +13,13 @@ from typing import Any
 
 import aiohttp
 
-from specbench.errors import ServerError, SpecbenchError
-from specbench.prometheus import REQUESTS_RUNNING, REQUESTS_WAITING, MetricsSnapshot, parse_metrics
+from specbench.common.errors import ServerError, SpecbenchError
+from specbench.metrics.prometheus import (
+    REQUESTS_RUNNING,
+    REQUESTS_WAITING,
+    MetricsSnapshot,
+    parse_metrics,
+)
 
 CONTROL_TIMEOUT = aiohttp.ClientTimeout(total=30)
 

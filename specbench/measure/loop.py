@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import Any, TypeVar
 
-from specbench.client import Api, Prompt, Sender
+from specbench.client.record import RequestRecord
+from specbench.client.sender import Api, Prompt, Sender
 from specbench.data.conversation import Conversation
-from specbench.records import RequestRecord
 
 T = TypeVar("T")
 

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from specbench.errors import SpecbenchError
+from specbench.common.errors import SpecbenchError
 from specbench.launch.process import DEFAULT_READY_TIMEOUT_S, ServerProcess
 from specbench.launch.provenance import ServerProvenance
 from specbench.suite.load import load_suite

@@ -20,11 +20,11 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-from specbench.errors import SpecbenchError
-from specbench.naming import dataset_dir_name as dataset_dir_name  # re-exported
-from specbench.naming import slug
-from specbench.records import RequestRecord
-from specbench.summary import CellSummary
+from specbench.client.record import RequestRecord
+from specbench.common.errors import SpecbenchError
+from specbench.common.naming import dataset_dir_name as dataset_dir_name  # re-exported
+from specbench.common.naming import slug as slug  # re-exported
+from specbench.store.summary import CellSummary
 
 SUMMARY = "summary.json"
 REQUESTS = "requests.jsonl"

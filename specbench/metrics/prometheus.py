@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from specbench.errors import ServerError, SpecbenchError
+from specbench.common.errors import ServerError, SpecbenchError
 
 SPEC_DRAFTS = "vllm:spec_decode_num_drafts_total"
 SPEC_DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens_total"

@@ -28,20 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specbench.analysis.aggregate import (  # noqa: F401  (re-exported)
-    N_CELLS,
-    N_REPEATS,
-    SUFFIX_MAX,
-    SUFFIX_MIN,
-    SUFFIX_N,
-    SUFFIX_POOLED,
-    SUFFIX_STD,
-    aggregate_repeats,
-    ci_column,
-    pool_acceptance,
-    pool_category_acceptance,
-)
-from specbench.analysis.columns import (  # noqa: F401  (re-exported: the frame's column names)
+from specbench.results.columns import (  # noqa: F401  (re-exported: the frame's column names)
     ACCEPTANCE_DEFINITION,
     ACCEPTANCE_LENGTH,
     ACCEPTANCE_SOURCE,
@@ -90,7 +77,7 @@ from specbench.analysis.columns import (  # noqa: F401  (re-exported: the frame'
     per_position_column,
     position_columns,
 )
-from specbench.analysis.loading import (  # noqa: F401  (re-exported)
+from specbench.results.loading import (  # noqa: F401  (re-exported)
     FailedCell,
     LoadedCell,
     load_cells,

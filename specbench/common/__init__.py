@@ -1,0 +1,1 @@
+"""What every stage shares: the project's error types and names on disk."""

@@ -1,0 +1,4 @@
+"""Reading results directories back: cells, selections, tidy frames.
+
+Shared by analysis, gate and lossless.
+"""

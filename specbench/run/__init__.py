@@ -1,0 +1,1 @@
+"""Running a plan: servers × workloads × concurrencies × repeats, and `serve`."""
