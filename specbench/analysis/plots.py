@@ -19,9 +19,9 @@ from specbench.results.columns import (
     CATEGORY,
     CONCURRENCY,
     CONTEXT_K,
-    DATASET,
     LABEL,
     SPLIT,
+    VIEW,
     position_columns,
 )
 
@@ -163,14 +163,12 @@ def per_position_acceptance(summary: pd.DataFrame, title: str) -> Figure:
     positions = position_columns(summary)
     xs = list(range(1, len(positions) + 1))
     several_labels = summary[LABEL].nunique() > 1
-    several_datasets = summary[DATASET].nunique() > 1
+    several_datasets = summary[VIEW].nunique() > 1
     for index, row in enumerate(summary.to_dict(orient="records")):
         parts = [str(row[LABEL])] if several_labels or not several_datasets else []
         if several_datasets:
             split = row.get(SPLIT)
-            parts.append(
-                W.dataset_name(str(row[DATASET]), split if isinstance(split, str) else None)
-            )
+            parts.append(W.dataset_name(str(row[VIEW]), split if isinstance(split, str) else None))
         axes.plot(
             xs, [float(row[p]) for p in positions], marker="o", linewidth=2,
             color=_COLORS[index % len(_COLORS)], label=" · ".join(parts),

@@ -129,14 +129,14 @@ def _build(
             "acceptance tables: no speculative config (no label has spec-decode counters)"
         )
     else:
-        datasets = D.domain_datasets(categories, speculative)
-        if not datasets:
+        groups = D.domain_groups(categories, speculative)
+        if not groups:
             outcome.not_built.append(
                 "AL by domain: no per-category acceptance (run speed-bench:qualitative mixed "
                 "with a speculative config)"
             )
-        for dataset in datasets:
-            table = _try(outcome, partial(T.al_by_domain, frame, categories, dataset, speculative))
+        for group in groups:
+            table = _try(outcome, partial(T.al_by_domain, frame, categories, group, speculative))
             if table is not None:
                 figure = P.al_by_domain(table.data, speculative, table.title)
                 _figure(outcome, table.name, table.title, figure, formats)
@@ -159,8 +159,8 @@ def _build(
             if len(speculative) > 1:
                 # Several configs: one line per config on the first dataset (qualitative
                 # when run), else the figure drowns in config × dataset lines.
-                first = ordered_datasets(frame[frame[F.LABEL].isin(speculative)])[0]
-                data = data[data[F.DATASET] == first]
+                first = ordered_datasets(frame[frame[F.LABEL].isin(speculative)], F.VIEW)[0]
+                data = data[data[F.VIEW] == first]
                 splits = data[F.SPLIT].dropna()
                 phrase = W.dataset_phrase(first, str(splits.iloc[0]) if len(splits) else None)
                 title = f"{title} ({phrase})"
@@ -175,8 +175,8 @@ def _serving(
     pair = [comparison.speculative, comparison.baseline]
     shared = [
         d
-        for d in ordered_datasets(mixed)
-        if set(pair) <= set(mixed.loc[mixed[F.DATASET] == d, F.LABEL])
+        for d in ordered_datasets(mixed, F.VIEW)
+        if set(pair) <= set(mixed.loc[mixed[F.VIEW] == d, F.LABEL])
     ]
     if not shared:
         outcome.not_built.append(
@@ -196,7 +196,7 @@ def _serving(
             _try(outcome, partial(T.serving, frame, comparison, dataset, concurrency))
         table = _try(outcome, partial(T.concurrency_sweep, frame, comparison, dataset))
         if table is not None and len(table.data) >= 2:
-            splits = frame.loc[frame[F.DATASET] == dataset, F.SPLIT].dropna()
+            splits = frame.loc[frame[F.VIEW] == dataset, F.SPLIT].dropna()
             name = W.dataset_phrase(dataset, str(splits.iloc[0]) if len(splits) else None)
             title = f"Output throughput per GPU vs concurrency ({name})"
             figure = P.throughput_vs_concurrency(

@@ -28,6 +28,8 @@ from specbench.results.columns import (
     CONTEXT_K,
     DATASET,
     E2E_MS_MEDIAN,
+    FULL_SELECTION,
+    GROUP,
     LABEL,
     NUM_DRAFTS,
     NUM_REQUESTS,
@@ -36,6 +38,7 @@ from specbench.results.columns import (
     REPEAT,
     SPLIT,
     TTFT_MS_MEDIAN,
+    VIEW,
 )
 from specbench.results.selection import Comparison, mixed_cells
 
@@ -56,21 +59,22 @@ REPEATS = "repeats"
 
 
 def domain_data(
-    frame: pd.DataFrame, categories: pd.DataFrame, dataset: str, labels: Sequence[str]
+    frame: pd.DataFrame, categories: pd.DataFrame, group: str, labels: Sequence[str]
 ) -> pd.DataFrame:
-    """Per-category AL of `labels` on `dataset`, plus one `overall` row per label.
+    """Per-category AL of `labels` on one workload group, plus one `overall` row per label.
 
-    Categories come from `per_category` (pooled per their definition); step-weighted
-    numbers win when a category has both kinds. Overall is 1 + Σaccepted / Σdrafts of the
-    server counters of the dataset's mixed cells (of its single-category cells when no
-    mixed run has counters). Columns: label, category,
+    Categories come from `per_category` of every cell of the group, whatever its selection
+    (pooled per their definition); step-weighted numbers win when a category has both
+    kinds. Overall is 1 + Σaccepted / Σdrafts of the server counters of the group's
+    whole-dataset cells (of its single-category cells when no whole-dataset run has
+    counters); a subset of categories never moves it. Columns: label, category,
     acceptance_length, acceptance_source, acceptance_definition, n_cells, num_requests,
     concurrencies (sorted list), repeats (distinct repeat indices).
     """
     import pandas as pd
 
     rows = categories[
-        (categories[DATASET] == dataset)
+        (categories[GROUP] == group)
         & categories[LABEL].isin(labels)
         & categories[ACCEPTANCE_LENGTH].notna()
     ]
@@ -85,10 +89,10 @@ def domain_data(
             record[CONCURRENCIES] = sorted({int(c) for c in scope[CONCURRENCY]})
             record[REPEATS] = sorted({int(r) for r in scope[REPEAT]})
             out.append(record)
-    in_scope = frame[(frame[DATASET] == dataset) & frame[LABEL].isin(labels)]
-    mixed = mixed_cells(in_scope)
-    # Per-category runs only (no mixed cell): all their steps together are the overall.
-    cells = mixed if mixed[NUM_DRAFTS].notna().any() else in_scope
+    in_scope = frame[(frame[GROUP] == group) & frame[LABEL].isin(labels)]
+    whole = in_scope[in_scope[FULL_SELECTION].astype(bool)]
+    # Per-category runs only (no whole-dataset cell): all their steps together are the overall.
+    cells = whole if whole[NUM_DRAFTS].notna().any() else in_scope[in_scope[CATEGORY].notna()]
     overall = pool_acceptance(cells, [LABEL])
     for total in overall.to_dict(orient="records"):
         scope = cells[(cells[LABEL] == total[LABEL]) & cells[NUM_DRAFTS].notna()]
@@ -109,17 +113,23 @@ def domain_data(
     return pd.DataFrame(out)
 
 
-def domain_datasets(categories: pd.DataFrame, labels: Sequence[str]) -> list[str]:
-    """Datasets with per-category acceptance for any of `labels`, qualitative first."""
+def domain_groups(categories: pd.DataFrame, labels: Sequence[str]) -> list[str]:
+    """Workload groups with per-category acceptance for any of `labels`, qualitative first."""
     rows = categories[categories[LABEL].isin(labels) & categories[ACCEPTANCE_LENGTH].notna()]
     rows = rows[rows[CONTEXT_K].isna()]
-    qualitative = set(rows.loc[rows[SPLIT] == "qualitative", DATASET])
-    return sorted(set(rows[DATASET]), key=lambda d: (d not in qualitative, d))
+    qualitative = set(rows.loc[rows[SPLIT] == "qualitative", GROUP])
+    return sorted(set(rows[GROUP]), key=lambda d: (d not in qualitative, d))
 
 
 def context_data(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
-    """Pooled step-weighted AL per label and context length (throughput splits only)."""
-    cells = frame[frame[CONTEXT_K].notna() & frame[LABEL].isin(labels)]
+    """Pooled step-weighted AL per label and context length (throughput splits only).
+
+    Only cells that ran every entropy tier of their split: a one-tier workload would
+    describe another prompt mix than the split's.
+    """
+    cells = frame[
+        frame[CONTEXT_K].notna() & frame[LABEL].isin(labels) & frame[FULL_SELECTION].astype(bool)
+    ]
     pooled = pool_acceptance(cells, [LABEL, CONTEXT_K])
     if len(pooled):
         pooled[CONTEXT_K] = pooled[CONTEXT_K].astype(int)
@@ -128,24 +138,26 @@ def context_data(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
 
 
 def acceptance_summary_data(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
-    """Pooled acceptance per label and dataset; `num_succeeded` sums the pooled cells.
+    """Pooled acceptance per label and view (workload × selection); `num_succeeded` sums cells.
 
-    Columns: label, dataset, split, n_cells, the summed counters, acceptance_length,
+    Columns: label, view, dataset, split, n_cells, the summed counters, acceptance_length,
     draft_acceptance_rate, per_position_acceptance_i, num_succeeded.
     """
     cells = frame[frame[LABEL].isin(labels) & frame[NUM_DRAFTS].notna()]
-    pooled = pool_acceptance(cells, [LABEL, DATASET])
+    pooled = pool_acceptance(cells, [LABEL, VIEW])
     if len(pooled):
-        sums = cells.groupby([LABEL, DATASET])[NUM_SUCCEEDED].sum().rename(NUM_SUCCEEDED)
-        pooled = pooled.merge(sums.reset_index(), on=[LABEL, DATASET])
-        splits = cells.dropna(subset=[SPLIT]).drop_duplicates(DATASET).set_index(DATASET)[SPLIT]
-        pooled[SPLIT] = pooled[DATASET].map(splits)
+        sums = cells.groupby([LABEL, VIEW])[NUM_SUCCEEDED].sum().rename(NUM_SUCCEEDED)
+        pooled = pooled.merge(sums.reset_index(), on=[LABEL, VIEW])
+        datasets = cells.drop_duplicates(VIEW).set_index(VIEW)[DATASET]
+        pooled[DATASET] = pooled[VIEW].map(datasets)
+        splits = cells.dropna(subset=[SPLIT]).drop_duplicates(VIEW).set_index(VIEW)[SPLIT]
+        pooled[SPLIT] = pooled[VIEW].map(splits)
     return pooled
 
 
-def _means(frame: pd.DataFrame, label: str, dataset: str) -> pd.DataFrame:
+def _means(frame: pd.DataFrame, label: str, view: str) -> pd.DataFrame:
     cells = mixed_cells(frame)
-    cells = cells[(cells[LABEL] == label) & (cells[DATASET] == dataset)]
+    cells = cells[(cells[LABEL] == label) & (cells[VIEW] == view)]
     if not len(cells):
         return cells
     aggregated = aggregate_repeats(cells, metrics=list(SERVING_METRICS))
@@ -153,7 +165,7 @@ def _means(frame: pd.DataFrame, label: str, dataset: str) -> pd.DataFrame:
 
 
 def serving_data(
-    frame: pd.DataFrame, comparison: Comparison, dataset: str, concurrency: int
+    frame: pd.DataFrame, comparison: Comparison, view: str, concurrency: int
 ) -> pd.DataFrame:
     """Means over repeats at `concurrency`: one row per serving metric.
 
@@ -163,8 +175,8 @@ def serving_data(
     """
     import pandas as pd
 
-    spec = _means(frame, comparison.speculative, dataset).loc[concurrency].to_dict()
-    base = _means(frame, comparison.baseline, dataset).loc[concurrency].to_dict()
+    spec = _means(frame, comparison.speculative, view).loc[concurrency].to_dict()
+    base = _means(frame, comparison.baseline, view).loc[concurrency].to_dict()
     rows = []
     for metric in SERVING_METRICS:
         rows.append(
@@ -186,7 +198,7 @@ def serving_data(
     return pd.DataFrame(rows)
 
 
-def sweep_data(frame: pd.DataFrame, comparison: Comparison, dataset: str) -> pd.DataFrame:
+def sweep_data(frame: pd.DataFrame, comparison: Comparison, view: str) -> pd.DataFrame:
     """Mean tok/s/GPU of both labels at every concurrency either ran, with the speedup.
 
     Columns: concurrency, speculative, baseline (NaN where a label did not run it),
@@ -194,8 +206,8 @@ def sweep_data(frame: pd.DataFrame, comparison: Comparison, dataset: str) -> pd.
     """
     import pandas as pd
 
-    spec = _means(frame, comparison.speculative, dataset)
-    base = _means(frame, comparison.baseline, dataset)
+    spec = _means(frame, comparison.speculative, view)
+    base = _means(frame, comparison.baseline, view)
     concurrencies = sorted(set(spec.index) | set(base.index))
     rows = []
     for c in concurrencies:

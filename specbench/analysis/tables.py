@@ -21,14 +21,15 @@ from specbench.results.columns import (
     CATEGORY,
     CONCURRENCY,
     CONTEXT_K,
-    DATASET,
     DRAFT_ACCEPTANCE_RATE,
     E2E_MS_MEDIAN,
+    GROUP,
     LABEL,
     NUM_SUCCEEDED,
     OUTPUT_TOK_S_PER_GPU,
     SPLIT,
     TTFT_MS_MEDIAN,
+    VIEW,
     position_columns,
 )
 from specbench.results.selection import Comparison, ordered_datasets
@@ -65,12 +66,12 @@ def _label_header(labels: Sequence[str], what: str) -> tuple[str, ...]:
 
 
 def al_by_domain(
-    frame: pd.DataFrame, categories: pd.DataFrame, dataset: str, labels: Sequence[str]
+    frame: pd.DataFrame, categories: pd.DataFrame, group: str, labels: Sequence[str]
 ) -> Table:
     """The 11 categories by descending AL (of the first label), then **Overall**."""
-    data = D.domain_data(frame, categories, dataset, labels)
+    data = D.domain_data(frame, categories, group, labels)
     if not len(data) or not (data[CATEGORY] != D.OVERALL).any():
-        raise TableUnavailable(f"AL by domain: no per-category acceptance for {dataset}")
+        raise TableUnavailable(f"AL by domain: no per-category acceptance for {group}")
     present = [label for label in labels if label in set(data[LABEL])]
     value = data.set_index([LABEL, CATEGORY])[ACCEPTANCE_LENGTH]
     names = sorted(set(data[CATEGORY]) - {D.OVERALL})
@@ -83,12 +84,12 @@ def al_by_domain(
     rows.append(("Overall", *(W.fixed(value.get((lb, D.OVERALL), math.nan), 2) for lb in present)))
     notes = []
     per_category = data[data[CATEGORY] != D.OVERALL]
-    for (source, definition), group in per_category.groupby(
+    for (source, definition), kind in per_category.groupby(
         [ACCEPTANCE_SOURCE, ACCEPTANCE_DEFINITION]
     ):
-        concurrencies = sorted({c for cs in group[D.CONCURRENCIES] for c in cs})
-        repeats = sorted({r for rs in group[D.REPEATS] for r in rs})
-        cells = int(group[N_CELLS].max())
+        concurrencies = sorted({c for cs in kind[D.CONCURRENCIES] for c in cs})
+        repeats = sorted({r for rs in kind[D.REPEATS] for r in rs})
+        cells = int(kind[N_CELLS].max())
         notes.append(
             f"Per-domain AL: {_DEFINITIONS.get(str(definition), definition)}, from "
             f"{_SOURCES.get(str(source), source)}, pooled over "
@@ -105,8 +106,8 @@ def al_by_domain(
             "(not an average of ALs)."
         )
     return Table(
-        name="al_by_domain" + _suffix(dataset, frame),
-        title=f"Acceptance length by domain ({W.dataset_phrase(dataset, _split(frame, dataset))})",
+        name="al_by_domain" + _suffix(group, frame, GROUP),
+        title=f"Acceptance length by domain ({W.dataset_phrase(group, _split(frame, group))})",
         columns=("Domain", *_label_header(present, "AL")),
         rows=tuple(rows),
         data=data,
@@ -141,9 +142,9 @@ def al_by_context(frame: pd.DataFrame, labels: Sequence[str]) -> Table:
     )
 
 
-def serving(frame: pd.DataFrame, comparison: Comparison, dataset: str, concurrency: int) -> Table:
+def serving(frame: pd.DataFrame, comparison: Comparison, view: str, concurrency: int) -> Table:
     """Serving results at one concurrency: speculative vs baseline, with the card's Change."""
-    data = D.serving_data(frame, comparison, dataset, concurrency)
+    data = D.serving_data(frame, comparison, view, concurrency)
     by_metric = data.set_index(D.METRIC).to_dict(orient="index")
     tok, e2e, ttft = (by_metric[m] for m in (OUTPUT_TOK_S_PER_GPU, E2E_MS_MEDIAN, TTFT_MS_MEDIAN))
     rows = (
@@ -166,10 +167,10 @@ def serving(frame: pd.DataFrame, comparison: Comparison, dataset: str, concurren
                 f"{label} throughput/GPU over repeats: {tok[side + '_min']:.1f}–"
                 f"{tok[side + '_max']:.1f} tok/s (95% CI ±{tok[side + '_ci95']:.1f})."
             )
-    name = W.dataset_name(dataset, _split(frame, dataset))
+    name = W.dataset_name(view, _split(frame, view))
     return Table(
         name=f"serving_c{concurrency}_{_slug(comparison.speculative)}"
-        f"_vs_{_slug(comparison.baseline)}{_suffix(dataset, frame)}",
+        f"_vs_{_slug(comparison.baseline)}{_suffix(view, frame, VIEW)}",
         title=f"Serving results at concurrency {concurrency}, {name}",
         columns=("Metric", comparison.speculative, comparison.baseline, "Change"),
         rows=rows,
@@ -178,11 +179,11 @@ def serving(frame: pd.DataFrame, comparison: Comparison, dataset: str, concurren
     )
 
 
-def concurrency_sweep(frame: pd.DataFrame, comparison: Comparison, dataset: str) -> Table:
+def concurrency_sweep(frame: pd.DataFrame, comparison: Comparison, view: str) -> Table:
     """tok/s/GPU of both configs and the speedup at every concurrency."""
-    data = D.sweep_data(frame, comparison, dataset)
+    data = D.sweep_data(frame, comparison, view)
     if len(data) < 1:
-        raise TableUnavailable(f"concurrency sweep: no mixed cells of {dataset}")
+        raise TableUnavailable(f"concurrency sweep: no mixed cells of {view}")
     rows = tuple(
         (
             str(int(r[CONCURRENCY])),
@@ -192,10 +193,10 @@ def concurrency_sweep(frame: pd.DataFrame, comparison: Comparison, dataset: str)
         )
         for r in data.to_dict(orient="records")
     )
-    name = W.dataset_name(dataset, _split(frame, dataset))
+    name = W.dataset_name(view, _split(frame, view))
     return Table(
         name=f"concurrency_sweep_{_slug(comparison.speculative)}"
-        f"_vs_{_slug(comparison.baseline)}{_suffix(dataset, frame)}",
+        f"_vs_{_slug(comparison.baseline)}{_suffix(view, frame, VIEW)}",
         title=f"Output throughput per GPU vs concurrency, {name}",
         columns=(
             "Concurrency",
@@ -214,9 +215,9 @@ def acceptance_summary(frame: pd.DataFrame, labels: Sequence[str]) -> Table:
     data = D.acceptance_summary_data(frame, labels)
     if not len(data):
         raise TableUnavailable("acceptance summary: no cell has spec-decode counters")
-    order = {d: i for i, d in enumerate(ordered_datasets(frame))}
+    order = {d: i for i, d in enumerate(ordered_datasets(frame, VIEW))}
     data = data.sort_values(
-        [LABEL, DATASET], key=lambda s: s.map(order) if s.name == DATASET else s
+        [LABEL, VIEW], key=lambda s: s.map(order) if s.name == VIEW else s
     ).reset_index(drop=True)
     positions = position_columns(data)
     several = len(set(data[LABEL])) > 1
@@ -225,11 +226,11 @@ def acceptance_summary(frame: pd.DataFrame, labels: Sequence[str]) -> Table:
     rows = []
     for r in data.to_dict(orient="records"):
         rates = " / ".join(W.fixed(r[p], 3) for p in positions)
-        dataset = str(r[DATASET])
+        view = str(r[VIEW])
         rows.append(
             ((str(r[LABEL]),) if several else ())
             + (
-                W.dataset_name(dataset, _split(frame, dataset)),
+                W.dataset_name(view, _split(frame, view)),
                 str(int(r[NUM_SUCCEEDED])),
                 W.fixed(r[ACCEPTANCE_LENGTH], 3),
                 W.percent(r[DRAFT_ACCEPTANCE_RATE]),
@@ -257,8 +258,9 @@ def acceptance_summary(frame: pd.DataFrame, labels: Sequence[str]) -> Table:
     )
 
 
-def _split(frame: pd.DataFrame, dataset: str) -> str | None:
-    splits = frame.loc[frame[DATASET] == dataset, SPLIT].dropna()
+def _split(frame: pd.DataFrame, name: str) -> str | None:
+    """The SPEED-Bench split of a group or view."""
+    splits = frame.loc[(frame[GROUP] == name) | (frame[VIEW] == name), SPLIT].dropna()
     return str(splits.iloc[0]) if len(splits) else None
 
 
@@ -266,6 +268,6 @@ def _slug(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in text).strip("-")
 
 
-def _suffix(dataset: str, frame: pd.DataFrame) -> str:
-    """File-name suffix naming the dataset when the results hold several."""
-    return "" if frame[DATASET].nunique() == 1 else "_" + _slug(dataset)
+def _suffix(name: str, frame: pd.DataFrame, column: str) -> str:
+    """File-name suffix naming the group or view when the results hold several."""
+    return "" if frame[column].nunique() == 1 else "_" + _slug(name)

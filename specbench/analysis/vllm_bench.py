@@ -68,8 +68,8 @@ def write_vllm_bench(cells: Sequence[LoadedCell], out_dir: Path) -> list[Path]:
     written = []
     for cell in cells:
         s = cell.summary
-        # The store's own dataset folder name is short and already filesystem-safe.
-        folder = cell.path.parent.parent.parent.name or _slug(s.dataset)
+        # The workload key is the store's own folder name: short and filesystem-safe.
+        folder = s.workload
         name = f"{_slug(cell.label)}__{folder}__c{s.concurrency}__r{s.repeat}.json"
         if s.category is not None:
             name = name.replace(f"__c{s.concurrency}", f"__{_slug(s.category)}__c{s.concurrency}")

@@ -36,7 +36,17 @@ def category_name(category: str) -> str:
 
 
 def dataset_name(dataset: str, split: str | None = None) -> str:
-    """`speed-bench:qualitative` → `SPEED-Bench (qualitative)`; `mt-bench` → `MT-Bench`."""
+    """`speed-bench:qualitative` → `SPEED-Bench (qualitative)`; `mt-bench` → `MT-Bench`.
+
+    A workload group or view (`dataset · field=value [selection]`) keeps its qualifiers.
+    """
+    cut = min((i for i in (dataset.find(" · "), dataset.find(" [")) if i >= 0), default=-1)
+    if cut >= 0:
+        return _dataset_name(dataset[:cut], split) + dataset[cut:]
+    return _dataset_name(dataset, split)
+
+
+def _dataset_name(dataset: str, split: str | None) -> str:
     head, _, tail = dataset.partition(":")
     if head.lower() in ("speed-bench", "speed_bench", "nvidia/speed-bench"):
         # `speed-bench:qualitative:/local/path` names its config before the path.
@@ -51,8 +61,9 @@ def dataset_name(dataset: str, split: str | None = None) -> str:
 def dataset_phrase(dataset: str, split: str | None = None) -> str:
     """`speed-bench:qualitative` → `SPEED-Bench qualitative`, for titles in parentheses."""
     name = dataset_name(dataset, split)
-    if name.startswith("SPEED-Bench (") and name.endswith(")"):
-        return "SPEED-Bench " + name[len("SPEED-Bench (") : -1]
+    if name.startswith("SPEED-Bench ("):
+        closing = name.index(")")
+        return "SPEED-Bench " + name[len("SPEED-Bench (") : closing] + name[closing + 1 :]
     return name
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from specbench.common.errors import SpecbenchError
+from specbench.cli import options as o
+from specbench.common import defaults
+from specbench.common.errors import ServerError
 
 
 def register(app: typer.Typer) -> None:
@@ -27,113 +28,69 @@ def bench(
     model: Annotated[
         str | None, typer.Option(help="Served model name; default: from /v1/models.")
     ] = None,
-    num_prompts: Annotated[
-        int | None, typer.Option(help="Conversations per cell (stratified by category).")
-    ] = None,
-    max_tokens: Annotated[int, typer.Option(help="Output cap per request.")] = 256,
-    temperature: Annotated[
-        float, typer.Option(help="Sampling temperature (SPEED-Bench uses 0).")
-    ] = 0.0,
-    warmup: Annotated[
-        int, typer.Option(help="Warmup conversations before each cell (not measured).")
-    ] = 2,
-    repeats: Annotated[int, typer.Option(help="Repeats of each concurrency level.")] = 1,
-    gpus: Annotated[int, typer.Option(help="GPUs serving (TP × DP): divisor of tok/s/GPU.")] = 1,
+    repeats: Annotated[int, typer.Option(min=1, help="Repeats of each concurrency level.")] = 1,
+    gpus: Annotated[
+        int, typer.Option(min=1, help="GPUs serving (TP × DP): divisor of tok/s/GPU.")
+    ] = 1,
     label: Annotated[
         str, typer.Option(help="Name of this server configuration in the results.")
     ] = "default",
-    api_key_env: Annotated[
-        str | None, typer.Option(help="Environment variable holding the API key.")
+    workload_name: Annotated[
+        str | None,
+        typer.Option(help="Results folder of this workload; default: the dataset selection."),
     ] = None,
-    api: Annotated[str, typer.Option(help="chat (default) or completions (raw prompts).")] = "chat",
-    client: Annotated[
-        str, typer.Option(help="aiohttp (default) or openai (the official SDK).")
-    ] = "aiohttp",
-    ignore_eos: Annotated[
-        bool, typer.Option(help="Ask the server to ignore EOS (fixed output lengths).")
-    ] = False,
-    save_outputs: Annotated[
-        bool | None,
-        typer.Option(
-            "--save-outputs/--no-save-outputs",
-            help="Keep output text and token ids; default on at temperature 0.",
-        ),
-    ] = None,
-    category: Annotated[
-        list[str] | None, typer.Option(help="Keep only this category (repeatable).")
-    ] = None,
-    entropy_tier: Annotated[
-        list[str] | None, typer.Option(help="Throughput splits: keep this tier (repeatable).")
-    ] = None,
-    dataset_revision: Annotated[
-        str | None, typer.Option(help="Hub revision of SPEED-Bench.")
-    ] = None,
-    tokenizer: Annotated[
-        str | None, typer.Option(help="Tokenizer folder for an exact context-length check.")
-    ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the stratified prompt selection.")] = 0,
-    request_timeout: Annotated[
-        float, typer.Option(help="Seconds without data before a request fails.")
-    ] = 600.0,
-    strict: Annotated[
-        bool, typer.Option(help="Fail when --num-prompts exceeds the rows (default: use all).")
-    ] = False,
-    force: Annotated[bool, typer.Option(help="Measure cells again even when complete.")] = False,
+    api_key_env: o.ApiKeyEnv = None,
+    force: o.Force = False,
+    max_tokens: o.MaxTokens = defaults.BENCH_MAX_TOKENS,
+    temperature: o.Temperature = 0.0,
+    warmup: o.Warmup = defaults.BENCH_WARMUP,
+    api: o.Api = "chat",
+    client: o.Client = "aiohttp",
+    ignore_eos: o.IgnoreEos = False,
+    save_outputs: o.SaveOutputs = None,
+    request_timeout: o.RequestTimeout = o.REQUEST_TIMEOUT_S,
+    num_prompts: o.NumPrompts = None,
+    category: o.Category = None,
+    entropy_tier: o.EntropyTier = None,
+    dataset_revision: o.DatasetRevision = None,
+    tokenizer: o.Tokenizer = None,
+    seed: o.Seed = 0,
+    strict: o.Strict = False,
 ) -> None:
     """Measure AL, acceptance, TTFT, TPOT, E2E and tok/s/GPU against a running server."""
-    from specbench.cli.progress import RichCellProgress, cells_table, console
-    from specbench.measure.cell import CellOutcome, CellSpec
-    from specbench.run.bench import BenchOptions, parse_concurrencies, run_bench
+    from specbench.cli.progress import RichRunProgress, cells_table, console
+    from specbench.run.orchestrator import run_plan
+    from specbench.run.plan import RunOptions, parse_concurrencies, plan_endpoint
+    from specbench.suite.load import workload_from_options
 
-    api_key = None
-    if api_key_env:
-        api_key = os.environ.get(api_key_env)
-        if not api_key:
-            raise SpecbenchError(f"--api-key-env: environment variable {api_key_env} is not set")
-    if api not in ("chat", "completions"):
-        raise SpecbenchError(f"--api must be chat or completions, got {api!r}")
-    if client not in ("aiohttp", "openai"):
-        raise SpecbenchError(f"--client must be aiohttp or openai, got {client!r}")
-    options = BenchOptions(
-        endpoint=endpoint,
+    workload = workload_from_options(
+        name=workload_name,
         dataset=dataset,
-        concurrencies=parse_concurrencies(concurrency),
-        output=output,
-        model=model,
+        categories=category or None,
+        entropy_tiers=entropy_tier or None,
         num_prompts=num_prompts,
+        concurrency=parse_concurrencies(concurrency),
         max_tokens=max_tokens,
         temperature=temperature,
         warmup=warmup,
-        repeats=repeats,
-        gpus=gpus,
-        label=label,
-        api_key=api_key,
-        api=api,  # type: ignore[arg-type]
-        client=client,  # type: ignore[arg-type]
+        api=api,
+        client=client,
         ignore_eos=ignore_eos,
-        save_outputs=save_outputs,
-        request_timeout_s=request_timeout,
         seed=seed,
-        categories=tuple(category or ()),
-        entropy_tiers=tuple(entropy_tier or ()),
         dataset_revision=dataset_revision,
         tokenizer=tokenizer,
         strict=strict,
-        force=force,
+        save_outputs=save_outputs,
+        request_timeout_s=request_timeout,
     )
-
-    def on_cell(spec: CellSpec, outcome: CellOutcome) -> None:
-        where = f"{spec.label} c={spec.concurrency} r={spec.repeat}"
-        if outcome.skipped:
-            console.print(f"[dim]skip {where}: already complete[/]")
-        elif outcome.error:
-            console.print(f"[red]failed[/] {where}: {outcome.error}")
-
-    summaries = run_bench(
-        options,
-        progress=RichCellProgress,
-        on_cell=on_cell,
-        warn=lambda message: console.print(f"[yellow]warning:[/] {message}"),
-    )
+    options = RunOptions(output=output, force=force, api_key_env=api_key_env)
+    plan = plan_endpoint(endpoint, workload, label=label, model=model, gpus=gpus, repeats=repeats)
+    with RichRunProgress(campaign_bar=False) as progress:
+        result = run_plan(plan, options, progress)
+    summaries = [o.summary for o in result.outcomes.values() if o.summary is not None]
     console.print(cells_table(summaries))
     console.print(f"results in {output}")
+    if result.failed:
+        first = result.outcomes[result.failed[0]].error
+        # bench measures one endpoint the user chose: a failed cell is an input problem (2).
+        raise ServerError(f"{len(result.failed)} cell(s) failed (see failure.json): {first}")

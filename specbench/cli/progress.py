@@ -19,9 +19,10 @@ from rich.table import Table
 
 from specbench.client.record import RequestRecord
 from specbench.measure.cell import CellOutcome, CellProgress, CellSpec
-from specbench.run.campaign import CampaignProgress, CampaignResult
+from specbench.run.orchestrator import RunProgress, RunResult
+from specbench.run.plan import Plan
 from specbench.store.summary import CellSummary
-from specbench.suite import Cell, Suite
+from specbench.suite import Cell
 
 console = Console(stderr=True)
 if not console.is_terminal:
@@ -111,10 +112,11 @@ def cells_table(summaries: Sequence[CellSummary], title: str = "specbench result
     return table
 
 
-class RichCampaignProgress(CampaignProgress):
+class RichRunProgress(RunProgress):
     """The campaign bar (cells done / total, ETA) above each cell's own bar."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, campaign_bar: bool = True) -> None:
+        self._campaign_bar = campaign_bar
         self._progress = Progress(
             TextColumn("[bold]campaign"),
             BarColumn(),
@@ -127,7 +129,7 @@ class RichCampaignProgress(CampaignProgress):
         )
         self._task: TaskID | None = None
 
-    def __enter__(self) -> RichCampaignProgress:
+    def __enter__(self) -> RichRunProgress:
         self._progress.start()
         return self
 
@@ -135,7 +137,8 @@ class RichCampaignProgress(CampaignProgress):
         self._progress.stop()
 
     def begin(self, total: int, complete: int) -> None:
-        self._task = self._progress.add_task("campaign", total=total, completed=0)
+        if self._campaign_bar:
+            self._task = self._progress.add_task("campaign", total=total, completed=0)
 
     def server(self, name: str, message: str) -> None:
         self._progress.console.print(f"[cyan]server {name}[/]: {message}")
@@ -155,14 +158,16 @@ class RichCampaignProgress(CampaignProgress):
             self._progress.advance(self._task)
 
 
-def campaign_table(suite: Suite, result: CampaignResult) -> Table:
+def run_table(plan: Plan, result: RunResult) -> Table:
     """All cells with AL, tok/s/GPU and the speedup against the matching baseline cell."""
+    baselines = {name for name, server in plan.servers.items() if server.baseline}
     baseline = {
         (cell.workload_index, cell.concurrency, cell.repeat): outcome.summary
         for cell, outcome in result.outcomes.items()
-        if cell.server == suite.baseline and outcome.summary
+        if cell.server in baselines and outcome.summary
     }
-    table = Table(title=f"suite {suite.name}")
+    title = f"suite {plan.suite.name}" if plan.suite else "specbench results"
+    table = Table(title=title)
     for column in ("cell", "ok/all", "tok/s/GPU", "speedup", "TTFT p50 ms", "E2E p50 ms", "AL"):
         table.add_column(column, justify="left" if column == "cell" else "right")
     for cell, outcome in result.outcomes.items():
@@ -173,7 +178,7 @@ def campaign_table(suite: Suite, result: CampaignResult) -> Table:
         reference = baseline.get((cell.workload_index, cell.concurrency, cell.repeat))
         speedup = (
             summary.output_tok_s_per_gpu / reference.output_tok_s_per_gpu
-            if reference and reference.output_tok_s_per_gpu > 0 and cell.server != suite.baseline
+            if reference and reference.output_tok_s_per_gpu > 0 and cell.server not in baselines
             else None
         )
         table.add_row(

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from specbench.launch.process import DEFAULT_READY_TIMEOUT_S
+from specbench.cli import options as o
 
 
 def register(app: typer.Typer) -> None:
@@ -18,22 +18,14 @@ def register(app: typer.Typer) -> None:
 def serve(
     suite: Annotated[Path, typer.Argument(help="Suite TOML file.")],
     config: Annotated[str, typer.Option("--config", help="Server config name in the suite.")],
-    vllm_bin: Annotated[
-        str | None,
-        typer.Option(help="vllm executable (default: $SPECBENCH_VLLM, then PATH)."),
-    ] = None,
+    vllm_bin: o.VllmBin = None,
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int | None, typer.Option(help="Port (default: a free one).")] = None,
     log_dir: Annotated[Path, typer.Option(help="Folder for the server log.")] = Path(
         "results/serve"
     ),
-    overrides: Annotated[
-        list[str] | None,
-        typer.Option("--set", help="Override a suite value: dotted.path=TOML value."),
-    ] = None,
-    ready_timeout_s: Annotated[
-        float, typer.Option(help="Seconds to wait for /health and /v1/models.")
-    ] = DEFAULT_READY_TIMEOUT_S,
+    overrides: o.Overrides = None,
+    ready_timeout_s: o.ReadyTimeout = o.READY_TIMEOUT_S,
 ) -> None:
     """Start one server config of SUITE and keep it up until Ctrl-C, printing its endpoint."""
     from specbench.launch.provenance import ServerProvenance

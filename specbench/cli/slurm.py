@@ -18,10 +18,10 @@ from rich.text import Text
 
 from specbench.cli.progress import console
 from specbench.common.errors import CellsFailed, SpecbenchError
+from specbench.common.validation import describe_validation_error
 from specbench.slurm.executor import SlurmRun, SlurmWatcher, describe_plan, run_on_slurm
 from specbench.slurm.status import CampaignStatus, ShardStatus
 from specbench.suite import SlurmSettings, Suite, describe_suite
-from specbench.suite.errors import describe_validation_error
 
 
 def settings_with(base: SlurmSettings, **overrides: Any) -> SlurmSettings:

@@ -19,6 +19,7 @@ import orjson
 from specbench.client.control import auth_headers
 from specbench.client.record import RequestRecord
 from specbench.client.sse import SSEDecoder
+from specbench.common.defaults import REQUEST_TIMEOUT_S
 
 Api = Literal["chat", "completions"]
 Client = Literal["aiohttp", "openai"]
@@ -74,7 +75,7 @@ class AiohttpSender:
         settings: RequestSettings,
         *,
         api_key: str | None = None,
-        request_timeout_s: float = 600.0,
+        request_timeout_s: float = REQUEST_TIMEOUT_S,
     ) -> None:
         self._session = session
         self._settings = settings

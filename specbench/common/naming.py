@@ -18,7 +18,16 @@ def slug(text: str) -> str:
     return cleaned or "unnamed"
 
 
-def dataset_dir_name(
+def check_name(kind: str, name: str) -> str:
+    """A server or workload name is a results folder as given: ValueError if `slug` changes it."""
+    if not name or slug(name) != name:
+        raise ValueError(
+            f"{kind} {name!r}: use letters, digits and . _ + - only (it names a results folder)"
+        )
+    return name
+
+
+def selection_key(
     spec: str, categories: Sequence[str] = (), entropy_tiers: Sequence[str] = ()
 ) -> str:
     """The folder of a dataset selection, known without loading the data (for resume checks).

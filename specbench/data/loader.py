@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specbench.common.errors import SpecbenchError
-from specbench.common.naming import dataset_dir_name
+from specbench.common.naming import selection_key
 from specbench.data import mt_bench, prepared, speed_bench
 from specbench.data.conversation import Conversation
 from specbench.data.custom import load_custom
@@ -78,7 +78,7 @@ class RawDataset:
 def _speed_bench(spec: str, data: speed_bench.SpeedBenchData) -> RawDataset:
     return RawDataset(
         spec=spec,
-        name=dataset_dir_name(spec),
+        name=selection_key(spec),
         conversations=data.conversations,
         source=data.source,
         config=data.config,
@@ -107,7 +107,7 @@ def read_dataset(spec: str, *, revision: str | None = None) -> RawDataset:
         file, conversations, warnings = mt_bench.load_mt_bench(rest or None)
         return RawDataset(
             spec=spec,
-            name=dataset_dir_name(spec),
+            name=selection_key(spec),
             conversations=tuple(conversations),
             source=str(file.resolve()),
             warnings=tuple(warnings),
@@ -132,7 +132,7 @@ def read_dataset(spec: str, *, revision: str | None = None) -> RawDataset:
         )
     return RawDataset(
         spec=spec,
-        name=dataset_dir_name(spec),
+        name=selection_key(spec),
         conversations=tuple(load_custom(path)),
         source=str(path.resolve()),
     )

@@ -20,8 +20,11 @@ from pydantic import Field, ValidationError
 from specbench import __version__, store
 from specbench.common.errors import SpecbenchError
 from specbench.common.model import Frozen
+from specbench.common.naming import selection_key
+from specbench.common.validation import describe_validation_error
 from specbench.gate.snapshot import CellStats, Snapshot, snapshot
-from specbench.results.loading import read_manifest
+from specbench.store.manifest import Manifest, read_manifest
+from specbench.suite.model import WorkloadSpec, workload_keys
 
 #: Version of the baseline file format; bump on any incompatible change.
 BASELINE_SCHEMA_VERSION = 1
@@ -62,33 +65,35 @@ class Baseline(Frozen):
     cells: dict[str, CellStats] = Field(description="Cell key → metrics over repeats.")
 
 
-def workload_fingerprint(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+def workload_fingerprint(manifest: Manifest | None) -> list[dict[str, Any]]:
     """The suite's workloads without absolute paths: what must match for a fair comparison."""
-    suite = manifest.get("suite")
-    if not isinstance(suite, dict):
+    suite = manifest.suite if manifest else None
+    if not suite:
         return []
-    result = []
-    for workload in suite.get("workloads") or []:
-        result.append(
-            {
-                "dataset_dir": store.dataset_dir_name(
-                    workload["dataset"],
-                    workload.get("categories") or (),
-                    workload.get("entropy_tiers") or (),
-                ),
-                "num_prompts": workload.get("num_prompts"),
-                "concurrency": workload.get("concurrency"),
-                "max_tokens": workload.get("max_tokens"),
-                "temperature": workload.get("temperature"),
-                "warmup": workload.get("warmup"),
-                "max_model_len": workload.get("max_model_len"),
-            }
-        )
-    return result
+    workloads = suite.get("workloads") or []
+    try:
+        keys = workload_keys([WorkloadSpec.model_validate(w) for w in workloads])
+    except (ValidationError, ValueError):  # a suite written by another specbench version
+        keys = [
+            selection_key(w["dataset"], w.get("categories") or (), w.get("entropy_tiers") or ())
+            for w in workloads
+        ]
+    return [
+        {
+            "dataset_dir": key,
+            "num_prompts": workload.get("num_prompts"),
+            "concurrency": workload.get("concurrency"),
+            "max_tokens": workload.get("max_tokens"),
+            "temperature": workload.get("temperature"),
+            "warmup": workload.get("warmup"),
+            "max_model_len": workload.get("max_model_len"),
+        }
+        for key, workload in zip(keys, workloads, strict=True)
+    ]
 
 
-def suite_identity(manifest: dict[str, Any]) -> SuiteIdentity:
-    suite = manifest.get("suite")
+def suite_identity(manifest: Manifest | None) -> SuiteIdentity:
+    suite = manifest.suite if manifest else None
     workloads = workload_fingerprint(manifest)
     digest = (
         hashlib.sha256(orjson.dumps(workloads, option=orjson.OPT_SORT_KEYS)).hexdigest()
@@ -96,32 +101,29 @@ def suite_identity(manifest: dict[str, Any]) -> SuiteIdentity:
         else None
     )
     return SuiteIdentity(
-        name=suite.get("name") if isinstance(suite, dict) else None,
-        suite_hash=manifest.get("suite_hash"),
+        name=suite.get("name") if suite else None,
+        suite_hash=manifest.suite_hash if manifest else None,
         workloads=workloads,
         workloads_hash=digest,
     )
 
 
-def server_summaries(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def server_summaries(manifest: Manifest | None) -> dict[str, dict[str, Any]]:
     """Per server: the provenance fields a reviewer needs, not the whole GPU inventory."""
-    servers = manifest.get("servers")
-    if not isinstance(servers, dict):
+    if manifest is None:
         return {}
-    suite_servers = (manifest.get("suite") or {}).get("servers") or {}
+    suite_servers = (manifest.suite or {}).get("servers") or {}
     result: dict[str, dict[str, Any]] = {}
-    for name, server in sorted(servers.items()):
-        if not isinstance(server, dict):
-            continue
-        provenance = server.get("provenance") or {}
+    for name, server in sorted(manifest.servers.items()):
+        provenance = server.provenance or {}
         config = provenance.get("config") or suite_servers.get(name)
         inventory = provenance.get("gpu_inventory") or {}
         result[name] = {
-            "baseline": server.get("baseline"),
-            "engine": server.get("engine") or provenance.get("engine"),
-            "vllm_version": server.get("vllm_version") or provenance.get("vllm_version"),
-            "gpus": server.get("gpus"),
-            "model": server.get("model") or (config or {}).get("model"),
+            "baseline": server.baseline,
+            "engine": server.engine or provenance.get("engine"),
+            "vllm_version": server.vllm_version or provenance.get("vllm_version"),
+            "gpus": server.gpus,
+            "model": server.model or (config or {}).get("model"),
             "speculative": (config or {}).get("speculative"),
             "command": provenance.get("command"),
             "gpu_tool": inventory.get("tool"),
@@ -145,8 +147,8 @@ def build_baseline(results_dir: Path, data: Snapshot | None = None) -> Baseline:
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         specbench_version=__version__,
         source_results_dir=str(Path(results_dir).resolve()),
-        results_created_at=manifest.get("created_at"),
-        git_sha=manifest.get("git_sha"),
+        results_created_at=manifest.created_at if manifest else None,
+        git_sha=manifest.git_sha if manifest else None,
         suite=suite_identity(manifest),
         servers=server_summaries(manifest),
         cells=data.cells,
@@ -177,6 +179,5 @@ def load_baseline(path: Path) -> Baseline:
     try:
         return Baseline.model_validate(raw)
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        raise SpecbenchError(f"{path}: invalid baseline ({where}: {first['msg']})") from None
+        detail = describe_validation_error(error, Baseline, "", path).removeprefix(f"{path}: ")
+        raise SpecbenchError(f"{path}: invalid baseline ({detail})") from None

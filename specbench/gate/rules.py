@@ -27,6 +27,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from specbench.common.errors import SpecbenchError
 from specbench.common.model import Frozen
+from specbench.common.validation import describe_validation_error
 from specbench.gate.snapshot import POOLED_METRICS, SERVING_METRICS
 from specbench.results.columns import PER_POSITION_PREFIX
 
@@ -150,10 +151,7 @@ def rules_from_mapping(data: Mapping[str, object], source: str) -> GateRules:
     try:
         return GateRules.model_validate(data)
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        message = first["msg"].removeprefix("Value error, ")
-        raise SpecbenchError(f"{source}: {where}: {message}") from None
+        raise SpecbenchError(describe_validation_error(error, GateRules, "", source)) from None
 
 
 def load_rules(path: Path | None) -> GateRules:

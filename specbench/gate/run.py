@@ -20,7 +20,7 @@ from specbench.gate.junit import write_junit
 from specbench.gate.markdown import write_summary
 from specbench.gate.rules import load_rules
 from specbench.gate.snapshot import snapshot
-from specbench.results.loading import read_manifest
+from specbench.store.manifest import read_manifest
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 

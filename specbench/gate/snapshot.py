@@ -27,20 +27,22 @@ from specbench.analysis.aggregate import (
     aggregate_repeats,
     pool_category_acceptance,
 )
+from specbench.common.errors import SpecbenchError
 from specbench.common.model import Frozen
 from specbench.results.columns import (
     ACCEPTANCE_LENGTH,
     CATEGORY,
     CONCURRENCY,
-    DATASET_SLUG,
     DISTRIBUTIONS,
     DRAFT_ACCEPTANCE_RATE,
     LABEL,
     PER_POSITION_PREFIX,
+    WORKLOAD,
     position_columns,
 )
 from specbench.results.frame import category_frame, cells_frame
 from specbench.results.loading import FailedCell, LoadedCell, load_cells
+from specbench.store.layout import CellKey, cell_key_of, point_key
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -101,16 +103,12 @@ class Snapshot(Frozen):
     )
 
 
-def cell_key(label: str, dataset_dir: str, concurrency: int) -> str:
-    return f"{label}/{dataset_dir}/c{concurrency}"
-
-
-def failed_cell_key(failure: FailedCell) -> str | None:
-    """`<label>/<dataset>/c<N>` of a `<label>/<dataset>/c<N>/r<M>/failure.json`."""
-    parts = failure.path.relative_to(failure.results_dir).parts
-    if len(parts) < 5 or not parts[2].startswith("c") or not parts[2][1:].isdigit():
+def failed_cell_key(failure: FailedCell) -> CellKey | None:
+    """The cell of a `failure.json`; None for a file outside the layout."""
+    try:
+        return cell_key_of(failure.results_dir, failure.path.parent)
+    except SpecbenchError:
         return None
-    return cell_key(parts[0], parts[1], int(parts[2][1:]))
 
 
 def _finite(value: Any) -> float | None:
@@ -152,7 +150,7 @@ def _category_stats(mixed: Sequence[LoadedCell]) -> dict[str, dict[str, dict[str
     categories = categories[categories[ACCEPTANCE_LENGTH].notna()]
     if categories.empty:
         return {}
-    by = [LABEL, DATASET_SLUG, CONCURRENCY, CATEGORY]
+    by = [LABEL, WORKLOAD, CONCURRENCY, CATEGORY]
     spread = aggregate_repeats(categories, metrics=[ACCEPTANCE_LENGTH]).set_index(by)
     pooled = pool_category_acceptance(categories, by)
     result: dict[str, dict[str, dict[str, MetricStats]]] = {}
@@ -165,7 +163,7 @@ def _category_stats(mixed: Sequence[LoadedCell]) -> dict[str, dict[str, dict[str
         stats = _stats(pd.Series(merged), ACCEPTANCE_LENGTH)
         if stats is None:
             continue
-        key = cell_key(str(row[LABEL]), str(row[DATASET_SLUG]), int(row[CONCURRENCY]))
+        key = point_key(str(row[LABEL]), str(row[WORKLOAD]), int(row[CONCURRENCY]))
         result.setdefault(key, {})[str(row[CATEGORY])] = {ACCEPTANCE_LENGTH: stats}
     return result
 
@@ -179,18 +177,18 @@ def snapshot_cells(cells: Sequence[LoadedCell], failed: Sequence[FailedCell] = (
     aggregated = aggregate_repeats(frame, metrics=metrics)
     per_category = _category_stats([c for c in cells if c.summary.category is None])
     summaries = {
-        cell_key(c.summary.label, c.path.parents[2].name, c.summary.concurrency): c.summary
+        point_key(c.summary.label, c.summary.workload, c.summary.concurrency): c.summary
         for c in cells
     }
     result: dict[str, CellStats] = {}
     for _, row in aggregated.iterrows():
-        key = cell_key(str(row[LABEL]), str(row[DATASET_SLUG]), int(row[CONCURRENCY]))
+        key = point_key(str(row[LABEL]), str(row[WORKLOAD]), int(row[CONCURRENCY]))
         summary = summaries[key]
         result[key] = CellStats(
             key=key,
             label=str(row[LABEL]),
             dataset=summary.dataset,
-            dataset_dir=str(row[DATASET_SLUG]),
+            dataset_dir=str(row[WORKLOAD]),
             category=summary.category,
             concurrency=summary.concurrency,
             max_tokens=summary.max_tokens,
@@ -203,8 +201,7 @@ def snapshot_cells(cells: Sequence[LoadedCell], failed: Sequence[FailedCell] = (
     for failure in failed:
         failed_key = failed_cell_key(failure)
         if failed_key is not None:
-            repeat = failure.path.parent.name
-            failures.setdefault(failed_key, f"{repeat}: {failure.reason}")
+            failures.setdefault(failed_key.point, f"r{failed_key.repeat}: {failure.reason}")
     return Snapshot(cells=dict(sorted(result.items())), failed_cells=failures)
 
 

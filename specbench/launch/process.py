@@ -20,6 +20,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
+from specbench.common.defaults import READY_TIMEOUT_S
 from specbench.common.errors import ServerError, SpecbenchError
 from specbench.launch.argv import build_argv, build_env, render_command
 from specbench.launch.config import ServerConfig
@@ -40,7 +41,7 @@ from specbench.launch.provenance import (
     redact_value,
 )
 
-DEFAULT_READY_TIMEOUT_S = 1800.0
+DEFAULT_READY_TIMEOUT_S = READY_TIMEOUT_S
 DEFAULT_STOP_GRACE_S = 30.0
 _KILL_WAIT_S = 10.0
 

@@ -235,9 +235,7 @@ def _load(
 
     loaded, _failed = F.load_cells([results_dir])
     selection = select_labels(F.cells_frame(loaded), baseline, speculative)
-    cells = [
-        Cell(c.label, c.path.parent.parent.parent.name, c.path.parent, c.summary) for c in loaded
-    ]
+    cells = [Cell(c.label, c.summary.workload, c.path.parent, c.summary) for c in loaded]
     pairs = {c.speculative: c.baseline for c in selection.comparisons}
     return cells, selection.baselines, selection.speculative, pairs
 
@@ -271,7 +269,7 @@ def check_lossless(
         base = by_key.get((base_label, *cell.key))
         if base is None:
             unpaired.append(
-                f"{where}: no complete {base_label} cell with the same dataset dir, "
+                f"{where}: no complete {base_label} cell with the same workload, "
                 "concurrency and repeat"
             )
             continue

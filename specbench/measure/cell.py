@@ -13,7 +13,6 @@ import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,8 @@ from specbench.measure.loop import run_closed_loop
 from specbench.measure.summarize import CellSpec, Window, summarize_cell
 from specbench.metrics.acceptance import acceptance_length
 from specbench.metrics.prometheus import SPEC_ACCEPTED, SPEC_DRAFTS
+from specbench.store.failure import FailureRecord, write_failure
+from specbench.store.manifest import utc_now
 from specbench.store.summary import CellSummary
 
 #: Seconds between the mid-cell scrapes that show the current AL on the progress bar.
@@ -42,10 +43,6 @@ class CellOutcome:
     summary: CellSummary | None
     skipped: bool = False
     error: str | None = None
-
-
-def utc_now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 class CellProgress:
@@ -86,9 +83,11 @@ async def run_cell(
         )
     except ServerError as error:
         details = failure_details() if failure_details else {}
-        store.write_json(
-            directory / store.FAILURE,
-            {"error_type": type(error).__name__, "message": str(error), "at": utc_now(), **details},
+        write_failure(
+            directory,
+            FailureRecord(
+                error_type=type(error).__name__, message=str(error), at=utc_now(), **details
+            ),
         )
         return CellOutcome(summary=None, error=str(error))
     return CellOutcome(summary=summary)

@@ -39,7 +39,10 @@ class CellSpec:
     """One cell: which server, workload and load level, and how requests are sent."""
 
     label: str
+    workload: str
     dataset: str
+    categories: tuple[str, ...] | None
+    entropy_tiers: tuple[str, ...] | None
     category: str | None
     concurrency: int
     repeat: int
@@ -161,7 +164,10 @@ def summarize_cell(
     throughput = output_tok_s(output_tokens, window.duration_s)
     return CellSummary(
         label=spec.label,
+        workload=spec.workload,
         dataset=spec.dataset,
+        categories=list(spec.categories) if spec.categories is not None else None,
+        entropy_tiers=list(spec.entropy_tiers) if spec.entropy_tiers is not None else None,
         category=spec.category,
         concurrency=spec.concurrency,
         repeat=spec.repeat,

@@ -18,7 +18,16 @@ LABEL = "label"
 SERVER_LABEL = "server_label"
 IS_BASELINE = "is_baseline"
 DATASET = "dataset"
-DATASET_SLUG = "dataset_slug"
+#: The workload key: the results folder of the cell (`store.layout`).
+WORKLOAD = "workload"
+#: The dataset selection (dataset + categories or tiers) and whether it is the whole dataset.
+SELECTION = "selection"
+FULL_SELECTION = "full_selection"
+#: Comparable workload: the dataset and every measured field, whatever the selection. Shown
+#: as the dataset spec, with the differing fields appended when several share a dataset.
+GROUP = "group"
+#: One selection of a group (the unit of serving and per-dataset tables).
+VIEW = "view"
 SPLIT = "split"
 CONTEXT_K = "context_k"
 CATEGORY = "category"
@@ -69,7 +78,11 @@ IDENTITY_COLUMNS = (
     SERVER_LABEL,
     IS_BASELINE,
     DATASET,
-    DATASET_SLUG,
+    WORKLOAD,
+    SELECTION,
+    FULL_SELECTION,
+    GROUP,
+    VIEW,
     SPLIT,
     CONTEXT_K,
     CATEGORY,

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from specbench.common.naming import selection_key
 from specbench.results.columns import (  # noqa: F401  (re-exported: the frame's column names)
     ACCEPTANCE_DEFINITION,
     ACCEPTANCE_LENGTH,
@@ -40,13 +41,14 @@ from specbench.results.columns import (  # noqa: F401  (re-exported: the frame's
     CONTEXT_K,
     CONTEXT_SPLITS_K,
     DATASET,
-    DATASET_SLUG,
     DISTRIBUTION_STATS,
     DISTRIBUTIONS,
     DRAFT_ACCEPTANCE_RATE,
     DURATION_S,
     E2E_MS_MEDIAN,
+    FULL_SELECTION,
     GPUS,
+    GROUP,
     IDENTITY_COLUMNS,
     INPUT_TOKENS,
     IS_BASELINE,
@@ -66,6 +68,7 @@ from specbench.results.columns import (  # noqa: F401  (re-exported: the frame's
     REQUEST_PER_S,
     RESULTS_DIR,
     SCHEMA,
+    SELECTION,
     SERVER_GENERATION_TOKENS,
     SERVER_LABEL,
     SPLIT,
@@ -73,6 +76,8 @@ from specbench.results.columns import (  # noqa: F401  (re-exported: the frame's
     TTFT_MS_MEAN,
     TTFT_MS_MEDIAN,
     TTFT_MS_P99,
+    VIEW,
+    WORKLOAD,
     parse_split,
     per_position_column,
     position_columns,
@@ -81,8 +86,6 @@ from specbench.results.loading import (  # noqa: F401  (re-exported)
     FailedCell,
     LoadedCell,
     load_cells,
-    manifest_baselines,
-    read_manifest,
 )
 
 if TYPE_CHECKING:
@@ -92,16 +95,21 @@ if TYPE_CHECKING:
 def _flatten(cell: LoadedCell, max_positions: int) -> dict[str, Any]:
     summary = cell.summary
     cell_dir = cell.path.parent
-    # Layout <label>/<dataset-slug>/c<N>/r<N>/summary.json; be tolerant of shallower trees.
-    slug = cell_dir.parents[1].name if len(cell_dir.parents) >= 2 else summary.dataset
-    split, context_k = parse_split(summary.dataset, slug)
+    split, context_k = parse_split(summary.dataset, summary.workload)
+    full = summary.categories is None and summary.entropy_tiers is None
     row: dict[str, Any] = {
         RESULTS_DIR: str(cell.results_dir),
         LABEL: cell.label,
         SERVER_LABEL: summary.label,
         IS_BASELINE: cell.is_baseline,
         DATASET: summary.dataset,
-        DATASET_SLUG: slug,
+        WORKLOAD: summary.workload,
+        SELECTION: selection_key(
+            summary.dataset, summary.categories or (), summary.entropy_tiers or ()
+        ),
+        FULL_SELECTION: full,
+        GROUP: cell.identity,
+        VIEW: None,
         SPLIT: split,
         CONTEXT_K: context_k,
         CATEGORY: summary.category,
@@ -115,6 +123,9 @@ def _flatten(cell: LoadedCell, max_positions: int) -> dict[str, Any]:
     for key, value in dumped.items():
         if key not in (
             "label",
+            "workload",
+            "categories",
+            "entropy_tiers",
             "dataset",
             "category",
             "concurrency",
@@ -142,6 +153,33 @@ def _flatten(cell: LoadedCell, max_positions: int) -> dict[str, Any]:
         row[f"{CONDITIONAL_PREFIX}{i + 1}"] = _at(conditional, i)
         row[f"{ACCEPTED_PER_POSITION_PREFIX}{i + 1}"] = _at(accepted, i)
     return row
+
+
+QUOTE = '"'
+
+
+def _name_groups(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Replace each row's group identity by its display name, and name its view.
+
+    A group is shown as its dataset spec; when several groups share a dataset, the
+    measured fields they differ in are appended (`speed-bench:qualitative · max_tokens=8192`).
+    A view is its group, with the selection appended unless it is the whole dataset.
+    """
+    by_dataset: dict[str, set[Any]] = {}
+    for row in rows:
+        by_dataset.setdefault(row[DATASET], set()).add(row[GROUP])
+    names: dict[Any, str] = {}
+    for dataset, identities in by_dataset.items():
+        fields = [dict(identity) for identity in identities]
+        differing = [k for k in fields[0] if any(f[k] != fields[0][k] for f in fields)]
+        for identity, values in zip(identities, fields, strict=True):
+            parts = [f"{k}={values[k].strip(QUOTE)}" for k in differing if k != "dataset"]
+            names[identity] = " · ".join([dataset, *parts])
+    for row in rows:
+        row[GROUP] = names[row[GROUP]]
+        selected = row[SELECTION]
+        row[VIEW] = row[GROUP] if row[FULL_SELECTION] else f"{row[GROUP]} [{selected}]"
+    return rows
 
 
 def _max_positions(cells: Sequence[LoadedCell]) -> int:
@@ -189,7 +227,7 @@ def load_results(dirs: Sequence[Path]) -> pd.DataFrame:
 def cells_frame(cells: Sequence[LoadedCell]) -> pd.DataFrame:
     """The per-cell frame of already loaded cells (what `load_results` returns)."""
     positions = _max_positions(cells)
-    frame = _to_frame([_flatten(c, positions) for c in cells])
+    frame = _to_frame(_name_groups([_flatten(c, positions) for c in cells]))
     order = [LABEL, DATASET, CATEGORY, CONCURRENCY, REPEAT]
     return frame.sort_values(order, na_position="first", kind="stable").reset_index(drop=True)
 
@@ -261,6 +299,6 @@ def category_frame(cells: Sequence[LoadedCell]) -> pd.DataFrame:
             rows.append(row)
     if not rows:
         return pd.DataFrame(columns=[*IDENTITY_COLUMNS, NUM_REQUESTS, ACCEPTANCE_LENGTH])
-    frame = _to_frame(rows)
+    frame = _to_frame(_name_groups(rows))
     order = [LABEL, DATASET, CATEGORY, CONCURRENCY, REPEAT]
     return frame.sort_values(order, kind="stable").reset_index(drop=True)

@@ -1,8 +1,10 @@
 """Reading results directories: every `summary.json` through the contract, and the manifest.
 
 A results directory holds `manifest.json` and, per cell,
-`<label>/<dataset-slug>/c<concurrency>/r<repeat>/summary.json` (a failed cell holds
-`failure.json` instead). Nothing here touches the network or pandas.
+`<server>/<workload>/c<concurrency>/r<repeat>/summary.json` (a failed cell holds
+`failure.json` instead; see `specbench.store.layout`). Schema-1 directories are read too:
+their summaries get the workload key from their folder and the selection from the
+manifest's suite (else from the folder name). Nothing here touches the network or pandas.
 """
 
 from __future__ import annotations
@@ -17,7 +19,15 @@ from pydantic import ValidationError
 
 from specbench import SCHEMA_VERSION
 from specbench.common.errors import SpecbenchError
+from specbench.common.naming import selection_key
+from specbench.common.validation import describe_validation_error
+from specbench.store.failure import read_failure
+from specbench.store.manifest import Manifest, read_manifest
 from specbench.store.summary import CellSummary
+from specbench.suite.model import MEASURED_FIELDS, WorkloadSpec
+
+#: Summary schema versions this specbench reads (1 is converted on read).
+READABLE_VERSIONS = (1, SCHEMA_VERSION)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +39,8 @@ class LoadedCell:
     summary: CellSummary
     path: Path
     is_baseline: bool
+    #: The workload's measured fields (`MEASURED_FIELDS`): cells equal here are comparable.
+    identity: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,33 +50,6 @@ class FailedCell:
     results_dir: Path
     path: Path
     reason: str
-
-
-def read_manifest(results_dir: Path) -> dict[str, Any]:
-    """`manifest.json` as a dict; empty when absent (older or hand-assembled directories)."""
-    path = results_dir / "manifest.json"
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise SpecbenchError(f"{path}: not readable JSON ({error})") from error
-    if not isinstance(data, dict):
-        raise SpecbenchError(f"{path}: expected a JSON object")
-    return data
-
-
-def manifest_baselines(manifest: dict[str, Any]) -> set[str]:
-    """Server names marked `baseline: true` under `servers` or `suite.servers`."""
-    suite = manifest.get("suite")
-    sections = [manifest.get("servers"), suite.get("servers") if isinstance(suite, dict) else None]
-    return {
-        str(name)
-        for servers in sections
-        if isinstance(servers, dict)
-        for name, server in servers.items()
-        if isinstance(server, dict) and server.get("baseline") is True
-    }
 
 
 def _read_raw(path: Path) -> dict[str, Any]:
@@ -77,44 +62,82 @@ def _read_raw(path: Path) -> dict[str, Any]:
     return raw
 
 
-def _check_versions(raws: Sequence[tuple[Path, dict[str, Any]]]) -> None:
-    versions: dict[Any, Path] = {}
-    for path, raw in raws:
-        versions.setdefault(raw["schema_version"], path)
-    if len(versions) > 1:
-        shown = ", ".join(f"{v!r} ({p})" for v, p in versions.items())
+def _check_version(path: Path, raw: dict[str, Any]) -> None:
+    version = raw["schema_version"]
+    if version not in READABLE_VERSIONS:
         raise SpecbenchError(
-            f"mixed schema versions in the results: {shown}; report one version at a time"
+            f"{path}: schema_version {version!r} is not supported (this specbench reads "
+            f"{', '.join(map(str, READABLE_VERSIONS))}); use the specbench version that wrote it"
         )
-    for version, path in versions.items():
-        if version != SCHEMA_VERSION:
-            raise SpecbenchError(
-                f"{path}: schema_version {version!r} is not supported (this specbench reads "
-                f"{SCHEMA_VERSION}); use the specbench version that wrote it"
-            )
 
 
 def _validate(path: Path, raw: dict[str, Any]) -> CellSummary:
     try:
         return CellSummary.model_validate(raw)
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise SpecbenchError(
-            f"{path}: not a specbench summary ({where}: {first['msg']})"
-        ) from error
+        detail = describe_validation_error(error, CellSummary, "", path).removeprefix(f"{path}: ")
+        raise SpecbenchError(f"{path}: not a specbench summary ({detail})") from error
+
+
+def _from_v1(
+    raw: dict[str, Any], results_dir: Path, path: Path, manifest: Manifest | None
+) -> dict[str, Any]:
+    """A schema-1 summary in the schema-2 shape: workload key and selection added."""
+    folder = path.parent.parent.parent.name if len(path.parents) >= 3 else raw.get("dataset", "")
+    workload = str(folder)
+    categories, tiers = _v1_selection(workload, str(raw.get("dataset", "")), manifest)
+    return {
+        **raw,
+        "schema_version": SCHEMA_VERSION,
+        "workload": workload,
+        "categories": categories,
+        "entropy_tiers": tiers,
+    }
+
+
+def _v1_selection(
+    workload: str, dataset: str, manifest: Manifest | None
+) -> tuple[list[str] | None, list[str] | None]:
+    """The selection of a schema-1 cell: its suite workload's, else parsed from its folder."""
+    suite = manifest.suite if manifest else None
+    for entry in (suite or {}).get("workloads") or []:
+        categories, tiers = entry.get("categories"), entry.get("entropy_tiers")
+        if selection_key(entry.get("dataset", ""), categories or (), tiers or ()) == workload:
+            return categories, tiers
+    base = selection_key(dataset)
+    if not workload.startswith(base + "+"):
+        return None, None
+    names = workload[len(base) + 1 :].split("+")
+    if dataset.startswith("speed-bench:throughput") or all(
+        n.endswith("entropy") or n == "mixed" for n in names
+    ):
+        return None, names
+    return names, None
+
+
+def workload_identity(
+    summary: CellSummary, manifest: Manifest | None
+) -> tuple[tuple[str, str], ...]:
+    """The measured fields of a cell's workload: from the manifest, else from the summary."""
+    record = manifest.workloads.get(summary.workload) if manifest else None
+    spec: dict[str, Any] = dict(record.spec) if record else {}
+    spec.setdefault("dataset", summary.dataset)
+    spec.setdefault("max_tokens", summary.max_tokens)
+    spec.setdefault("temperature", summary.temperature)
+    spec.setdefault("api", summary.api)
+    defaults = {
+        name: field.get_default(call_default_factory=True)
+        for name, field in WorkloadSpec.model_fields.items()
+        if not field.is_required()
+    }
+    return tuple(
+        (name, json.dumps(spec.get(name, defaults.get(name)), sort_keys=True))
+        for name in MEASURED_FIELDS
+    )
 
 
 def _failure_reason(path: Path) -> str:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return "unreadable failure.json"
-    if isinstance(data, dict):
-        for key in ("error", "message", "reason"):
-            if data.get(key):
-                return str(data[key]).splitlines()[0]
-    return "no reason recorded"
+    return read_failure(path.parent).message.splitlines()[0] or "no reason recorded"
 
 
 def _scan(results_dir: Path) -> tuple[list[tuple[Path, dict[str, Any]]], list[FailedCell]]:
@@ -150,9 +173,27 @@ def load_cells(dirs: Sequence[Path]) -> tuple[list[LoadedCell], list[FailedCell]
     for results_dir in map(Path, dirs):
         raws, failures = _scan(results_dir)
         scanned.append((results_dir, raws, failures, read_manifest(results_dir)))
-    _check_versions([item for _, raws, _, _ in scanned for item in raws])
+    for _, raws, _, _ in scanned:
+        for path, raw in raws:
+            _check_version(path, raw)
     validated = [
-        (results_dir, [(p, _validate(p, raw)) for p, raw in raws], failures, manifest)
+        (
+            results_dir,
+            [
+                (
+                    p,
+                    _validate(
+                        p,
+                        raw
+                        if raw["schema_version"] != 1
+                        else _from_v1(raw, results_dir, p, manifest),
+                    ),
+                )
+                for p, raw in raws
+            ],
+            failures,
+            manifest,
+        )
         for results_dir, raws, failures, manifest in scanned
     ]
     labels_per_dir = [{s.label for _, s in summaries} for _, summaries, _, _ in validated]
@@ -169,10 +210,13 @@ def load_cells(dirs: Sequence[Path]) -> tuple[list[LoadedCell], list[FailedCell]
         if prefix in used_prefixes:
             prefix = f"{prefix}#{index + 1}"
         used_prefixes.add(prefix)
-        baselines = manifest_baselines(manifest)
+        baselines = manifest.baselines if manifest else set()
         for path, summary in summaries:
             label = summary.label
             shown = f"{prefix}/{label}" if seen_in[label] > 1 else label
-            cells.append(LoadedCell(results_dir, shown, summary, path, label in baselines))
+            identity = workload_identity(summary, manifest)
+            cells.append(
+                LoadedCell(results_dir, shown, summary, path, label in baselines, identity)
+            )
         failed.extend(failures)
     return cells, failed

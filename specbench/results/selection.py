@@ -26,6 +26,7 @@ from specbench.results.columns import (
     RESULTS_DIR,
     SERVER_LABEL,
     SPLIT,
+    VIEW,
 )
 
 if TYPE_CHECKING:
@@ -112,15 +113,16 @@ def select_labels(
 
 
 def mixed_cells(frame: pd.DataFrame) -> pd.DataFrame:
-    """Cells that ran the whole dataset mixed (no single category)."""
+    """Cells that ran several categories mixed (not one category alone)."""
     return frame[frame[CATEGORY].isna()]
 
 
-def ordered_datasets(frame: pd.DataFrame) -> list[str]:
-    """Datasets in card order: qualitative first, throughput splits by context, the rest."""
+def ordered_datasets(frame: pd.DataFrame, column: str = DATASET) -> list[str]:
+    """Values of `column` (dataset, group or view) in card order: qualitative first,
+    throughput splits by context, the rest."""
 
     def key(dataset: str) -> tuple[int, float, str]:
-        rows = frame[frame[DATASET] == dataset]
+        rows = frame[frame[column] == dataset]
         split = rows[SPLIT].dropna()
         context = rows[CONTEXT_K].dropna()
         if len(split) and split.iloc[0] == "qualitative":
@@ -129,13 +131,13 @@ def ordered_datasets(frame: pd.DataFrame) -> list[str]:
             return (1, float(context.iloc[0]), dataset)
         return (2, 0.0, dataset)
 
-    return sorted(set(frame[DATASET]), key=key)
+    return sorted(set(frame[column]), key=key)
 
 
-def common_concurrencies(frame: pd.DataFrame, labels: Sequence[str], dataset: str) -> list[int]:
-    """Concurrencies every label in `labels` ran on `dataset`, ascending."""
+def common_concurrencies(frame: pd.DataFrame, labels: Sequence[str], view: str) -> list[int]:
+    """Concurrencies every label in `labels` ran on `view`, ascending."""
     sets = [
-        set(frame.loc[(frame[LABEL] == label) & (frame[DATASET] == dataset), CONCURRENCY])
+        set(frame.loc[(frame[LABEL] == label) & (frame[VIEW] == view), CONCURRENCY])
         for label in labels
     ]
     common = set.intersection(*sets) if sets else set()

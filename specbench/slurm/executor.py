@@ -14,15 +14,15 @@ from pathlib import Path
 
 from specbench import store
 from specbench.common.errors import SpecbenchError
-from specbench.measure.cell import utc_now
-from specbench.run.campaign import suite_hash
+from specbench.run.plan import RunOptions, suite_hash
 from specbench.slurm import paths
 from specbench.slurm.shards import Shard, ShardBy, plan_shards
 from specbench.slurm.state import is_final, query
 from specbench.slurm.status import CampaignStatus, collect_status, record_campaign
-from specbench.slurm.submit import JobCommand, batch_script, require_sbatch, sbatch
-from specbench.store.manifest import load_manifest, update_manifest
+from specbench.slurm.submit import batch_script, require_sbatch, sbatch
+from specbench.store.manifest import Manifest, new_run, read_manifest, update_manifest, utc_now
 from specbench.suite import SlurmSettings, Suite
+from specbench.suite.model import workload_keys
 
 #: Folders that are local to each machine on a real cluster.
 NODE_LOCAL_ROOTS = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"))
@@ -30,22 +30,19 @@ NODE_LOCAL_ROOTS = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"))
 
 @dataclass(frozen=True)
 class SlurmRun:
-    """A Slurm campaign request: the shards, the job options, and how to wait."""
+    """A Slurm campaign request: the run options every job gets, the shards, how to wait."""
 
-    output: Path
+    options: RunOptions
     settings: SlurmSettings
     shard_by: ShardBy = "server"
-    servers: tuple[str, ...] = ()
     shard_patterns: tuple[str, ...] = ()
     retries: int = 0
     detach: bool = False
     poll_interval_s: float = 5.0
-    force: bool = False
-    fail_fast: bool = False
-    max_restarts: int = 2
-    vllm_bin: str | None = None
-    ready_timeout_s: float = 1800.0
-    api_key_env: str | None = None
+
+    @property
+    def output(self) -> Path:
+        return self.options.output.expanduser().resolve()
 
 
 class SlurmWatcher:
@@ -81,14 +78,15 @@ def run_on_slurm(
     """Submit what is missing, then (unless detached) watch until every job has ended."""
     watcher = watcher or SlurmWatcher()
     require_sbatch()
-    output = run.output.expanduser().resolve()
+    output = run.output
     warning = node_local_warning(output)
     if warning:
         watcher.warn(warning)
-    all_shards = plan_shards(suite, run.shard_by, run.servers)
-    chosen = plan_shards(suite, run.shard_by, run.servers, run.shard_patterns)
+    all_shards = plan_shards(suite, run.shard_by, run.options.servers)
+    chosen = plan_shards(suite, run.shard_by, run.options.servers, run.shard_patterns)
     _claim(output, suite, run, all_shards)
-    recorded = load_manifest(output).get("slurm", {}).get("shards", {})
+    manifest = read_manifest(output)
+    recorded = ((manifest.slurm if manifest else None) or {}).get("shards", {})
     current = {
         s.id: str(recorded[s.id]["job_id"]) for s in chosen if recorded.get(s.id, {}).get("job_id")
     }
@@ -101,12 +99,14 @@ def run_on_slurm(
         if known is not None and not is_final(known.state):
             watcher.skipped(shard.id, f"job {job_id} is {known.state.lower()}; watching it")
             watched.append(shard)
-        elif not run.force and not shard.missing(suite, output):
+        elif not run.options.force and not shard.missing(suite, output):
             watcher.skipped(shard.id, "complete")
         else:
             attempts[shard.id] += 1
             try:
-                _submit(suite, run, output, shard, attempts[shard.id], watcher, force=run.force)
+                _submit(
+                    suite, run, output, shard, attempts[shard.id], watcher, force=run.options.force
+                )
             except SpecbenchError as error:
                 if not watched:
                     raise
@@ -125,8 +125,8 @@ def run_on_slurm(
 
 def describe_plan(suite: Suite, run: SlurmRun) -> str:
     """The shards that would be submitted, with their missing cells and batch scripts."""
-    output = run.output.expanduser().resolve()
-    shards = plan_shards(suite, run.shard_by, run.servers, run.shard_patterns)
+    output = run.output
+    shards = plan_shards(suite, run.shard_by, run.options.servers, run.shard_patterns)
     lines = [f"slurm: {len(shards)} shard(s) by {run.shard_by} into {output}"]
     for shard in shards:
         missing = len(shard.missing(suite, output))
@@ -135,26 +135,35 @@ def describe_plan(suite: Suite, run: SlurmRun) -> str:
         script = paths.script_file(output, shard.file_name)
         text = batch_script(
             run.settings,
-            _job_command(run, output, shard, force=run.force),
+            output,
+            shard.id,
             _job_name(suite, shard),
             paths.log_pattern(output, shard.file_name),
         )
+        options = _job_options(suite, run, shard, force=run.options.force)
         lines += [f"--- {script}", text.rstrip()]
+        lines += [f"--- {paths.options_file(output, shard.file_name)}", options.model_dump_json()]
     return "\n".join(lines)
 
 
-def _job_command(run: SlurmRun, output: Path, shard: Shard, *, force: bool) -> JobCommand:
-    return JobCommand(
-        output=output,
-        shard=shard.id,
-        server=shard.server,
-        workload_index=shard.workload_index,
-        force=force,
-        fail_fast=run.fail_fast,
-        max_restarts=run.max_restarts,
-        vllm_bin=run.vllm_bin,
-        ready_timeout_s=run.ready_timeout_s,
-        api_key_env=run.api_key_env,
+def _job_options(suite: Suite, run: SlurmRun, shard: Shard, *, force: bool) -> RunOptions:
+    """The run options of one shard's job: the submitter's, restricted to the shard."""
+    output = run.output
+    workloads: tuple[str, ...] = ()
+    log_dir = None
+    if shard.workload_index is not None:
+        workloads = (workload_keys(suite.workloads)[shard.workload_index],)
+        # A server's workload shards may run at once on several nodes: a log each.
+        log_dir = output / "logs" / shard.file_name
+    return run.options.model_copy(
+        update={
+            "output": output,
+            "force": force,
+            "servers": (shard.server,),
+            "workloads": workloads,
+            "log_dir": log_dir,
+            "endpoints": {},
+        }
     )
 
 
@@ -165,32 +174,36 @@ def _job_name(suite: Suite, shard: Shard) -> str:
 def _claim(output: Path, suite: Suite, run: SlurmRun, shards: list[Shard]) -> None:
     """Refuse another suite's results; save the suite and the shard plan for jobs and status."""
     digest = suite_hash(suite)
-    existing = load_manifest(output).get("suite_hash")
-    if existing and existing != digest:
-        raise SpecbenchError(
-            f"{output}: holds results of a different suite (hash {existing[:12]}, this one "
-            f"{digest[:12]}); use a new --output"
+    record = new_run("run --executor slurm")
+
+    def claim(manifest: Manifest) -> Manifest:
+        if manifest.suite_hash and manifest.suite_hash != digest:
+            raise SpecbenchError(
+                f"{output}: holds results of a different suite (hash "
+                f"{manifest.suite_hash[:12]}, this one {digest[:12]}); use a new --output"
+            )
+        manifest = manifest.model_copy(
+            update={"suite": suite.model_dump(mode="json"), "suite_hash": digest}
         )
+        return manifest.with_run(record).with_slurm(
+            {
+                "run_id": record.id,
+                "shard_by": run.shard_by,
+                "settings": run.settings.model_dump(mode="json"),
+                "shard_ids": [shard.id for shard in shards],
+                "shards": {
+                    shard.id: {
+                        "server": shard.server,
+                        "workload": shard.workload_index,
+                        "cells": [cell.key for cell in shard.cells],
+                    }
+                    for shard in shards
+                },
+            }
+        )
+
+    update_manifest(output, claim)
     paths.write_suite(output, suite)
-    update_manifest(
-        output,
-        created_at=utc_now(),
-        suite=suite.model_dump(mode="json"),
-        suite_hash=digest,
-        slurm={
-            "shard_by": run.shard_by,
-            "settings": run.settings.model_dump(mode="json"),
-            "shard_ids": [shard.id for shard in shards],
-            "shards": {
-                shard.id: {
-                    "server": shard.server,
-                    "workload": shard.workload_index,
-                    "cells": [cell.key for cell in shard.cells],
-                }
-                for shard in shards
-            },
-        },
-    )
 
 
 def _submit(
@@ -204,31 +217,34 @@ def _submit(
     force: bool = False,
 ) -> str:
     script = paths.script_file(output, shard.file_name)
-    command = _job_command(run, output, shard, force=force)
+    options = _job_options(suite, run, shard, force=force)
+    store.write_atomic(paths.options_file(output, shard.file_name), options.model_dump_json())
     log_pattern = paths.log_pattern(output, shard.file_name)
-    text = batch_script(run.settings, command, _job_name(suite, shard), log_pattern)
+    text = batch_script(run.settings, output, shard.id, _job_name(suite, shard), log_pattern)
     store.write_atomic(script, text)
     script.chmod(0o755)
     paths.log_file(output, shard.file_name, "0").parent.mkdir(parents=True, exist_ok=True)
     job_id = sbatch(script)
     update_manifest(
         output,
-        slurm={
-            "shards": {
-                shard.id: {
-                    "job_id": job_id,
-                    "script": str(script),
-                    "jobs": {
-                        job_id: {
-                            "attempt": attempt,
-                            "submitted_at": utc_now(),
-                            "state": "PENDING",
-                            "log_path": str(paths.log_file(output, shard.file_name, job_id)),
-                        }
-                    },
+        lambda m: m.with_slurm(
+            {
+                "shards": {
+                    shard.id: {
+                        "job_id": job_id,
+                        "script": str(script),
+                        "jobs": {
+                            job_id: {
+                                "attempt": attempt,
+                                "submitted_at": utc_now(),
+                                "state": "PENDING",
+                                "log_path": str(paths.log_file(output, shard.file_name, job_id)),
+                            }
+                        },
+                    }
                 }
             }
-        },
+        ),
     )
     watcher.submitted(shard.id, job_id, attempt)
     return job_id

@@ -1,9 +1,10 @@
 """Inside a Slurm job: run the campaign restricted to one shard, writing into the shared results.
 
-`python -m specbench.slurm.job RESULTS_DIR SHARD --server NAME [--workload I] ...` is what
-each batch script execs. It loads the suite the submitter saved (so every shard measures
-the same suite), records its node and times under `slurm.shards.<shard>.jobs.<job id>` in
-the manifest, and runs `run_campaign` as a local run would. SIGTERM (scancel, time limit)
+`python -m specbench.slurm.job RESULTS_DIR SHARD` is what each batch script execs. It
+loads the suite the submitter saved (so every shard measures the same suite) and the
+shard's `RunOptions` (JSON beside the script: no option is re-parsed here), records its
+node and times under `slurm.shards.<shard>.jobs.<job id>` in the manifest, and runs the
+plan as a local run would. SIGTERM (scancel, time limit)
 is turned into an orderly stop so the servers it started are torn down.
 """
 
@@ -19,12 +20,15 @@ import sys
 from pathlib import Path
 from types import FrameType
 
+from specbench import store
 from specbench.common.errors import SpecbenchError
-from specbench.measure.cell import CellOutcome, utc_now
-from specbench.run.campaign import CampaignOptions, CampaignProgress, run_campaign
+from specbench.measure.cell import CellOutcome
+from specbench.run.orchestrator import RunProgress, run_plan
+from specbench.run.plan import RunOptions, plan_suite
+from specbench.slurm import paths
 from specbench.slurm.paths import read_suite
 from specbench.slurm.shards import shard_file_name
-from specbench.store.manifest import update_manifest
+from specbench.store.manifest import update_manifest, utc_now
 from specbench.suite import Cell
 
 log = logging.getLogger("specbench.slurm.job")
@@ -38,7 +42,7 @@ class Terminated(BaseException):
     """
 
 
-class LogProgress(CampaignProgress):
+class LogProgress(RunProgress):
     """Campaign events as log lines in the job's log file."""
 
     def begin(self, total: int, complete: int) -> None:
@@ -60,14 +64,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m specbench.slurm.job")
     parser.add_argument("output", type=Path, help="Shared results directory.")
     parser.add_argument("shard", help="Shard id, as recorded in the manifest.")
-    parser.add_argument("--server", required=True, help="Server config of the shard.")
-    parser.add_argument("--workload", type=int, default=None, help="Workload index, if sharded so.")
-    parser.add_argument("--force", action="store_true")
-    parser.add_argument("--fail-fast", action="store_true")
-    parser.add_argument("--max-restarts", type=int, default=2)
-    parser.add_argument("--vllm-bin", default=None)
-    parser.add_argument("--ready-timeout", type=float, default=1800.0)
-    parser.add_argument("--api-key-env", default=None)
     return parser.parse_args(argv)
 
 
@@ -89,34 +85,17 @@ def main(argv: list[str] | None = None) -> int:
     record = f"slurm.shards.{args.shard}.jobs.{job_id}"
 
     def note(**fields: object) -> None:
-        update_manifest(
-            args.output, slurm={"shards": {args.shard: {"jobs": {job_id: dict(fields)}}}}
-        )
+        update = {"shards": {args.shard: {"jobs": {job_id: dict(fields)}}}}
+        update_manifest(args.output, lambda m: m.with_slurm(update))
 
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         suite = read_suite(args.output)
-        api_key = os.environ.get(args.api_key_env) if args.api_key_env else None
-        if args.api_key_env and not api_key:
-            raise SpecbenchError(f"--api-key-env: {args.api_key_env} is not set inside the job")
+        source = paths.options_file(args.output, shard_file_name(args.shard))
+        options = RunOptions.parse(str(source), store.read_json(source))
         note(node=node, started_at=utc_now(), pid=os.getpid())
         log.info("shard %s on %s (job %s); manifest record %s", args.shard, node, job_id, record)
-        options = CampaignOptions(
-            output=args.output,
-            force=args.force,
-            fail_fast=args.fail_fast,
-            max_restarts=args.max_restarts,
-            vllm_bin=args.vllm_bin,
-            servers=(args.server,),
-            workloads=() if args.workload is None else (args.workload,),
-            ready_timeout_s=args.ready_timeout,
-            api_key=api_key,
-            # A server's workload shards may run at once on several nodes: a log each.
-            log_dir=None
-            if args.workload is None
-            else args.output / "logs" / shard_file_name(args.shard),
-        )
-        result = run_campaign(suite, options, LogProgress())
+        result = run_plan(plan_suite(suite, options, command="slurm-job"), options, LogProgress())
     except (Terminated, SystemExit) as stop:
         # While a server runs, ServerProcess turns SIGTERM into SystemExit(143) itself.
         if isinstance(stop, SystemExit) and stop.code != 128 + signal.SIGTERM:

@@ -2,6 +2,7 @@
 
 DIR/slurm/suite.json           the resolved suite every job loads (identical for all shards)
 DIR/slurm/jobs/<shard>.sbatch  the batch script of a shard
+DIR/slurm/jobs/<shard>.json    the shard's RunOptions, which its job reads
 DIR/slurm/logs/<shard>-<job>.log  a job's stdout and stderr
 """
 
@@ -22,6 +23,10 @@ def suite_file(output: Path) -> Path:
 
 def script_file(output: Path, shard_file_name: str) -> Path:
     return output / SLURM_DIR / "jobs" / f"{shard_file_name}.sbatch"
+
+
+def options_file(output: Path, shard_file_name: str) -> Path:
+    return output / SLURM_DIR / "jobs" / f"{shard_file_name}.json"
 
 
 def log_pattern(output: Path, shard_file_name: str) -> Path:

@@ -15,7 +15,9 @@ from typing import Literal
 
 from specbench import store
 from specbench.common.errors import SpecbenchError
-from specbench.run.campaign import CampaignOptions, cell_directory, select_cells
+from specbench.common.naming import slug
+from specbench.run.orchestrator import cell_directory
+from specbench.run.plan import RunOptions, select_cells
 from specbench.suite import Cell, Suite
 
 ShardBy = Literal["server", "workload"]
@@ -36,12 +38,12 @@ class Shard:
 
     def missing(self, suite: Suite, output: Path) -> list[Cell]:
         """Cells of the shard without a summary.json yet."""
-        return [c for c in self.cells if not store.is_complete(cell_directory(suite, c, output))]
+        return [c for c in self.cells if not store.is_complete(cell_directory(output, c))]
 
 
 def shard_file_name(shard: str) -> str:
     """A shard id as a file name stem: `eagle3/w1` → `eagle3-w1`."""
-    return store.slug(shard.replace("/", "-"))
+    return slug(shard.replace("/", "-"))
 
 
 def shard_id(server: str, workload_index: int | None) -> str:
@@ -55,7 +57,7 @@ def plan_shards(
     patterns: Sequence[str] = (),
 ) -> list[Shard]:
     """The shards of the suite in matrix order, restricted to `servers` and glob `patterns`."""
-    cells = select_cells(suite, CampaignOptions(output=Path("."), servers=tuple(servers)))
+    cells = select_cells(suite, RunOptions(output=Path("."), servers=tuple(servers)))
     grouped: dict[str, list[Cell]] = {}
     for cell in cells:
         index = cell.workload_index if shard_by == "workload" else None

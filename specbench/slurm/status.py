@@ -14,11 +14,10 @@ from typing import Any
 from specbench import store
 from specbench.common.errors import SpecbenchError
 from specbench.launch.health import log_tail
-from specbench.measure.cell import utc_now
-from specbench.run.campaign import cell_directory
+from specbench.run.orchestrator import cell_directory
 from specbench.slurm import state as slurm_state
 from specbench.slurm.paths import read_suite
-from specbench.store.manifest import load_manifest, update_manifest
+from specbench.store.manifest import Manifest, read_manifest, update_manifest, utc_now
 from specbench.suite import Cell, Suite
 
 LOG_TAIL_LINES = 12
@@ -98,8 +97,8 @@ def collect_status(output: Path, *, record: bool = True) -> CampaignStatus:
     """Read the plan from the manifest, ask Slurm about current jobs, count cells on disk."""
     if not output.is_dir():
         raise SpecbenchError(f"{output}: no such results directory")
-    manifest = load_manifest(output)
-    slurm = manifest.get("slurm")
+    manifest = read_manifest(output)
+    slurm = manifest.slurm if manifest else None
     if not isinstance(slurm, dict) or not slurm.get("shard_ids"):
         raise SpecbenchError(f"{output}: no Slurm campaign recorded in manifest.json")
     suite = read_suite(output)
@@ -120,7 +119,7 @@ def collect_status(output: Path, *, record: bool = True) -> CampaignStatus:
     for shard_id in slurm["shard_ids"]:
         entry = shards.get(shard_id, {})
         shard_cells = [cells[key] for key in entry.get("cells", []) if key in cells]
-        done, failed = _count(suite, shard_cells, output)
+        done, failed = _count(shard_cells, output)
         job_id = current.get(shard_id)
         job: dict[str, Any] = entry.get("jobs", {}).get(job_id, {}) if job_id else {}
         known = answer.jobs.get(job_id) if job_id else None
@@ -150,35 +149,41 @@ def collect_status(output: Path, *, record: bool = True) -> CampaignStatus:
             )
         )
     if record and updates:
-        update_manifest(output, slurm={"shards": updates})
+        update_manifest(output, lambda m: m.with_slurm({"shards": updates}))
     ended = all(row.category in ("done", "failed") for row in rows)
-    recorded_cells = manifest.get("campaign", {}).get("cells_completed") or []
+    submitted = manifest.run(str(slurm.get("run_id"))) if manifest else None
+    recorded_cells = submitted.cells_measured if submitted else []
     if record and ended and len(recorded_cells) != sum(row.cells_done for row in rows):
-        # A detached campaign has nobody else to write the campaign section at the end.
+        # A detached campaign has nobody else to close the submitter's run record.
         record_campaign(suite, output)
     return CampaignStatus(output=output, suite_name=suite.name, shards=rows)
 
 
 def record_campaign(suite: Suite, output: Path) -> None:
-    """The campaign section as a local run writes it, over every cell on disk.
-
-    Each job's `run_campaign` writes only its own shard's cells there; this replaces them.
-    """
+    """Close the submitter's run record over every cell on disk (each job records its own)."""
     completed, failed = [], []
     for cell in suite.expand():
-        directory = cell_directory(suite, cell, output)
+        directory = cell_directory(output, cell)
         if store.is_complete(directory):
             completed.append(cell.key)
         elif (directory / store.FAILURE).is_file():
             failed.append(cell.key)
-    update_manifest(
-        output,
-        campaign={
-            "finished_at": utc_now(),
-            "cells_completed": sorted(completed),
-            "cells_failed": sorted(failed),
-        },
-    )
+
+    def close(manifest: Manifest) -> Manifest:
+        run = manifest.run(str((manifest.slurm or {}).get("run_id")))
+        if run is None:
+            return manifest
+        finished = run.model_copy(
+            update={
+                "finished_at": utc_now(),
+                "status": "cells failed" if failed else "completed",
+                "cells_measured": sorted(completed),
+                "cells_failed": sorted(failed),
+            }
+        )
+        return manifest.with_run(finished)
+
+    update_manifest(output, close)
 
 
 def _state(job: dict[str, Any], slurm_knows: bool, slurm_answered: bool) -> str:
@@ -194,10 +199,10 @@ def _state(job: dict[str, Any], slurm_knows: bool, slurm_answered: bool) -> str:
     return f"{recorded or 'UNKNOWN'}?"  # Slurm did not answer: the last state seen
 
 
-def _count(suite: Suite, cells: list[Cell], output: Path) -> tuple[int, int]:
+def _count(cells: list[Cell], output: Path) -> tuple[int, int]:
     done = failed = 0
     for cell in cells:
-        directory = cell_directory(suite, cell, output)
+        directory = cell_directory(output, cell)
         if store.is_complete(directory):
             done += 1
         elif (directory / store.FAILURE).is_file():

@@ -1,8 +1,9 @@
 """Write a shard's batch script and hand it to `sbatch`: the only place that submits.
 
 The script is plain sbatch: `#SBATCH` lines from `[slurm]`, the setup lines, then
-`python -m specbench.slurm.job` (under the launcher, e.g. a container line). Nothing here
-schedules: Slurm decides where and when each job runs.
+`python -m specbench.slurm.job` (under the launcher, e.g. a container line), which reads
+the shard's `RunOptions` from the JSON file beside the script. Nothing here schedules:
+Slurm decides where and when each job runs.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from specbench.common.errors import SpecbenchError
@@ -21,37 +21,9 @@ from specbench.suite import SlurmSettings
 SBATCH_TIMEOUT_S = 60.0
 
 
-@dataclass(frozen=True)
-class JobCommand:
-    """What the job runs: results dir, shard, and the campaign options passed through."""
-
-    output: Path
-    shard: str
-    server: str
-    workload_index: int | None = None
-    force: bool = False
-    fail_fast: bool = False
-    max_restarts: int = 2
-    vllm_bin: str | None = None
-    ready_timeout_s: float = 1800.0
-    api_key_env: str | None = None
-
-    def argv(self, python: str) -> list[str]:
-        argv = [python, "-m", "specbench.slurm.job", str(self.output), self.shard]
-        argv += ["--server", self.server]
-        if self.workload_index is not None:
-            argv += ["--workload", str(self.workload_index)]
-        argv += ["--max-restarts", str(self.max_restarts)]
-        argv += ["--ready-timeout", f"{self.ready_timeout_s:g}"]
-        if self.force:
-            argv.append("--force")
-        if self.fail_fast:
-            argv.append("--fail-fast")
-        if self.vllm_bin:
-            argv += ["--vllm-bin", self.vllm_bin]
-        if self.api_key_env:
-            argv += ["--api-key-env", self.api_key_env]
-        return argv
+def job_argv(python: str, output: Path, shard: str) -> list[str]:
+    """What the job execs: it reads its `RunOptions` from the shard's options file."""
+    return [python, "-m", "specbench.slurm.job", str(output), shard]
 
 
 def sbatch_directives(settings: SlurmSettings, job_name: str, log_path: Path) -> list[str]:
@@ -74,18 +46,18 @@ def sbatch_directives(settings: SlurmSettings, job_name: str, log_path: Path) ->
 
 
 def batch_script(
-    settings: SlurmSettings, command: JobCommand, job_name: str, log_path: Path
+    settings: SlurmSettings, output: Path, shard: str, job_name: str, log_path: Path
 ) -> str:
     """The full batch script of one shard's job."""
     python = settings.python or sys.executable
-    argv = shlex.join(command.argv(python))
+    argv = shlex.join(job_argv(python, output, shard))
     run = f"{settings.launcher} {argv}" if settings.launcher else argv
     lines = ["#!/bin/bash"]
     lines += [f"#SBATCH {option}" for option in sbatch_directives(settings, job_name, log_path)]
     lines += [
         "# Written by specbench run --executor slurm; resubmitting it runs the same shard.",
         "set -eo pipefail",
-        f'echo "specbench shard {command.shard}: job $SLURM_JOB_ID on $(hostname)"',
+        f'echo "specbench shard {shard}: job $SLURM_JOB_ID on $(hostname)"',
     ]
     if settings.setup:
         lines += ["# setup from [slurm].setup", settings.setup.rstrip()]

@@ -1,25 +1,30 @@
-"""The results directory: layout, atomic writes, records, summary and manifest.
+"""The results directory: layout (both ways), atomic writes, records, summary, manifest.
 
-`from specbench import store` gives the file-level API of `specbench.store.files`.
+`from specbench import store` gives the file names, the layout and the file-level API.
 """
 
 from specbench.store.files import (
+    RecordWriter,
+    read_json,
+    read_records,
+    read_summary,
+    write_atomic,
+    write_json,
+)
+from specbench.store.layout import (
     FAILURE,
     MANIFEST,
     METRICS_AFTER,
     METRICS_BEFORE,
     REQUESTS,
     SUMMARY,
-    RecordWriter,
-    cell_dir,
-    dataset_dir_name,
+    CellKey,
+    cell_dirs,
+    cell_key_of,
+    cell_path,
+    check_name,
     is_complete,
-    read_json,
-    read_records,
-    read_summary,
-    slug,
-    write_atomic,
-    write_json,
+    selection_key,
 )
 
 __all__ = [
@@ -29,14 +34,17 @@ __all__ = [
     "METRICS_BEFORE",
     "REQUESTS",
     "SUMMARY",
+    "CellKey",
     "RecordWriter",
-    "cell_dir",
-    "dataset_dir_name",
+    "cell_dirs",
+    "cell_key_of",
+    "cell_path",
+    "check_name",
     "is_complete",
     "read_json",
     "read_records",
     "read_summary",
-    "slug",
+    "selection_key",
     "write_atomic",
     "write_json",
 ]

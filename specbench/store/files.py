@@ -1,13 +1,4 @@
-"""The results directory: layout, atomic writes, append-only JSONL, and resume checks.
-
-DIR/manifest.json
-DIR/<label>/<dataset>/c<concurrency>/r<repeat>/
-    summary.json        written last, atomically: its presence marks the cell complete
-    requests.jsonl      one line per measured request, appended as each finishes
-    metrics_before.prom raw /metrics scrape before the window
-    metrics_after.prom  raw /metrics scrape after the window
-    failure.json        only when the cell failed (error type, message, log tail)
-"""
+"""Files of a results directory: atomic writes, JSON, and the append-only request records."""
 
 from __future__ import annotations
 
@@ -22,28 +13,12 @@ from pydantic import BaseModel
 
 from specbench.client.record import RequestRecord
 from specbench.common.errors import SpecbenchError
-from specbench.common.naming import dataset_dir_name as dataset_dir_name  # re-exported
-from specbench.common.naming import slug as slug  # re-exported
+from specbench.store import layout
 from specbench.store.summary import CellSummary
-
-SUMMARY = "summary.json"
-REQUESTS = "requests.jsonl"
-METRICS_BEFORE = "metrics_before.prom"
-METRICS_AFTER = "metrics_after.prom"
-FAILURE = "failure.json"
-MANIFEST = "manifest.json"
-
-
-def cell_dir(root: Path, label: str, dataset: str, concurrency: int, repeat: int) -> Path:
-    return root / slug(label) / slug(dataset) / f"c{concurrency}" / f"r{repeat}"
-
-
-def is_complete(directory: Path) -> bool:
-    return (directory / SUMMARY).is_file()
 
 
 def read_summary(directory: Path) -> CellSummary:
-    return CellSummary.model_validate(read_json(directory / SUMMARY))
+    return CellSummary.model_validate(read_json(directory / layout.SUMMARY))
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:

@@ -1,26 +1,151 @@
-"""`manifest.json`: what a results directory holds and how it was produced.
+"""`manifest.json`: what a results directory holds and how it was produced, as a typed model.
 
-The manifest is rewritten atomically, merging new sections into what is there, so a
-directory filled by several commands (or resumed runs) keeps every earlier entry. The
-read-merge-write holds an exclusive `flock` on `.manifest.lock` beside it: Slurm shards
-running at once on several nodes update one manifest without losing each other's sections.
+One reader (`read_manifest`, which also converts a schema-1 manifest in memory) and one
+writer (`update_manifest`, a read-change-write under an exclusive `flock` on
+`.manifest.lock`, so Slurm shards on several nodes update one manifest without losing each
+other's changes). Every invocation that measures appends its own `RunRecord`; earlier
+runs' start and finish times are never overwritten.
 """
 
 from __future__ import annotations
 
 import fcntl
+import os
+import socket
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from specbench import SCHEMA_VERSION, __version__, store
+from pydantic import Field, ValidationError
+
+from specbench import SCHEMA_VERSION, __version__
 from specbench.common.errors import SpecbenchError
+from specbench.common.model import Frozen
+from specbench.common.validation import describe_validation_error
+from specbench.store import files, layout
 
 #: Lock file beside manifest.json; flock works across NFS (v4) clients, which shards share.
 MANIFEST_LOCK = ".manifest.lock"
+
+RunStatus = Literal["running", "completed", "cells failed", "interrupted", "error"]
+
+
+def utc_now() -> str:
+    """Wall clock for metadata: UTC ISO-8601 with milliseconds."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class ServerRecord(Frozen):
+    """One server config of the results: how it was reached and what it serves."""
+
+    baseline: bool = Field(default=False, description="The reference of every speedup.")
+    speculative: bool | None = Field(default=None, description="None: unknown (attached).")
+    engine: str | None = Field(default=None, description="vllm or emulator; None if attached.")
+    endpoint: str | None = Field(default=None, description="Base URL the cells were sent to.")
+    model: str | None = Field(default=None, description="Served model name used.")
+    gpus: int | None = Field(default=None, description="Divisor of tok/s/GPU.")
+    prefix_cache: str | None = Field(default=None, description="How the prefix cache was handled.")
+    vllm_version: str | None = Field(default=None, description="From GET /version.")
+    provenance: dict[str, Any] | None = Field(
+        default=None, description="The last start's ServerProvenance (argv, env, GPUs, timing)."
+    )
+
+
+class WorkloadRecord(Frozen):
+    """One workload: its key (the results folder) and everything that defines it."""
+
+    spec: dict[str, Any] = Field(description="The workload as measured (all its fields).")
+    dataset_source: str | None = Field(default=None, description="Where the rows came from.")
+    dataset_revision: str | None = Field(default=None, description="Hub revision, if any.")
+    num_conversations: int | None = Field(default=None, description="Conversations loaded.")
+
+
+class RunRecord(Frozen):
+    """One invocation that measured into this directory."""
+
+    id: str = Field(description="Unique per invocation: start time, host and pid.")
+    command: str = Field(description="run, bench or slurm-job.")
+    argv: list[str] = Field(default_factory=list, description="Command line.")
+    host: str | None = Field(default=None, description="Machine it ran on.")
+    started_at: str | None = Field(default=None, description="UTC ISO-8601.")
+    finished_at: str | None = Field(default=None, description="UTC ISO-8601; None if running.")
+    status: RunStatus = Field(default="running", description="How it ended.")
+    cells_measured: list[str] = Field(default_factory=list, description="Cell keys measured.")
+    cells_failed: list[str] = Field(default_factory=list, description="Cell keys that failed.")
+
+
+class Manifest(Frozen):
+    """The whole `manifest.json`."""
+
+    schema_version: Literal[2] = Field(default=2, description="Results format version.")
+    created_at: str = Field(description="When the directory was first written (UTC).")
+    specbench_version: str = Field(description="specbench that last wrote the manifest.")
+    git_sha: str | None = Field(default=None, description="Its checkout's commit, if any.")
+    python: str = Field(description="Python version that last wrote the manifest.")
+    suite: dict[str, Any] | None = Field(default=None, description="The suite, resolved.")
+    suite_hash: str | None = Field(default=None, description="sha256 of the resolved suite.")
+    servers: dict[str, ServerRecord] = Field(default_factory=dict, description="By name.")
+    workloads: dict[str, WorkloadRecord] = Field(default_factory=dict, description="By key.")
+    runs: list[RunRecord] = Field(default_factory=list, description="Every invocation.")
+    slurm: dict[str, Any] | None = Field(
+        default=None, description="The Slurm executor's shards and jobs (its own section)."
+    )
+    converted_from: int | None = Field(
+        default=None, description="Set in memory when read from an older schema; never written."
+    )
+
+    @property
+    def baselines(self) -> set[str]:
+        """Server names marked baseline."""
+        return {name for name, server in self.servers.items() if server.baseline}
+
+    def with_server(self, name: str, **fields: Any) -> Manifest:
+        """The manifest with `fields` set on server `name` (created when new)."""
+        old = self.servers.get(name, ServerRecord())
+        servers = {**self.servers, name: old.model_copy(update=fields)}
+        return self.model_copy(update={"servers": servers})
+
+    def with_run(self, run: RunRecord) -> Manifest:
+        """The manifest with `run` appended, or replacing the record of the same id."""
+        runs = [r for r in self.runs if r.id != run.id]
+        position = next((i for i, r in enumerate(self.runs) if r.id == run.id), len(runs))
+        runs.insert(position, run)
+        return self.model_copy(update={"runs": runs})
+
+    def with_slurm(self, updates: dict[str, Any]) -> Manifest:
+        """The manifest with `updates` merged into the Slurm section, nested keys one by one."""
+        merged = dict(self.slurm or {})
+        _merge(merged, updates)
+        return self.model_copy(update={"slurm": merged})
+
+    def run(self, run_id: str) -> RunRecord | None:
+        return next((r for r in self.runs if r.id == run_id), None)
+
+
+def _merge(target: dict[str, Any], updates: dict[str, Any]) -> None:
+    for key, value in updates.items():
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            target[key] = dict(target[key])
+            _merge(target[key], value)
+        else:
+            target[key] = value
+
+
+def new_run(command: str) -> RunRecord:
+    """A run record for this process, started now."""
+    started = utc_now()
+    host = socket.gethostname()
+    return RunRecord(
+        id=f"{started}/{host}/{os.getpid()}",
+        command=command,
+        argv=list(sys.argv),
+        host=host,
+        started_at=started,
+    )
 
 
 def git_sha() -> str | None:
@@ -39,26 +164,48 @@ def git_sha() -> str | None:
     return result.stdout.strip() or None if result.returncode == 0 else None
 
 
-def load_manifest(root: Path) -> dict[str, Any]:
-    path = root / store.MANIFEST
+def read_manifest(root: Path) -> Manifest | None:
+    """The manifest of `root`, None when there is none; schema 1 is converted in memory."""
+    path = root / layout.MANIFEST
     if not path.exists():
-        return {}
-    manifest = store.read_json(path)
-    version = manifest.get("schema_version")
-    if version != SCHEMA_VERSION:
+        return None
+    raw = files.read_json(path)
+    version = raw.get("schema_version")
+    if version == 1:
+        raw = _from_v1(raw)
+    elif version != SCHEMA_VERSION:
         raise SpecbenchError(
-            f"{path}: schema_version {version} but this specbench writes {SCHEMA_VERSION}; "
-            "use a new --output directory"
+            f"{path}: schema_version {version!r} is not one this specbench reads "
+            f"(1 or {SCHEMA_VERSION})"
         )
-    return manifest
+    try:
+        return Manifest.model_validate(raw)
+    except ValidationError as error:
+        raise SpecbenchError(describe_validation_error(error, Manifest, "", path)) from None
 
 
-def update_manifest(
-    root: Path, *, runs: Sequence[dict[str, Any]] = (), **sections: Any
-) -> dict[str, Any]:
-    """Merge `sections` into the manifest (nested dicts key by key) and append `runs`."""
+def update_manifest(root: Path, change: Callable[[Manifest], Manifest]) -> Manifest:
+    """Apply `change` to the manifest (a new one when absent) under the directory lock."""
     with _locked(root):
-        return _update(root, runs, sections)
+        manifest = read_manifest(root)
+        if manifest is not None and manifest.converted_from is not None:
+            raise SpecbenchError(
+                f"{root / layout.MANIFEST}: schema_version {manifest.converted_from} (an older "
+                "specbench); report, gate and lossless read it, but new cells need a new --output"
+            )
+        if manifest is None:
+            manifest = Manifest(created_at=utc_now(), specbench_version=__version__, python="")
+        manifest = change(manifest).model_copy(
+            update={
+                "specbench_version": __version__,
+                "git_sha": git_sha(),
+                "python": sys.version.split()[0],
+            }
+        )
+        files.write_json(
+            root / layout.MANIFEST, manifest.model_dump(mode="json", exclude={"converted_from"})
+        )
+        return manifest
 
 
 @contextmanager
@@ -72,26 +219,59 @@ def _locked(root: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _update(root: Path, runs: Sequence[dict[str, Any]], sections: dict[str, Any]) -> dict[str, Any]:
-    manifest = load_manifest(root)
-    if not manifest:
-        manifest = {
-            "schema_version": SCHEMA_VERSION,
-            "created_at": sections.pop("created_at", None),
-            "runs": [],
-        }
-    manifest["specbench_version"] = __version__
-    manifest["git_sha"] = git_sha()
-    manifest["python"] = sys.version.split()[0]
-    _merge(manifest, sections)
-    manifest.setdefault("runs", []).extend(runs)
-    store.write_json(root / store.MANIFEST, manifest)
-    return manifest
+_V1_SERVER_FIELDS = set(ServerRecord.model_fields)
 
 
-def _merge(target: dict[str, Any], updates: dict[str, Any]) -> None:
-    for key, value in updates.items():
-        if isinstance(value, dict) and isinstance(target.get(key), dict):
-            _merge(target[key], value)
-        else:
-            target[key] = value
+def _from_v1(raw: dict[str, Any]) -> dict[str, Any]:
+    """A schema-1 manifest in the schema-2 shape (readers only; never written back).
+
+    Schema 1 had free-form `servers`, `runs` (one per `bench`) and one `campaign` section
+    that each `run` overwrote; their fields map one to one where they exist.
+    """
+    servers = {
+        str(name): {k: v for k, v in entry.items() if k in _V1_SERVER_FIELDS}
+        for name, entry in (raw.get("servers") or {}).items()
+        if isinstance(entry, dict)
+    }
+    suite = raw.get("suite") if isinstance(raw.get("suite"), dict) else None
+    for name, entry in ((suite or {}).get("servers") or {}).items():
+        if isinstance(entry, dict) and entry.get("baseline") is True:
+            servers.setdefault(str(name), {})["baseline"] = True
+    runs = []
+    for index, entry in enumerate(raw.get("runs") or []):
+        if isinstance(entry, dict):
+            runs.append(
+                {
+                    "id": f"v1-run-{index}",
+                    "command": str(entry.get("command", "bench")),
+                    "argv": [str(a) for a in entry.get("argv") or []],
+                    "started_at": entry.get("started_at"),
+                    "status": "completed",
+                }
+            )
+    campaign = raw.get("campaign")
+    if isinstance(campaign, dict):
+        runs.append(
+            {
+                "id": "v1-campaign",
+                "command": "run",
+                "started_at": campaign.get("started_at"),
+                "finished_at": campaign.get("finished_at"),
+                "status": "cells failed" if campaign.get("cells_failed") else "completed",
+                "cells_measured": list(campaign.get("cells_completed") or []),
+                "cells_failed": list(campaign.get("cells_failed") or []),
+            }
+        )
+    return {
+        "schema_version": 2,
+        "created_at": raw.get("created_at") or "",
+        "specbench_version": str(raw.get("specbench_version", "")),
+        "git_sha": raw.get("git_sha"),
+        "python": str(raw.get("python", "")),
+        "suite": suite,
+        "suite_hash": raw.get("suite_hash"),
+        "servers": servers,
+        "runs": runs,
+        "slurm": raw.get("slurm") if isinstance(raw.get("slurm"), dict) else None,
+        "converted_from": 1,
+    }

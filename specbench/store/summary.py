@@ -73,7 +73,16 @@ class CellSummary(Frozen):
 
     schema_version: int = Field(default=SCHEMA_VERSION, description="Results format version.")
     label: str = Field(description="Server configuration name (e.g. baseline, eagle3).")
+    workload: str = Field(
+        description="Workload key: the results folder of the cell (its selection by default)."
+    )
     dataset: str = Field(description="Dataset spec as given, e.g. speed-bench:qualitative.")
+    categories: list[str] | None = Field(
+        description="Categories selected; None: every category of the dataset."
+    )
+    entropy_tiers: list[str] | None = Field(
+        description="Throughput entropy tiers selected; None: every tier."
+    )
     category: str | None = Field(description="The one category measured; None when mixed.")
     concurrency: int = Field(description="Requests in flight while work remained.")
     repeat: int = Field(description="Repeat index, 0-based.")

@@ -6,7 +6,7 @@ from collections import Counter
 
 from specbench.launch.argv import build_argv, render_command
 from specbench.launch.config import ServerConfig
-from specbench.suite.model import Suite
+from specbench.suite.model import Suite, workload_keys
 
 
 def server_command(config: ServerConfig, vllm_executable: str = "vllm") -> str:
@@ -43,7 +43,8 @@ def describe_suite(suite: Suite, vllm_executable: str = "vllm") -> str:
         for length in lengths:
             if length != config.max_model_len:
                 lines.append(f"    (relaunched with --max-model-len {length} for some workloads)")
-    lines.append("workloads:")
+    lines.append("workloads (results folder: definition):")
+    keys = workload_keys(suite.workloads)
     for index, workload in enumerate(suite.workloads):
         selection = ""
         if workload.categories is not None:
@@ -60,7 +61,9 @@ def describe_suite(suite: Suite, vllm_executable: str = "vllm") -> str:
         ]
         if workload.max_model_len is not None:
             extras.append(f"max_model_len={workload.max_model_len}")
-        lines.append(f"  [{index}] {workload.dataset}{selection} {' '.join(extras)}")
+        if workload.api != "chat" or workload.client != "aiohttp":
+            extras.append(f"api={workload.api} client={workload.client}")
+        lines.append(f"  {keys[index]}: {workload.dataset}{selection} {' '.join(extras)}")
     lines.append("cells (server/workload/concurrency/repeat):")
     lines.extend(f"  {cell.key}" for cell in cells)
     return "\n".join(lines)

@@ -24,9 +24,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from specbench.common.errors import SpecbenchError
+from specbench.common.validation import describe_validation_error
 from specbench.launch.config import ServerConfig
-from specbench.suite.errors import describe_validation_error
-from specbench.suite.model import Suite
+from specbench.suite.model import Suite, WorkloadSpec
 
 _TOP_LEVEL_KEYS = (
     "name",
@@ -228,3 +228,15 @@ def resolve_dataset(spec: str, folder: Path) -> str:
 
 def _absolute(path: str, folder: Path) -> str:
     return str((folder / Path(path).expanduser()).resolve())
+
+
+def workload_from_options(**fields: Any) -> WorkloadSpec:
+    """A workload from command-line values (`bench`); errors name the field, one line."""
+    values = {key: value for key, value in fields.items() if value is not None}
+    try:
+        return WorkloadSpec.model_validate(values)
+    except ValidationError as error:
+        # `options: --max_tokens: ...` → `--max-tokens: ...`, the flag the user typed.
+        message = describe_validation_error(error, WorkloadSpec, "--", "options")
+        flag, _, detail = message.removeprefix("options: ").partition(": ")
+        raise SpecbenchError(f"{flag.replace('_', '-')}: {detail}") from None

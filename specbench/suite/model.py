@@ -8,17 +8,27 @@ Loading and merging live in `specbench.suite.load`; this module holds the valida
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Literal
 
+import orjson
 from pydantic import Field, field_validator, model_validator
 
+from specbench.common.defaults import REQUEST_TIMEOUT_S
 from specbench.common.model import Frozen
+from specbench.common.naming import check_name, selection_key, slug
 from specbench.launch.config import ServerConfig
 
 
 class WorkloadSpec(Frozen):
-    """One dataset selection, run at each of its concurrencies on every server."""
+    """One dataset selection and how its requests are sent, run at each concurrency.
+
+    Its key (`name`, else the selection, e.g. `speed-bench-qualitative+coding`) is the
+    results folder of its cells; see `workload_keys`.
+    """
 
     dataset: str = Field(
         description=(
@@ -54,6 +64,57 @@ class WorkloadSpec(Frozen):
     repeats: int | None = Field(
         default=None, ge=1, description="Repeats of this workload; None uses the suite's."
     )
+    api: Literal["chat", "completions"] = Field(
+        default="chat", description="chat (messages) or completions (raw prompts)."
+    )
+    client: Literal["aiohttp", "openai"] = Field(
+        default="aiohttp", description="aiohttp (the hot path) or openai (the official SDK)."
+    )
+    ignore_eos: bool = Field(
+        default=False, description="Ask the server to ignore EOS (fixed output lengths)."
+    )
+    seed: int = Field(default=0, description="Seed of the stratified num_prompts sample.")
+    dataset_revision: str | None = Field(
+        default=None, description="Hub revision of SPEED-Bench; None uses the pinned one."
+    )
+    tokenizer: str | None = Field(
+        default=None, description="Tokenizer folder for an exact context-length check."
+    )
+    strict: bool = Field(
+        default=False, description="Fail when num_prompts exceeds the rows (default: use all)."
+    )
+    save_outputs: bool | None = Field(
+        default=None,
+        description="Keep output text and token ids in requests.jsonl; None: at temperature 0.",
+    )
+    request_timeout_s: float = Field(
+        default=REQUEST_TIMEOUT_S, gt=0, description="Seconds without data before a request fails."
+    )
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict, description="Further request-body fields sent verbatim."
+    )
+    name: str | None = Field(
+        default=None,
+        description=(
+            "Results folder of this workload; default: the dataset selection "
+            "(speed-bench-qualitative, +categories or tiers when selected)."
+        ),
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _folder_name(cls, value: str | None) -> str | None:
+        return None if value is None else check_name("name", value)
+
+    @property
+    def selection(self) -> str:
+        """The dataset selection's key: dataset, plus categories or tiers when selected."""
+        return selection_key(self.dataset, self.categories or (), self.entropy_tiers or ())
+
+    @property
+    def keeps_outputs(self) -> bool:
+        """Whether requests.jsonl keeps outputs: `save_outputs`, else at temperature 0."""
+        return self.temperature == 0 if self.save_outputs is None else self.save_outputs
 
     @field_validator("concurrency")
     @classmethod
@@ -69,6 +130,63 @@ class WorkloadSpec(Frozen):
         if self.categories is not None and self.entropy_tiers is not None:
             raise ValueError("give categories or entropy_tiers, not both")
         return self
+
+
+#: Fields that never tell two workloads' cells apart (they choose which cells exist).
+NOT_IDENTITY = frozenset({"name", "concurrency", "repeats"})
+#: Fields that change what a request measures: workloads equal in these (whatever their
+#: selection) are one comparable workload in tables.
+MEASURED_FIELDS = (
+    "dataset",
+    "num_prompts",
+    "max_tokens",
+    "temperature",
+    "api",
+    "ignore_eos",
+    "seed",
+    "dataset_revision",
+    "extra_body",
+)
+
+
+def workload_keys(workloads: Sequence[WorkloadSpec]) -> list[str]:
+    """The results-folder key of each workload, distinct, in order.
+
+    A workload's key is its `name`, else its selection. Unnamed workloads that share a
+    selection get the fields they differ in appended (`+max_tokens-8192`). Workloads that
+    differ in nothing but their concurrencies or repeats would measure the same cells:
+    ValueError, naming them.
+    """
+    keys = [w.name or w.selection for w in workloads]
+    groups: dict[str, list[int]] = {}
+    for index, workload in enumerate(workloads):
+        if workload.name is None:
+            groups.setdefault(keys[index], []).append(index)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        dumps = [workloads[i].model_dump(exclude=set(NOT_IDENTITY)) for i in members]
+        differing = [f for f in dumps[0] if any(d[f] != dumps[0][f] for d in dumps)]
+        for index, dump in zip(members, dumps, strict=True):
+            keys[index] = "+".join([keys[index], *(_suffix(f, dump[f]) for f in differing)])
+    seen: dict[str, int] = {}
+    for index, key in enumerate(keys):
+        if key in seen:
+            raise ValueError(
+                f"workloads {seen[key]} and {index} would share the results folder {key!r}: "
+                "they differ only in concurrency or repeats; merge them, or give each a `name`"
+            )
+        seen[key] = index
+    return keys
+
+
+def _suffix(field: str, value: Any) -> str:
+    if isinstance(value, dict | list):
+        digest = hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()
+        text = digest[:8]
+    else:
+        text = str(value)
+    return slug(f"{field}-{text}")
 
 
 #: Slurm's --time forms: MIN, MIN:SEC, H:M:S, D-H, D-H:M, D-H:M:S, or UNLIMITED.
@@ -150,6 +268,7 @@ class Cell:
 
     server: str
     workload_index: int
+    workload: str
     dataset: str
     concurrency: int
     repeat: int
@@ -157,8 +276,8 @@ class Cell:
 
     @property
     def key(self) -> str:
-        """A stable, filesystem-safe id: `eagle3/w0/c48/r0`."""
-        return f"{self.server}/w{self.workload_index}/c{self.concurrency}/r{self.repeat}"
+        """The cell's key on disk and in the manifest: `eagle3/speed-bench-qualitative/c48/r0`."""
+        return f"{self.server}/{self.workload}/c{self.concurrency}/r{self.repeat}"
 
 
 class Suite(Frozen):
@@ -181,6 +300,13 @@ class Suite(Frozen):
         description="Where `run --executor slurm` submits; ignored by local runs and the hash.",
     )
     source: str | None = Field(default=None, description="Suite file it was loaded from.")
+
+    @model_validator(mode="after")
+    def _names(self) -> Suite:
+        for name in self.servers:
+            check_name("server", name)
+        workload_keys(self.workloads)
+        return self
 
     @model_validator(mode="after")
     def _one_baseline(self) -> Suite:
@@ -220,6 +346,7 @@ class Suite(Frozen):
         Consecutive cells share a server launch as long as `server_config_for` is equal.
         """
         cells: list[Cell] = []
+        keys = workload_keys(self.workloads)
         for server in self.servers:
             for index, workload in enumerate(self.workloads):
                 for concurrency in workload.concurrency:
@@ -228,6 +355,7 @@ class Suite(Frozen):
                             Cell(
                                 server=server,
                                 workload_index=index,
+                                workload=keys[index],
                                 dataset=workload.dataset,
                                 concurrency=concurrency,
                                 repeat=repeat,

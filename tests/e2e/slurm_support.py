@@ -116,6 +116,12 @@ def manifest(root: Path) -> dict:
     return json.loads((root / "manifest.json").read_text())
 
 
+def submitter_run(root: Path) -> dict:
+    """The run record of `run --executor slurm`, which the watcher (or status) closes."""
+    data = manifest(root)
+    return next(r for r in data["runs"] if r["id"] == data["slurm"]["run_id"])
+
+
 def server_pids(tag: str) -> list[int]:
     pids = []
     for entry in Path("/proc").iterdir():

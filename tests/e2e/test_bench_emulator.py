@@ -159,7 +159,7 @@ def test_every_figure_recomputes_from_saved_raw_data(spec_server, dataset, tmp_p
         summary["output_tokens"] / summary["duration_s"]
     )
     manifest = json.loads((out / store.MANIFEST).read_text())
-    assert manifest["schema_version"] == 1
+    assert manifest["schema_version"] == 2
     assert manifest["servers"]["default"]["model"] == "emu"
 
 
@@ -337,3 +337,22 @@ def test_prompts_over_the_context_window_warn_then_stop_the_cell(tmp_path):
     (failure,) = (tmp_path / "out").rglob("failure.json")
     assert "maximum context length is 64 tokens" in json.loads(failure.read_text())["message"]
     assert not list((tmp_path / "out").rglob("summary.json"))
+
+
+def test_a_changed_workload_is_refused_then_measured_under_its_own_name(
+    nospec_server, dataset, tmp_path
+):
+    out = tmp_path / "results"
+    args = ("--endpoint", nospec_server.base_url, "--dataset", dataset, "--num-prompts", "3")
+    assert bench(*args, "--max-tokens", "8", "--output", out).returncode == 0
+    # The same dataset at another output cap would read the 8-token cells as complete.
+    changed = bench(*args, "--max-tokens", "16", "--output", out)
+    assert changed.returncode == 2
+    line = one_line_error(changed)
+    assert "workload 'mixed' was measured here with max_tokens=8, this run asks 16" in line
+    named = bench(*args, "--max-tokens", "16", "--workload-name", "mixed-16", "--output", out)
+    assert named.returncode == 0, named.stderr
+    assert read_summary(out, "default", "mixed", 1)["max_tokens"] == 8
+    assert read_summary(out, "default", "mixed-16", 1)["max_tokens"] == 16
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [r["status"] for r in manifest["runs"]] == ["completed", "completed"]  # refused: none

@@ -102,8 +102,9 @@ def test_campaign_runs_every_cell_then_a_rerun_measures_none(tmp_path):
     assert len(manifest["suite_hash"]) == 64
     assert manifest["servers"]["baseline"]["baseline"] is True
     assert manifest["servers"]["eagle3"]["provenance"]["engine"] == "emulator"
-    assert manifest["campaign"]["cells_failed"] == []
-    assert len(manifest["campaign"]["cells_completed"]) == 4
+    assert manifest["schema_version"] == 2
+    assert manifest["runs"][-1]["cells_failed"] == []
+    assert len(manifest["runs"][-1]["cells_measured"]) == 4
     assert "speedup" in first.stderr
     mtimes = [p.stat().st_mtime_ns for p in cells]
 
@@ -195,7 +196,7 @@ def test_a_server_killed_mid_campaign_is_restarted_and_later_cells_succeed(tmp_p
     assert (out / "eagle3" / "tiny" / "c4" / "r0" / "summary.json").exists()
     assert server_pids(tag) == []
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["campaign"]["cells_failed"] == ["eagle3/w0/c2/r0"]
+    assert manifest["runs"][-1]["cells_failed"] == ["eagle3/tiny/c2/r0"]
 
     rerun = run(suite, "--output", out, "--server", "eagle3")
     assert rerun.returncode == 0, rerun.stderr

@@ -183,7 +183,7 @@ def test_ngram_through_specbench_serve_then_sigint_leaves_no_process(tmp_path: P
         VLLM,
         "--log-dir",
         str(tmp_path),
-        "--ready-timeout-s",
+        "--ready-timeout",
         str(START_TIMEOUT_S),
     ]
     for override in _overrides():

@@ -27,6 +27,7 @@ from slurm_support import (
     slurm_instance,
     stop_orphans,
     submitted_jobs,
+    submitter_run,
     wait_for,
     write_suite,
 )
@@ -62,7 +63,7 @@ def test_slurm_run_measures_the_same_cells_as_a_local_run(slurm_env, tmp_path):
     assert len({shard["job_id"] for shard in shards.values()}) == 4
     for shard in ("eagle3-w0", "eagle3-w1"):  # one server log per job, never shared
         assert "emu-" in (out / "logs" / shard / "server-eagle3.log").read_text()
-    assert len(manifest(out)["campaign"]["cells_completed"]) == 8
+    assert len(submitter_run(out)["cells_measured"]) == 8
     eagle = json.loads((out / "eagle3" / "tiny2" / "c4" / "r0" / "summary.json").read_text())
     assert eagle["spec_decode"]["acceptance_length"] > 2.0
 
@@ -118,7 +119,7 @@ def test_a_killed_job_is_reported_failed_and_a_rerun_completes_it(slurm_env, tmp
         stop_orphans(tag)
     assert result.returncode == 1, result.stderr
     assert f"eagle3: job {killed} FAILED (exit 0:9" in result.stderr
-    assert "done eagle3/w0/c1/r0" in result.stderr  # the log tail of the killed job
+    assert "done eagle3/tiny/c1/r0" in result.stderr  # the log tail of the killed job
     assert "1 shard job(s) failed; rerun to resubmit" in result.stderr
     kept = cells(out)
     assert ("eagle3", "tiny", "c1", "r0") in kept and len(kept) < 6
@@ -199,7 +200,7 @@ def test_detach_returns_at_once_and_status_follows_the_jobs(slurm_env, tmp_path)
     final = cli("status", out, env=slurm_env)
     assert final.returncode == 0, final.stderr
     assert "jobs: 0 pending, 0 running, 2 done, 0 failed; cells 4/4" in final.stderr
-    assert len(manifest(out)["campaign"]["cells_completed"]) == 4  # every shard, not the last
+    assert len(submitter_run(out)["cells_measured"]) == 4  # every shard, not the last
     for shard in jobs.values():
         assert f" {shard['job_id']} " in final.stderr
     assert server_pids(tag) == []
@@ -278,19 +279,17 @@ def test_a_job_slurm_has_no_record_of_is_lost_and_without_slurm_the_state_is_not
     suite, _ = write_suite(tmp_path)
     out = tmp_path / "results"
     save_suite(out, load_suite(suite))
-    update_manifest(
-        out,
-        slurm={
-            "shard_ids": ["baseline"],
-            "shards": {
-                "baseline": {
-                    "cells": ["baseline/w0/c1/r0", "baseline/w0/c4/r0"],
-                    "job_id": "987654",
-                    "jobs": {"987654": {"state": "RUNNING", "node": "gone-node"}},
-                }
-            },
+    recorded = {
+        "shard_ids": ["baseline"],
+        "shards": {
+            "baseline": {
+                "cells": ["baseline/tiny/c1/r0", "baseline/tiny/c4/r0"],
+                "job_id": "987654",
+                "jobs": {"987654": {"state": "RUNNING", "node": "gone-node"}},
+            }
         },
-    )
+    }
+    update_manifest(out, lambda m: m.with_slurm(recorded))
     # No Slurm tools (say, results copied to a laptop): the last recorded state, marked.
     no_tools = {**slurm_env, "PATH": str(Path(sys.executable).parent)}
     unreachable = cli("status", out, env=no_tools)

@@ -82,21 +82,22 @@ def test_expand_order_repeats_and_max_model_len_override(tmp_path: Path) -> None
     suite = load_suite(write(tmp_path, MINIMAL))
     keys = [cell.key for cell in suite.expand()]
     assert keys == [
-        "base/w0/c1/r0",
-        "base/w0/c1/r1",
-        "base/w0/c4/r0",
-        "base/w0/c4/r1",
-        "base/w1/c8/r0",
-        "spec/w0/c1/r0",
-        "spec/w0/c1/r1",
-        "spec/w0/c4/r0",
-        "spec/w0/c4/r1",
-        "spec/w1/c8/r0",
+        "base/speed-bench-qualitative/c1/r0",
+        "base/speed-bench-qualitative/c1/r1",
+        "base/speed-bench-qualitative/c4/r0",
+        "base/speed-bench-qualitative/c4/r1",
+        "base/custom+coding/c8/r0",
+        "spec/speed-bench-qualitative/c1/r0",
+        "spec/speed-bench-qualitative/c1/r1",
+        "spec/speed-bench-qualitative/c4/r0",
+        "spec/speed-bench-qualitative/c4/r1",
+        "spec/custom+coding/c8/r0",
     ]
     last = suite.expand()[-1]
     assert last == Cell(
         server="spec",
         workload_index=1,
+        workload="custom+coding",
         dataset=str(tmp_path / "data" / "custom.jsonl"),
         concurrency=8,
         repeat=0,
@@ -326,4 +327,4 @@ def test_describe_suite_prints_matrix_and_commands() -> None:
         "--tensor-parallel-size 8 --block-size 128" in text
     )
     assert "(relaunched with --max-model-len 40960 for some workloads)" in text
-    assert "  eagle3/w4/c48/r0" in text
+    assert "  eagle3/speed-bench-throughput_8k/c48/r0" in text

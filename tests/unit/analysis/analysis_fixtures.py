@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from specbench.common.naming import selection_key
 from specbench.store.summary import CategoryAcceptance, CellSummary, Distribution, SpecDecodeSummary
 
 QUALITATIVE = "speed-bench:qualitative"
@@ -83,13 +84,21 @@ def summary(
     category: str | None = None,
     gpus: int = 8,
     duration_s: float = 100.0,
+    categories: list[str] | None = None,
+    entropy_tiers: list[str] | None = None,
+    workload: str | None = None,
     **extra: Any,
 ) -> CellSummary:
     """A valid summary; throughput figures are consistent with `tok_s_per_gpu`."""
     output_tok_s = tok_s_per_gpu * gpus
+    if categories is None and category is not None:
+        categories = [category]
     return CellSummary(
         label=label,
+        workload=workload or selection_key(dataset, categories or (), entropy_tiers or ()),
         dataset=dataset,
+        categories=categories,
+        entropy_tiers=entropy_tiers,
         category=category,
         concurrency=concurrency,
         repeat=repeat,
@@ -136,8 +145,8 @@ def category(al: float | None, steps: int, requests: int = 8) -> CategoryAccepta
 
 
 def write_cell(root: Path, cell: CellSummary, slug: str | None = None) -> Path:
-    """Write `cell` where the store would: <label>/<dataset slug>/c<N>/r<N>/summary.json."""
-    dataset_slug = slug or cell.dataset.replace(":", "-").replace("/", "-").strip("-")
+    """Write `cell` where the store would: <label>/<workload>/c<N>/r<N>/summary.json."""
+    dataset_slug = slug or cell.workload
     directory = root / cell.label / dataset_slug / f"c{cell.concurrency}" / f"r{cell.repeat}"
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "summary.json"
@@ -233,7 +242,7 @@ def write_campaign(root: Path) -> Path:
         root,
         summary(
             label="eagle3", dataset="/data/speed/eight/test.parquet", concurrency=48,
-            spec=spec_decode(1000, [750, 550, 420]),
+            spec=spec_decode(1000, [750, 550, 420]), workload="throughput_8k",
         ),
         slug="throughput_8k",
     )  # fmt: skip

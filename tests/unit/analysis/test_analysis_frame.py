@@ -35,7 +35,7 @@ def test_one_row_per_cell_with_flattened_columns(campaign: Path) -> None:
         & (frame[F.SPLIT] == "qualitative")
     ].iloc[0]  # fmt: skip
     assert row[F.DATASET] == QUALITATIVE
-    assert row[F.DATASET_SLUG] == "speed-bench-qualitative"
+    assert row[F.WORKLOAD] == "speed-bench-qualitative"
     assert row[F.OUTPUT_TOK_S_PER_GPU] == pytest.approx(415.4)
     assert row[F.TTFT_MS_MEDIAN] == 158.0
     assert row["e2e_ms_p99"] == 2 * 9690.0
@@ -188,21 +188,29 @@ def test_foreign_json_is_refused_naming_the_file(tmp_path: Path) -> None:
     with pytest.raises(SpecbenchError, match=r"summary.json: not a specbench summary"):
         F.load_results([tmp_path])
     (cell / "summary.json").write_text(json.dumps({"schema_version": 1, "label": "x"}))
-    with pytest.raises(SpecbenchError, match=r"not a specbench summary \(dataset: Field required"):
+    with pytest.raises(
+        SpecbenchError, match=r"not a specbench summary \(dataset: required but missing"
+    ):
         F.load_results([tmp_path])
 
 
-def test_mixed_schema_versions_are_refused(tmp_path: Path) -> None:
+def test_schema_1_loads_beside_schema_2_and_unknown_versions_are_refused(tmp_path: Path) -> None:
     write_cell(tmp_path / "a", summary(label="baseline", dataset=QUALITATIVE, concurrency=1))
     path = write_cell(tmp_path / "b", summary(label="eagle3", dataset=QUALITATIVE, concurrency=1))
+    # A schema-1 summary: no workload or selection fields; both come from its folder.
     raw = json.loads(path.read_text())
-    raw["schema_version"] = 2
+    for field in ("workload", "categories", "entropy_tiers"):
+        del raw[field]
+    raw["schema_version"] = 1
     path.write_text(json.dumps(raw))
-    with pytest.raises(SpecbenchError, match="mixed schema versions") as error:
-        F.load_results([tmp_path / "a", tmp_path / "b"])
-    assert "\n" not in str(error.value)
-    with pytest.raises(SpecbenchError, match="schema_version 2 is not supported"):
+    frame = F.load_results([tmp_path / "a", tmp_path / "b"])
+    assert sorted(frame[F.WORKLOAD]) == ["speed-bench-qualitative"] * 2
+    assert frame[F.FULL_SELECTION].all()
+    raw["schema_version"] = 3
+    path.write_text(json.dumps(raw))
+    with pytest.raises(SpecbenchError, match="schema_version 3 is not supported") as error:
         F.load_results([tmp_path / "b"])
+    assert "\n" not in str(error.value)
 
 
 def test_only_failed_cells_is_an_error_and_failures_are_listed(tmp_path: Path) -> None:

@@ -64,10 +64,14 @@ def summary(
     spec: SpecDecodeSummary | None = None,
     categories: dict[str, CategoryAcceptance] | None = None,
     max_tokens: int = 256,
+    workload: str = "speed-bench-qualitative",
     **extra: Any,
 ) -> CellSummary:
+    extra.setdefault("categories", None)
+    extra.setdefault("entropy_tiers", None)
     return CellSummary(
         label=label,
+        workload=workload,
         dataset=dataset,
         category=None,
         concurrency=concurrency,

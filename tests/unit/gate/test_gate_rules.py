@@ -81,11 +81,12 @@ def test_replace_defaults_keeps_only_the_file_s_rules(tmp_path):
         ),
         (
             '[metrics.acceptance_length]\ndirection = "up"\nrelative = 0.02\n',
-            "metrics.acceptance_length.direction: Input should be 'higher' or 'lower'",
+            "metrics.acceptance_length.direction: 'up' is not allowed; "
+            "allowed: 'higher' or 'lower'",
         ),
         (
             '[metrics.acceptance_length]\ndirection = "higher"\nrelative = 0.02\ntolerance = 1\n',
-            "metrics.acceptance_length.tolerance: Extra inputs are not permitted",
+            "metrics.acceptance_length.tolerance: unknown key; allowed: direction, relative",
         ),
         (
             '[metrics.output_tok_s_per_gpu]\ndirection = "higher"\nrelative = -0.05\n',
@@ -99,7 +100,7 @@ def test_replace_defaults_keeps_only_the_file_s_rules(tmp_path):
             '[metrics.tok_per_s]\ndirection = "higher"\nrelative = 0.05\n',
             "unknown metric 'tok_per_s'",
         ),
-        ("noise = 2\n", "noise: Extra inputs are not permitted"),
+        ("noise = 2\n", "noise: unknown key; allowed: noise_sigmas"),
     ],
 )
 def test_bad_rules_name_the_file_and_the_field(tmp_path, text, message):

@@ -84,7 +84,9 @@ def test_foreign_or_newer_baseline_is_refused(tmp_path):
         load_baseline(tmp_path / "other.json")
     del raw["cells"]
     (tmp_path / "cut.json").write_text(json.dumps(raw))
-    with pytest.raises(SpecbenchError, match=r"cut.json: invalid baseline \(cells: Field required"):
+    with pytest.raises(
+        SpecbenchError, match=r"cut.json: invalid baseline \(cells: required but missing"
+    ):
         load_baseline(tmp_path / "cut.json")
 
 

@@ -3,6 +3,7 @@ manifest lock (real processes writing one manifest at once)."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import shlex
@@ -13,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from specbench.common.errors import SpecbenchError
-from specbench.run.campaign import suite_hash
+from specbench.run.plan import suite_hash
 from specbench.slurm.executor import node_local_warning
 from specbench.slurm.shards import plan_shards
 from specbench.slurm.state import category
-from specbench.slurm.submit import JobCommand, batch_script
-from specbench.store.manifest import load_manifest, update_manifest
+from specbench.slurm.submit import batch_script
+from specbench.store.manifest import read_manifest, update_manifest
 from specbench.suite import SlurmSettings, load_suite
 
 REPO = Path(__file__).resolve().parents[3]
@@ -67,8 +68,9 @@ def test_batch_script_carries_every_setting_in_order(tmp_path):
         python="python3",
     )
     out = Path("/shared/results dir")
-    command = JobCommand(output=out, shard="spec/w1", server="spec", workload_index=1)
-    script = batch_script(settings, command, "specbench-x-spec-w1", out / "slurm/logs/a-%j.log")
+    script = batch_script(
+        settings, out, "spec/w1", "specbench-x-spec-w1", out / "slurm/logs/a-%j.log"
+    )
     lines = script.splitlines()
     assert lines[:11] == [
         "#!/bin/bash",
@@ -93,14 +95,6 @@ def test_batch_script_carries_every_setting_in_order(tmp_path):
         "specbench.slurm.job",
         "/shared/results dir",
         "spec/w1",
-        "--server",
-        "spec",
-        "--workload",
-        "1",
-        "--max-restarts",
-        "2",
-        "--ready-timeout",
-        "1800",
     ]
 
 
@@ -120,7 +114,7 @@ def test_shards_by_server_and_by_workload(tmp_path):
     assert [(s.id, len(s.cells)) for s in by_server] == [("base", 4), ("spec", 4)]
     by_workload = plan_shards(suite, "workload")
     assert [s.id for s in by_workload] == ["base/w0", "base/w1", "spec/w0", "spec/w1"]
-    assert [c.key for c in by_workload[3].cells] == ["spec/w1/c1/r0", "spec/w1/c2/r0"]
+    assert [c.key for c in by_workload[3].cells] == ["spec/tiny+code/c1/r0", "spec/tiny+code/c2/r0"]
     assert by_workload[3].file_name == "spec-w1"
     assert [s.id for s in plan_shards(suite, "workload", patterns=["*/w1"])] == [
         "base/w1",
@@ -165,7 +159,8 @@ def test_results_under_tmp_get_a_warning():
 
 def _write_many(root: str, writer: int, count: int) -> None:
     for index in range(count):
-        update_manifest(Path(root), slurm={"shards": {f"s{writer}": {"jobs": {str(index): {}}}}})
+        update = {"shards": {f"s{writer}": {"jobs": {str(index): {}}}}}
+        update_manifest(Path(root), lambda m, update=update: m.with_slurm(update))
 
 
 def test_concurrent_writers_lose_no_manifest_section(tmp_path):
@@ -180,7 +175,9 @@ def test_concurrent_writers_lose_no_manifest_section(tmp_path):
     for process in processes:
         process.join(60)
         assert process.exitcode == 0
-    shards = load_manifest(tmp_path)["slurm"]["shards"]
+    manifest = read_manifest(tmp_path)
+    assert manifest is not None and manifest.slurm is not None
+    shards = manifest.slurm["shards"]
     assert {name: len(shard["jobs"]) for name, shard in shards.items()} == {
         f"s{writer}": count for writer in range(writers)
     }
@@ -205,4 +202,10 @@ def test_dry_run_prints_shards_and_batch_scripts_without_slurm(tmp_path):
     assert result.stdout.count("#SBATCH --partition=gpu") == 4
     assert result.stdout.count("#SBATCH --time=2:00:00") == 4
     assert f"--- {out}/slurm/jobs/spec-w1.sbatch" in result.stdout
+    # Each job reads its run options from JSON, restricted to its shard (no argv mirror).
+    marker = f"--- {out}/slurm/jobs/spec-w1.json\n"
+    options = json.loads(result.stdout.split(marker)[1].splitlines()[0])
+    assert options["servers"] == ["spec"] and options["workloads"] == ["tiny+code"]
+    assert options["max_restarts"] == 2 and options["ready_timeout_s"] == 1800.0
+    assert options["log_dir"] == f"{out}/logs/spec-w1"
     assert not out.exists()  # nothing written, nothing submitted

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 
 def describe_validation_error(
-    error: ValidationError, root: type[BaseModel], prefix: str, source: Path
+    error: ValidationError, root: type[BaseModel], prefix: str, source: Path | str
 ) -> str:
     """`FILE: servers.x.field: problem; allowed: ...` for the first error (+N more)."""
     # An unknown key is usually a typo of a "missing" one: name it first.

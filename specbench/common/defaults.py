@@ -1,0 +1,14 @@
+"""Every default that more than one layer shows (CLI, run options, launcher, suite), once.
+
+Plain constants, no imports: the CLI reads them at startup without importing pydantic.
+"""
+
+#: Seconds a started server gets to answer /health and list its model.
+READY_TIMEOUT_S = 1800.0
+#: Restarts of a dead server before its remaining cells are given up.
+MAX_RESTARTS = 2
+#: Seconds without data before a measured request fails.
+REQUEST_TIMEOUT_S = 600.0
+#: `bench`: output cap per request, warmup conversations per cell.
+BENCH_MAX_TOKENS = 256
+BENCH_WARMUP = 2

@@ -1,0 +1,495 @@
+"""The one orchestrator: measure every cell of a plan, each server started or attached once.
+
+For each server (in plan order), the cells that still lack a `summary.json` are measured
+against one launch of that server (or the running server it attaches to): check
+`/metrics` and the model, then per cell warmup, scrape, load, scrape, store. A failed cell
+writes `failure.json` and the run goes on; a started server that died is restarted (up to
+`max_restarts` times) and its remaining cells continue. A rerun measures only what is
+missing, so a crash or Ctrl-C costs at most the cell in flight.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+
+from specbench import store
+from specbench.client.control import discover_model, scrape, server_version
+from specbench.client.sender import AiohttpSender, RequestSettings, Sender
+from specbench.common.errors import ServerError, SpecbenchError
+from specbench.data.context import check_context_fit
+from specbench.data.loader import Workload, load_workload
+from specbench.launch import ServerConfig, ServerProcess
+from specbench.launch.health import is_ready, log_tail
+from specbench.measure.cell import CellOutcome, CellProgress, run_cell
+from specbench.measure.loop import run_event_loop
+from specbench.measure.summarize import CellSpec
+from specbench.run.plan import Plan, PlanServer, RunOptions, suite_hash
+from specbench.store.failure import FailureRecord, write_failure
+from specbench.store.manifest import (
+    Manifest,
+    RunStatus,
+    WorkloadRecord,
+    new_run,
+    update_manifest,
+    utc_now,
+)
+from specbench.suite.model import NOT_IDENTITY, Cell, WorkloadSpec
+
+#: Extra warmup conversations for the first cell of a freshly started server, so one-off
+#: compilation and autotuning stay out of the measured window.
+FIRST_CELL_EXTRA_WARMUP = 8
+LOG_TAIL_LINES = 40
+#: Seconds a server that stopped answering gets before it counts as dead and is restarted.
+ALIVE_GRACE_S = 5.0
+
+
+class RunProgress:
+    """Run events; the CLI subclasses it to draw progress, a Slurm job to log them."""
+
+    def begin(self, total: int, complete: int) -> None:
+        """Called once with the number of cells and those already complete."""
+
+    def server(self, name: str, message: str) -> None:
+        """A server is starting, ready, restarting or giving up."""
+
+    def warn(self, message: str) -> None:
+        """Something the user should know before trusting the cells (e.g. context length)."""
+
+    def cell(self, cell: Cell) -> CellProgress:
+        """Called before a cell is measured; returns the cell's progress sink."""
+        return CellProgress()
+
+    def cell_done(self, cell: Cell, outcome: CellOutcome) -> None:
+        """Called after a cell was measured, skipped or failed."""
+
+
+@dataclass
+class RunResult:
+    """What happened to each cell, in plan order."""
+
+    outcomes: dict[Cell, CellOutcome] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> list[Cell]:
+        return [cell for cell, outcome in self.outcomes.items() if outcome.error]
+
+    @property
+    def measured(self) -> list[Cell]:
+        return [c for c, o in self.outcomes.items() if o.summary and not o.skipped]
+
+
+def cell_directory(output: Path, cell: Cell) -> Path:
+    return store.cell_path(
+        output, store.CellKey(cell.server, cell.workload, cell.concurrency, cell.repeat)
+    )
+
+
+def run_plan(plan: Plan, options: RunOptions, progress: RunProgress | None = None) -> RunResult:
+    """Measure every missing cell of `plan` (all of them with `force`); blocking."""
+    progress = progress or RunProgress()
+    runner = _Runner(plan, options, progress, options.api_key())
+    record = new_run(plan.command)
+    update_manifest(options.output, lambda m: _claim(m, plan, options.output).with_run(record))
+    status: RunStatus = "interrupted"
+    try:
+        done = {c for c in plan.cells if store.is_complete(cell_directory(options.output, c))}
+        for cell in plan.cells:  # a bad dataset is bad input before any server starts
+            if options.force or cell not in done:
+                runner.workload(cell)
+        progress.begin(len(plan.cells), 0 if options.force else len(done))
+        for (name, config), group in itertools.groupby(
+            plan.cells, key=lambda c: (c.server, plan.launch_config(c))
+        ):
+            runner.run_server(plan.servers[name], config, list(group))
+            if options.fail_fast and runner.result.failed:
+                break
+        status = "cells failed" if runner.result.failed else "completed"
+    except SpecbenchError:
+        status = "error"
+        raise
+    finally:
+        finished = record.model_copy(
+            update={
+                "finished_at": utc_now(),
+                "status": status,
+                "cells_measured": sorted(c.key for c in runner.result.measured),
+                "cells_failed": sorted(c.key for c in runner.result.failed),
+            }
+        )
+        update_manifest(options.output, lambda m: m.with_run(finished))
+    return runner.result
+
+
+def _claim(manifest: Manifest, plan: Plan, output: Path) -> Manifest:
+    """Record the plan's suite, workloads and servers; refuse results they would mix with."""
+    if plan.suite is not None:
+        digest = suite_hash(plan.suite)
+        if manifest.suite_hash and manifest.suite_hash != digest:
+            raise SpecbenchError(
+                f"{output}: holds results of a different suite (hash "
+                f"{manifest.suite_hash[:12]}, this one {digest[:12]}); use a new --output"
+            )
+        manifest = manifest.model_copy(
+            update={"suite": plan.suite.model_dump(mode="json"), "suite_hash": digest}
+        )
+    workloads = dict(manifest.workloads)
+    for key, workload in zip(plan.keys, plan.workloads, strict=True):
+        spec = workload_identity(workload)
+        old = workloads.get(key)
+        if old is not None and old.spec != spec:
+            changed = next(f for f in spec if old.spec.get(f) != spec[f])
+            raise SpecbenchError(
+                f"{output}: workload {key!r} was measured here with {changed}="
+                f"{old.spec.get(changed)!r}, this run asks {spec[changed]!r}; give the workload "
+                "its own name (--workload-name, or `name` in the suite) or use a new --output"
+            )
+        if old is None:
+            workloads[key] = WorkloadRecord(spec=spec)
+    manifest = manifest.model_copy(update={"workloads": workloads})
+    for server in plan.servers.values():
+        config = server.config
+        manifest = manifest.with_server(
+            server.name,
+            baseline=server.baseline,
+            speculative=config.is_speculative if config else None,
+            engine=None if server.attached or config is None else config.engine,
+            endpoint=server.endpoint,
+            gpus=server.gpus,
+            prefix_cache=_prefix_cache_mode(config, server.attached),
+        )
+    return manifest
+
+
+def workload_identity(workload: WorkloadSpec) -> dict[str, object]:
+    """What defines a workload's cells (concurrencies and repeats only choose which exist)."""
+    return workload.model_dump(mode="json", exclude=set(NOT_IDENTITY))
+
+
+def _prefix_cache_mode(config: ServerConfig | None, attached: bool) -> str:
+    if config is not None and "--no-enable-prefix-caching" in config.extra_args:
+        return "disabled"
+    if attached or config is None:
+        return "reset_before_each_cell (attached: needs VLLM_SERVER_DEV_MODE=1)"
+    return "reset_before_each_cell" if config.engine == "vllm" else "none (emulator)"
+
+
+def _launch_config(config: ServerConfig) -> ServerConfig:
+    """The server as launched: vLLM gets VLLM_SERVER_DEV_MODE=1 so /reset_prefix_cache works."""
+    if config.engine != "vllm" or "--no-enable-prefix-caching" in config.extra_args:
+        return config
+    return config.model_copy(update={"env": {**config.env, "VLLM_SERVER_DEV_MODE": "1"}})
+
+
+@dataclass
+class _Live:
+    """A started (or attached) server: its URL, liveness check and log."""
+
+    base_url: str
+    model: str | None
+    process: ServerProcess | None
+
+    def alive(self, grace_s: float = ALIVE_GRACE_S) -> bool:
+        """The process runs and the server answers; a dying process gets `grace_s` to exit.
+
+        A killed process closes its sockets before the kernel reports it exited, so a client
+        can see "connection refused" while the PID still looks alive: ask the server itself.
+        """
+        deadline = time.monotonic() + grace_s
+        while True:
+            if self.process is not None:
+                try:
+                    self.process.check_alive()
+                except ServerError:
+                    return False
+            if self.model is not None and is_ready(self.base_url, self.model):
+                return True
+            if time.monotonic() > deadline:
+                return False  # running but not serving: treat as dead, so it is restarted
+            time.sleep(0.1)
+
+    def log_tail(self) -> list[str]:
+        if self.process is None:
+            return []
+        return log_tail(self.process.log_path, 0, LOG_TAIL_LINES)
+
+
+class _Runner:
+    """Runs the cells of one plan; holds what lives as long as the run (workloads, result)."""
+
+    def __init__(
+        self, plan: Plan, options: RunOptions, progress: RunProgress, api_key: str | None
+    ) -> None:
+        self.plan = plan
+        self.options = options
+        self.progress = progress
+        self.api_key = api_key
+        self.result = RunResult()
+        self.loaded: dict[int, Workload] = {}
+
+    def run_server(
+        self, server: PlanServer, config: ServerConfig | None, cells: Sequence[Cell]
+    ) -> None:
+        """Measure the server's missing cells, restarting it when it dies."""
+        pending = []
+        for cell in cells:
+            directory = cell_directory(self.options.output, cell)
+            if store.is_complete(directory) and not self.options.force:
+                outcome = CellOutcome(summary=store.read_summary(directory), skipped=True)
+                self.result.outcomes[cell] = outcome
+                self.progress.cell_done(cell, outcome)
+            else:
+                pending.append(cell)
+        restarts = 0
+        while pending:
+            try:
+                with self._started(server, config) as live:
+                    pending = run_event_loop(self._measure(server, live, pending))
+            except ServerError as error:  # the server did not start: its cells cannot run
+                for cell in pending:
+                    self._fail(cell, str(error))
+                return
+            if pending:
+                restarts += 1
+                if restarts > self.options.max_restarts:
+                    message = (
+                        f"server {server.name!r} died {restarts} times; "
+                        "gave up on its remaining cells"
+                    )
+                    self.progress.server(server.name, message)
+                    for cell in pending:
+                        self._fail(cell, message)
+                    return
+                self.progress.server(
+                    server.name, f"died; restart {restarts}/{self.options.max_restarts}"
+                )
+
+    @contextmanager
+    def _started(self, server: PlanServer, config: ServerConfig | None) -> Iterator[_Live]:
+        if server.endpoint is not None:  # checked by `_measure` before its first request
+            yield _Live(base_url=server.endpoint.rstrip("/"), model=server.model, process=None)
+            return
+        assert config is not None, "a server without an endpoint has a config to start"
+        output = self.options.output
+        self.progress.server(server.name, "starting")
+        with ServerProcess(
+            _launch_config(config),
+            name=server.name,
+            log_dir=self.options.log_dir or output / "logs",
+            vllm_bin=self.options.vllm_bin,
+            ready_timeout_s=self.options.ready_timeout_s,
+        ) as process:
+            provenance = process.provenance
+            assert provenance is not None
+            update_manifest(
+                output,
+                lambda m: m.with_server(server.name, provenance=provenance.model_dump(mode="json")),
+            )
+            self.progress.server(
+                server.name, f"ready at {process.base_url} in {provenance.startup_s:.0f} s"
+            )
+            yield _Live(base_url=process.base_url, model=config.api_model_name, process=process)
+
+    def _fail(self, cell: Cell, message: str) -> None:
+        write_failure(
+            cell_directory(self.options.output, cell),
+            FailureRecord(error_type="ServerError", message=message, at=utc_now()),
+        )
+        outcome = CellOutcome(summary=None, error=message)
+        self.result.outcomes[cell] = outcome
+        self.progress.cell_done(cell, outcome)
+
+    def workload(self, cell: Cell) -> Workload:
+        """The cell's conversations, loaded once per workload; recorded in the manifest."""
+        index = cell.workload_index
+        if index not in self.loaded:
+            spec = self.plan.workloads[index]
+            loaded = load_workload(
+                spec.dataset,
+                revision=spec.dataset_revision,
+                categories=spec.categories or (),
+                entropy_tiers=spec.entropy_tiers or (),
+                num_prompts=spec.num_prompts,
+                seed=spec.seed,
+                strict=spec.strict,
+            )
+            self.loaded[index] = loaded
+            key = self.plan.keys[index]
+
+            def record(manifest: Manifest) -> Manifest:
+                old = manifest.workloads[key]
+                new = old.model_copy(
+                    update={
+                        "dataset_source": loaded.source,
+                        "dataset_revision": loaded.revision,
+                        "num_conversations": len(loaded.conversations),
+                    }
+                )
+                return manifest.model_copy(update={"workloads": {**manifest.workloads, key: new}})
+
+            update_manifest(self.options.output, record)
+        return self.loaded[index]
+
+    async def _measure(self, server: PlanServer, live: _Live, cells: Sequence[Cell]) -> list[Cell]:
+        """Measure `cells` in order; return those left if the server died (failed one excluded)."""
+        limit = max(c.concurrency for c in cells) + 8
+        api_key = self.api_key
+        async with aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=limit, limit_per_host=0)
+        ) as session:
+            try:
+                # Without /metrics there is no acceptance: fail before any request is sent.
+                await scrape(session, live.base_url, api_key)
+                served = await discover_model(session, live.base_url, api_key)
+            except ServerError as error:
+                if live.process is not None:
+                    raise
+                # A server the user pointed at: unreachable is bad input, not a failed cell.
+                raise SpecbenchError(str(error)) from None
+            if live.process is None and server.config is not None and served["id"] != live.model:
+                raise SpecbenchError(
+                    f"--endpoint {server.name}={server.endpoint}: serves {served['id']!r}, "
+                    f"not {live.model!r}"
+                )
+            model = live.model or str(served["id"])
+            live.model = model
+            version = await server_version(session, live.base_url, api_key)
+            update_manifest(
+                self.options.output,
+                lambda m: m.with_server(
+                    server.name, model=model, vllm_version=version, endpoint=live.base_url
+                ),
+            )
+            max_model_len = served.get("max_model_len")
+            if not isinstance(max_model_len, int) and server.config is not None:
+                max_model_len = server.config.max_model_len
+            senders: dict[int, Sender] = {}
+            first = live.process is not None
+            health: dict[str, bool] = {}  # the liveness verdict of the last failed cell
+
+            def failure_details() -> dict[str, object]:
+                health["alive"] = live.alive()
+                return {"server_alive": health["alive"], "log_tail": live.log_tail()}
+
+            try:
+                for index, cell in enumerate(cells):
+                    spec_w = self.plan.workloads[cell.workload_index]
+                    workload = self.workload(cell)
+                    if cell.workload_index not in senders:
+                        several = len(self.plan.servers) > 1 or len(self.plan.workloads) > 1
+                        where = f"{server.name} × {cell.workload}: " if several else ""
+                        for message in context_warnings(workload, max_model_len, spec_w):
+                            self.progress.warn(where + message)
+                        senders[cell.workload_index] = make_sender(
+                            spec_w, session, live.base_url, model, api_key, limit
+                        )
+                    spec = cell_spec(server, cell, spec_w, model, live.base_url, first=first)
+                    first = False
+                    health.clear()
+                    outcome = await run_cell(
+                        spec,
+                        workload.conversations,
+                        session,
+                        senders[cell.workload_index],
+                        cell_directory(self.options.output, cell),
+                        force=self.options.force,
+                        api_key=api_key,
+                        progress=self.progress.cell(cell),
+                        failure_details=failure_details,
+                    )
+                    self.result.outcomes[cell] = outcome
+                    self.progress.cell_done(cell, outcome)
+                    if outcome.error and not health.get("alive", True):
+                        return list(cells[index + 1 :])
+                    if outcome.error and self.options.fail_fast:
+                        return []
+            finally:
+                for sender in senders.values():
+                    close = getattr(sender, "close", None)
+                    if close:
+                        await close()
+        return []
+
+
+def cell_spec(
+    server: PlanServer,
+    cell: Cell,
+    workload: WorkloadSpec,
+    model: str,
+    base_url: str,
+    *,
+    first: bool,
+) -> CellSpec:
+    """How one cell is measured and labelled in its summary."""
+    categories = workload.categories
+    return CellSpec(
+        label=server.name,
+        workload=cell.workload,
+        dataset=workload.dataset,
+        categories=tuple(categories) if categories is not None else None,
+        entropy_tiers=tuple(workload.entropy_tiers) if workload.entropy_tiers else None,
+        category=categories[0] if categories and len(categories) == 1 else None,
+        concurrency=cell.concurrency,
+        repeat=cell.repeat,
+        gpus=server.gpus,
+        model=model,
+        endpoint=base_url,
+        api=workload.api,
+        client=workload.client,
+        max_tokens=workload.max_tokens,
+        temperature=workload.temperature,
+        warmup=workload.warmup + (FIRST_CELL_EXTRA_WARMUP if first else 0),
+        save_outputs=workload.keeps_outputs,
+    )
+
+
+def context_warnings(workload: Workload, max_model_len: object, spec: WorkloadSpec) -> list[str]:
+    """The workload's own warnings, plus a context-length check when the limit is known."""
+    messages = list(workload.warnings)
+    if isinstance(max_model_len, int) and max_model_len > 0:
+        messages += check_context_fit(
+            workload,
+            max_model_len=max_model_len,
+            max_tokens=spec.max_tokens,
+            tokenizer=spec.tokenizer,
+        )
+    return messages
+
+
+def make_sender(
+    workload: WorkloadSpec,
+    session: aiohttp.ClientSession,
+    base_url: str,
+    model: str,
+    api_key: str | None,
+    max_connections: int,
+) -> Sender:
+    """The aiohttp hot path, or the official openai SDK (`client = "openai"`)."""
+    settings = RequestSettings(
+        model=model,
+        api=workload.api,
+        max_tokens=workload.max_tokens,
+        temperature=workload.temperature,
+        ignore_eos=workload.ignore_eos,
+        return_token_ids=True,
+        extra_body=dict(workload.extra_body),
+    )
+    if workload.client == "openai":
+        from specbench.client.openai_sender import OpenAISender
+
+        return OpenAISender(
+            base_url,
+            settings,
+            api_key=api_key,
+            request_timeout_s=workload.request_timeout_s,
+            max_connections=max_connections,
+        )
+    return AiohttpSender(
+        session, base_url, settings, api_key=api_key, request_timeout_s=workload.request_timeout_s
+    )

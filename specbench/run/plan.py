@@ -1,0 +1,235 @@
+"""A plan: servers × workloads × concurrencies × repeats, and the options of running it.
+
+`specbench run` builds a plan from a suite; `specbench bench` builds a one-server,
+one-workload plan from its flags. A server is either "start this config" or "attach to
+this URL". `RunOptions` is defined once here: the CLI reads its defaults, and a Slurm
+job receives it as JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+from pydantic import Field, ValidationError
+
+from specbench.common.defaults import MAX_RESTARTS, READY_TIMEOUT_S
+from specbench.common.errors import SpecbenchError
+from specbench.common.model import Frozen
+from specbench.common.naming import check_name
+from specbench.common.validation import describe_validation_error
+from specbench.launch.config import ServerConfig
+from specbench.suite.model import Cell, Suite, WorkloadSpec, workload_keys
+
+
+class RunOptions(Frozen):
+    """How to run a plan: where results go, and what to do about servers and failures."""
+
+    output: Path = Field(description="Results directory (created; resumable).")
+    force: bool = Field(default=False, description="Measure complete cells again.")
+    fail_fast: bool = Field(default=False, description="Stop at the first failed cell.")
+    max_restarts: int = Field(
+        default=MAX_RESTARTS,
+        ge=0,
+        description="Restarts of a dead server before giving up on its cells.",
+    )
+    vllm_bin: str | None = Field(
+        default=None, description="vllm executable (else $SPECBENCH_VLLM, then PATH)."
+    )
+    ready_timeout_s: float = Field(
+        default=READY_TIMEOUT_S,
+        gt=0,
+        description="Seconds to wait for a started server to be ready.",
+    )
+    api_key_env: str | None = Field(
+        default=None, description="Environment variable holding the API key."
+    )
+    servers: tuple[str, ...] = Field(default=(), description="Run only these server configs.")
+    workloads: tuple[str, ...] = Field(default=(), description="Run only these workload keys.")
+    endpoints: dict[str, str] = Field(
+        default_factory=dict, description="Server name → URL of a running server to attach to."
+    )
+    log_dir: Path | None = Field(
+        default=None, description="Server logs; None is OUTPUT/logs (Slurm shards use their own)."
+    )
+
+    def api_key(self) -> str | None:
+        """The API key from `api_key_env`; one line when that variable is not set."""
+        if not self.api_key_env:
+            return None
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            raise SpecbenchError(
+                f"--api-key-env: environment variable {self.api_key_env} is not set"
+            )
+        return key
+
+    @classmethod
+    def parse(cls, source: str, data: object) -> RunOptions:
+        """Validate options from JSON (a Slurm job's options file); errors are one line."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError as error:
+            raise SpecbenchError(describe_validation_error(error, cls, "", source)) from None
+
+
+def default(field: str) -> object:
+    """The default of a `RunOptions` field: the CLI's option defaults come from here."""
+    return RunOptions.model_fields[field].default
+
+
+@dataclass(frozen=True)
+class PlanServer:
+    """A server of the plan: a config to start, or a URL to attach to (or both: attach)."""
+
+    name: str
+    config: ServerConfig | None
+    endpoint: str | None
+    model: str | None
+    gpus: int
+    baseline: bool
+
+    @property
+    def attached(self) -> bool:
+        return self.endpoint is not None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything one invocation measures, cells in run order."""
+
+    command: str
+    servers: dict[str, PlanServer]
+    workloads: tuple[WorkloadSpec, ...]
+    keys: tuple[str, ...]
+    cells: tuple[Cell, ...]
+    suite: Suite | None = None
+
+    def workload(self, cell: Cell) -> WorkloadSpec:
+        return self.workloads[cell.workload_index]
+
+    def launch_config(self, cell: Cell) -> ServerConfig | None:
+        """The config to start for `cell` (the workload's max_model_len applied)."""
+        if self.suite is None:
+            return None
+        return self.suite.server_config_for(cell)
+
+
+def suite_hash(suite: Suite) -> str:
+    """sha256 of the resolved suite (sorted keys): two runs of the same campaign match.
+
+    `[slurm]` says where cells run, not what they measure: it stays out of the hash, so a
+    local run and a Slurm run share one results directory.
+    """
+    resolved = suite.model_dump(mode="json", exclude={"source", "slurm"})
+    return hashlib.sha256(orjson.dumps(resolved, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def select_cells(suite: Suite, options: RunOptions) -> list[Cell]:
+    """The suite's cells restricted to `options.servers` and `options.workloads`."""
+    cells = suite.expand()
+    unknown = [name for name in options.servers if name not in suite.servers]
+    if unknown:
+        raise SpecbenchError(
+            f"--server {unknown[0]!r}: not in the suite (have {', '.join(suite.servers)})"
+        )
+    keys = workload_keys(suite.workloads)
+    missing = [key for key in options.workloads if key not in keys]
+    if missing:
+        raise SpecbenchError(f"workload {missing[0]!r}: not in the suite (have {', '.join(keys)})")
+    if options.servers:
+        cells = [c for c in cells if c.server in options.servers]
+    if options.workloads:
+        cells = [c for c in cells if c.workload in options.workloads]
+    if not cells:
+        raise SpecbenchError("the selection matches no cell of the suite")
+    return cells
+
+
+def plan_suite(suite: Suite, options: RunOptions, *, command: str = "run") -> Plan:
+    """The plan of a suite: every selected cell; `--endpoint` servers are attached."""
+    for name in options.endpoints:
+        if name not in suite.servers:
+            raise SpecbenchError(f"--endpoint {name}=...: no server {name!r} in the suite")
+    servers = {
+        name: PlanServer(
+            name=name,
+            config=config,
+            endpoint=options.endpoints.get(name),
+            model=config.api_model_name,
+            gpus=suite.gpus_for(name),
+            baseline=config.baseline,
+        )
+        for name, config in suite.servers.items()
+    }
+    return Plan(
+        command=command,
+        servers=servers,
+        workloads=tuple(suite.workloads),
+        keys=tuple(workload_keys(suite.workloads)),
+        cells=tuple(select_cells(suite, options)),
+        suite=suite,
+    )
+
+
+def plan_endpoint(
+    endpoint: str,
+    workload: WorkloadSpec,
+    *,
+    label: str,
+    model: str | None,
+    gpus: int,
+    repeats: int,
+) -> Plan:
+    """The plan of `bench`: one attached server, one workload."""
+    if not endpoint.startswith(("http://", "https://")):
+        raise SpecbenchError(f"--endpoint must be an http(s) URL, got {endpoint!r}")
+    try:
+        check_name("--label", label)
+    except ValueError as error:
+        raise SpecbenchError(str(error)) from None
+    key = workload_keys([workload])[0]
+    cells = tuple(
+        Cell(
+            server=label,
+            workload_index=0,
+            workload=key,
+            dataset=workload.dataset,
+            concurrency=concurrency,
+            repeat=repeat,
+        )
+        for concurrency in workload.concurrency
+        for repeat in range(repeats)
+    )
+    server = PlanServer(
+        name=label, config=None, endpoint=endpoint, model=model, gpus=gpus, baseline=False
+    )
+    return Plan("bench", {label: server}, (workload,), (key,), cells)
+
+
+def parse_concurrencies(text: str) -> list[int]:
+    """`1,4,16` → [1, 4, 16]; anything else is a one-line error naming --concurrency."""
+    try:
+        levels = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise SpecbenchError(
+            f"--concurrency: expected comma-separated integers like 1,4,16, got {text!r}"
+        ) from None
+    if not levels:
+        raise SpecbenchError("--concurrency: give at least one level, e.g. 1,4,16")
+    return levels
+
+
+def parse_endpoints(values: Sequence[str]) -> dict[str, str]:
+    """`NAME=URL` pairs; a malformed one is a one-line error naming --endpoint."""
+    endpoints: dict[str, str] = {}
+    for value in values:
+        name, sep, url = value.partition("=")
+        if not sep or not name or not url.startswith(("http://", "https://")):
+            raise SpecbenchError(f"--endpoint expects NAME=http://host:port, got {value!r}")
+        endpoints[name] = url
+    return endpoints

@@ -1,0 +1,65 @@
+"""`summary.json` is a pure function of the raw files a cell saved: recompute a real one.
+
+The recorded cells come from a real vLLM 0.32 on CPU (tests/fixtures/runs/README.md),
+written by schema 1. Every figure they hold must come back, to the last digit, from
+their `requests.jsonl` and the two `/metrics` scrapes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from specbench import store
+from specbench.measure.summarize import CellSpec, Window, summarize_cell
+from specbench.metrics.prometheus import parse_metrics
+
+RUN = Path(__file__).resolve().parents[2] / "fixtures" / "runs" / "tiny-vllm-ngram"
+#: Fields schema 2 added; the rest of the summary is unchanged.
+NEW_IN_SCHEMA_2 = {"schema_version", "workload", "categories", "entropy_tiers"}
+
+
+@pytest.mark.parametrize("label", ["baseline", "ngram"])
+def test_the_recorded_summary_is_recomputed_from_its_raw_files(label: str) -> None:
+    directory = RUN / label / "lossless-prompts" / "c1" / "r0"
+    saved = store.read_json(directory / store.SUMMARY)
+    records = list(store.read_records(directory / store.REQUESTS))
+    before = parse_metrics((directory / store.METRICS_BEFORE).read_text())
+    after = parse_metrics((directory / store.METRICS_AFTER).read_text())
+    spec = CellSpec(
+        label=saved["label"],
+        workload="lossless-prompts",
+        dataset=saved["dataset"],
+        categories=None,
+        entropy_tiers=None,
+        category=saved["category"],
+        concurrency=saved["concurrency"],
+        repeat=saved["repeat"],
+        gpus=saved["gpus"],
+        model=saved["model"],
+        endpoint=saved["endpoint"],
+        api=saved["api"],
+        client=saved["client"],
+        max_tokens=saved["max_tokens"],
+        temperature=saved["temperature"],
+        warmup=1,
+        save_outputs=True,
+    )
+    window = Window(saved["started_at"], saved["finished_at"], saved["duration_s"])
+    recomputed = summarize_cell(records, before, after, spec, window).model_dump(mode="json")
+    kept = set(saved) - NEW_IN_SCHEMA_2
+    assert {k: recomputed[k] for k in kept} == {k: saved[k] for k in kept}
+    # Fields added after the recording are recomputed too, and agree with the README.
+    assert set(recomputed) - set(saved) - NEW_IN_SCHEMA_2 == {
+        "num_conversations",
+        "server_prompt_tokens",
+        "server_preemptions",
+    }
+    assert recomputed["num_conversations"] == 4
+    assert recomputed["server_prompt_tokens"] == saved["input_tokens"]
+    assert recomputed["server_preemptions"] == 0
+    if label == "ngram":  # the hand-checked figures of the fixture's README
+        assert recomputed["spec_decode"]["num_drafts"] == 20
+        assert recomputed["spec_decode"]["num_accepted_tokens"] == 26
+        assert recomputed["spec_decode"]["acceptance_length"] == pytest.approx(2.3)
