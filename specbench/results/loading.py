@@ -79,9 +79,7 @@ def _validate(path: Path, raw: dict[str, Any]) -> CellSummary:
         raise SpecbenchError(f"{path}: not a specbench summary ({detail})") from error
 
 
-def _from_v1(
-    raw: dict[str, Any], results_dir: Path, path: Path, manifest: Manifest | None
-) -> dict[str, Any]:
+def _from_v1(raw: dict[str, Any], path: Path, manifest: Manifest | None) -> dict[str, Any]:
     """A schema-1 summary in the schema-2 shape: workload key and selection added."""
     folder = path.parent.parent.parent.name if len(path.parents) >= 3 else raw.get("dataset", "")
     workload = str(folder)
@@ -184,9 +182,7 @@ def load_cells(dirs: Sequence[Path]) -> tuple[list[LoadedCell], list[FailedCell]
                     p,
                     _validate(
                         p,
-                        raw
-                        if raw["schema_version"] != 1
-                        else _from_v1(raw, results_dir, p, manifest),
+                        raw if raw["schema_version"] != 1 else _from_v1(raw, p, manifest),
                     ),
                 )
                 for p, raw in raws

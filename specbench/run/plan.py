@@ -2,8 +2,8 @@
 
 `specbench run` builds a plan from a suite; `specbench bench` builds a one-server,
 one-workload plan from its flags. A server is either "start this config" or "attach to
-this URL". `RunOptions` is defined once here: the CLI reads its defaults, and a Slurm
-job receives it as JSON.
+this URL". `RunOptions` is defined once here (its defaults in `common/defaults.py`, which
+the CLI reads too), and a Slurm job receives it as JSON.
 """
 
 from __future__ import annotations
@@ -75,11 +75,6 @@ class RunOptions(Frozen):
             return cls.model_validate(data)
         except ValidationError as error:
             raise SpecbenchError(describe_validation_error(error, cls, "", source)) from None
-
-
-def default(field: str) -> object:
-    """The default of a `RunOptions` field: the CLI's option defaults come from here."""
-    return RunOptions.model_fields[field].default
 
 
 @dataclass(frozen=True)

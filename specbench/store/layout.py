@@ -77,10 +77,5 @@ def cell_key_of(root: Path, directory: Path) -> CellKey:
     return CellKey.parse(relative)
 
 
-def cell_dirs(root: Path, marker: str = SUMMARY) -> list[Path]:
-    """Every cell folder under `root` holding `marker`, in path order."""
-    return sorted(path.parent for path in root.glob(f"*/*/c*/r*/{marker}"))
-
-
 def is_complete(directory: Path) -> bool:
     return (directory / SUMMARY).is_file()
