@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
 
 from specbench import store
 from specbench.launch import EmulatorConfig, ServerConfig, ServerProcess, SpeculativeConfig
@@ -74,8 +75,7 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def bench(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "specbench.cli.main", "bench", *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    return run_cli("bench", *args, timeout=300)
 
 
 def read_summary(root: Path, label: str, dataset: str, concurrency: int) -> dict:

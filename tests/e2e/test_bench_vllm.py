@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
 
 from specbench import store
 from specbench.launch import ServerConfig, ServerProcess, SpeculativeConfig
@@ -66,30 +65,21 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def bench(server: ServerProcess, dataset: Path, out: Path, *extra: str) -> dict:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "specbench.cli.main",
-            "bench",
-            "--endpoint",
-            server.base_url,
-            "--dataset",
-            str(dataset),
-            "--api",
-            "completions",
-            "--max-tokens",
-            str(MAX_TOKENS),
-            "--warmup",
-            "1",
-            "--output",
-            str(out),
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+    result = run_cli(
+        "bench",
+        "--endpoint",
+        server.base_url,
+        "--dataset",
+        dataset,
+        "--api",
+        "completions",
+        "--max-tokens",
+        MAX_TOKENS,
+        "--warmup",
+        "1",
+        "--output",
+        out,
+        *extra,
     )
     assert result.returncode == 0, result.stderr
     (summary,) = out.rglob("summary.json")

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
 
 from specbench import store
 from specbench.metrics.prometheus import SPEC_ACCEPTED, SPEC_DRAFTS, parse_metrics
@@ -26,13 +26,7 @@ MODELS = Path(os.environ.get("SPECBENCH_TINY_MODELS") or REPO / ".cache" / "tiny
 
 
 def specbench(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "specbench.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-    )
+    return run_cli(*args, timeout=1800)
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 import uuid
@@ -33,6 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import CLI, run_cli
 
 ACCEPTANCE = (0.8, 0.75, 0.7)
 REGRESSED = (0.7, 0.65, 0.6)
@@ -92,13 +92,7 @@ warmup = 1
 
 
 def specbench(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "specbench.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return run_cli(*args, timeout=600)
 
 
 def run_suite(suite: Path, out: Path, *overrides: str) -> Path:
@@ -222,7 +216,7 @@ def emulator(*args: str) -> Iterator[str]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen(
-        [sys.executable, "-m", "specbench.cli.main", "emulate", "--port", str(port), *args],
+        [*CLI, "emulate", "--port", str(port), *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,

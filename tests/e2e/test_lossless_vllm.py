@@ -17,12 +17,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
 
 from specbench.launch import ServerProcess
 from specbench.suite import load_suite
@@ -37,13 +37,7 @@ MAX_TOKENS = 48
 
 
 def specbench(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "specbench.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
+    return run_cli(*args, timeout=900)
 
 
 @pytest.fixture(scope="module")
