@@ -15,6 +15,7 @@ from specbench.analysis import wording as W
 from specbench.analysis.aggregate import N_CELLS
 from specbench.analysis.markdown import Table
 from specbench.common.naming import slug
+from specbench.data.categories import category_name
 from specbench.results.columns import (
     ACCEPTANCE_DEFINITION,
     ACCEPTANCE_LENGTH,
@@ -79,7 +80,7 @@ def al_by_domain(
     first = present[0]
     names.sort(key=lambda c: -value.get((first, c), -math.inf))
     rows = [
-        (W.category_name(c), *(W.fixed(value.get((label, c), math.nan), 2) for label in present))
+        (category_name(c), *(W.fixed(value.get((label, c), math.nan), 2) for label in present))
         for c in names
     ]
     rows.append(("Overall", *(W.fixed(value.get((lb, D.OVERALL), math.nan), 2) for lb in present)))

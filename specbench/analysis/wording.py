@@ -1,5 +1,7 @@
 """How model cards word numbers: values with units, and the Change column.
 
+Category display names live with the datasets (`data/categories.py`).
+
 Ratios are computed from unrounded values and rounded only when worded, so
 415.2 vs 281.7 tok/s reads `1.47×` and a card built from rounded cells still agrees.
 """
@@ -11,28 +13,7 @@ import math
 MINUS = "\u2212"  # typographic minus, as the cards print negative changes
 TIMES = "\u00d7"
 
-#: SPEED-Bench qualitative categories as model cards name them.
-CATEGORY_NAMES = {
-    "coding": "Coding",
-    "math": "Math",
-    "rag": "RAG",
-    "multilingual": "Multilingual",
-    "reasoning": "Reasoning",
-    "summarization": "Summarization",
-    "stem": "STEM",
-    "humanities": "Humanities",
-    "qa": "QA",
-    "writing": "Writing",
-    "roleplay": "Roleplay",
-    "extraction": "Extraction",
-}
-
 _DATASET_NAMES = {"mt-bench": "MT-Bench", "mt_bench": "MT-Bench", "mtbench": "MT-Bench"}
-
-
-def category_name(category: str) -> str:
-    """`rag` → `RAG`; unknown categories in title case (`low_entropy` → `Low entropy`)."""
-    return CATEGORY_NAMES.get(category, category.replace("_", " ").capitalize())
 
 
 def dataset_name(dataset: str, split: str | None = None) -> str:
