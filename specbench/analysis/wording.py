@@ -10,6 +10,13 @@ from __future__ import annotations
 
 import math
 
+from specbench.common import text
+
+# One formatter family (common/text.py), named here as the report's tables call them.
+fixed = text.fixed
+number = text.grouped
+percent = text.percent
+
 MINUS = "\u2212"  # typographic minus, as the cards print negative changes
 TIMES = "\u00d7"
 
@@ -109,18 +116,3 @@ def milliseconds(value_ms: float) -> str:
     if value_ms >= 100:
         return f"{value_ms:,.0f} ms"
     return f"{value_ms:.1f} ms" if value_ms >= 10 else f"{value_ms:.2f} ms"
-
-
-def fixed(value: float, digits: int) -> str:
-    """A number with `digits` decimals, `—` when missing."""
-    return "—" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
-
-
-def number(value: float, digits: int) -> str:
-    """A number with thousands separators and `digits` decimals, `—` when missing."""
-    return "—" if value is None or not math.isfinite(value) else f"{value:,.{digits}f}"
-
-
-def percent(fraction: float, digits: int = 2) -> str:
-    """`55.62%` from 0.5562."""
-    return "—" if not math.isfinite(fraction) else f"{fraction * 100:.{digits}f}%"
