@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+#: The checkout's root, wherever the test file that asks sits.
+REPO = Path(__file__).resolve().parents[1]
 #: The CLI as a subprocess argv prefix: the same interpreter, the checked-out package.
 CLI = [sys.executable, "-m", "specbench.cli.main"]
 
