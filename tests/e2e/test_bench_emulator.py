@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from helpers import run_cli, running_emulator
 
 from specbench import store
 from specbench.launch import EmulatorConfig, ServerConfig, ServerProcess, SpeculativeConfig
@@ -240,6 +240,28 @@ def test_openai_client_measures_the_same_tokens(spec_server, dataset, tmp_path):
     assert {c["acceptance_source"] for c in summary["per_category"].values()} == {
         "per_request_metrics"
     }
+
+
+@pytest.mark.parametrize("client", ["aiohttp", "openai"])
+def test_a_server_without_continuous_usage_stats_is_measured_by_both_clients(
+    dataset, tmp_path, client
+):
+    out = tmp_path / "results"
+    emulated = ("--model", "emu", "--acceptance", "0.8,0.75,0.7", "--seed", "11")
+    with running_emulator(*emulated, "--no-continuous-usage-stats") as base:
+        result = bench(
+            "--endpoint", base, "--dataset", dataset, "--concurrency", "4",
+            "--max-tokens", "32", "--ignore-eos", "--client", client, "--output", out,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    summary = read_summary(out, "default", "mixed", 4)
+    assert summary["num_failed"] == 0 and summary["num_requests"] == 54
+    assert summary["output_tokens"] == 54 * 32 == summary["server_generation_tokens"]
+    cell = out / "default" / "mixed" / "c4" / "r0"
+    records = list(store.read_records(cell / store.REQUESTS))
+    # Per-chunk counts come from token_ids; the final usage chunk still gives the total.
+    assert {r.token_count_source for r in records} == {"token_ids"}
+    assert all(sum(r.chunk_tokens) == r.output_tokens == 32 for r in records)
 
 
 @pytest.fixture

@@ -17,22 +17,15 @@ repeat jumps between ~45 and ~85 ms (measured): noise no gate tolerance should a
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shutil
-import signal
-import socket
 import subprocess
-import time
-import urllib.request
 import uuid
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import CLI, run_cli
+from helpers import run_cli, running_emulator
 
 ACCEPTANCE = (0.8, 0.75, 0.7)
 REGRESSED = (0.7, 0.65, 0.6)
@@ -209,37 +202,6 @@ def test_same_settings_pass_and_noise_across_seeds_stays_inside_tolerances(campa
         print(f"  {name}: {', '.join(f'{c:+.2f}' for c in changes)}")  # noqa: T201
 
 
-@contextlib.contextmanager
-def emulator(*args: str) -> Iterator[str]:
-    """`specbench emulate ARGS` on a free port in its own process group; yields its URL."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [*CLI, "emulate", "--port", str(port), *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, "emulator exited"
-            try:
-                with urllib.request.urlopen(f"{base}/health", timeout=1) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                assert time.monotonic() < deadline, "emulator never became healthy"
-                time.sleep(0.05)
-        yield base
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
-
-
 def bench(base: str, out: Path, *args: str) -> Path:
     result = specbench(
         "bench", "--endpoint", base, "--dataset", TINY, "--concurrency", "4",
@@ -253,11 +215,11 @@ def test_failed_requests_fail_the_gate(campaign, tmp_path):
     """Bench results (no suite): a server whose 300 ms prefill outlasts the client's 0.4 s
     read timeout for requests queued behind another prefill fails some of them."""
     emulated = ["--model", "emu", "--acceptance", "0.8,0.75,0.7", "--step-ms", "6", "--seed", "1"]
-    with emulator(*emulated, "--prefill-ms", "40") as base:
+    with running_emulator(*emulated, "--prefill-ms", "40") as base:
         before = bench(base, tmp_path / "before")
     baseline = tmp_path / "baseline.json"
     assert specbench("baseline", "save", before, "--out", baseline).returncode == 0
-    with emulator(*emulated, "--prefill-ms", "300") as base:
+    with running_emulator(*emulated, "--prefill-ms", "300") as base:
         after = bench(base, tmp_path / "after", "--request-timeout", "0.4")
     summary = json.loads((after / "eagle3" / "tiny" / "c4" / "r0" / "summary.json").read_text())
     assert 0 < summary["num_failed"] < summary["num_requests"]
