@@ -5,9 +5,9 @@ configs: the cpu-demo suite's `baseline`, `ngram` and `eagle3` on the tiny rando
 and the known-acceptance `parity` pair. `vllm_servers.get(name)` starts a config the
 first time a test asks for it and hands the same server to every later test; all are
 stopped at session end, each asserted to leave no process behind. At most
-`SPECBENCH_TEST_MAX_SERVERS` (default 3) stay alive: the least recently used one is
-stopped before another starts. Tests that check a server's own lifecycle (serve then
-SIGINT, a bad flag) still start and stop their own.
+`SPECBENCH_TEST_MAX_SERVERS` (default 3; the demo test attaches to three at once) stay
+alive: the least recently used one is stopped before another starts. Tests that check a
+server's own lifecycle (serve then SIGINT, a bad flag) still start and stop their own.
 
 Every `vllm serve` of the session, shared or not, is appended to the file named by
 `SPECBENCH_TEST_VLLM_STARTS` when that is set (see `counting_vllm_bin`).
