@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
+
+from specbench.common.text import Align, markdown_table
 
 if TYPE_CHECKING:
     import pandas as pd
     from rich.console import RenderableType
-
-Align = Literal["left", "right"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,20 +39,14 @@ class Table:
         return (left, *([right] * (len(self.columns) - 1)))
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def to_markdown(table: Table, *, heading_level: int = 3) -> str:
     """The table as a markdown section: heading, table, footnotes in italics."""
     lines = [f"{'#' * heading_level} {table.title}", ""]
-    lines.append("| " + " | ".join(_cell(c) for c in table.columns) + " |")
-    lines.append("|" + "|".join("---:" if a == "right" else "---" for a in table.alignment()) + "|")
-    for index, row in enumerate(table.rows):
-        cells = [_cell(c) for c in row]
-        if index in table.bold_rows:
-            cells = [f"**{c}**" if c else c for c in cells]
-        lines.append("| " + " | ".join(cells) + " |")
+    rows = [
+        tuple(f"**{c}**" if c and index in table.bold_rows else c for c in row)
+        for index, row in enumerate(table.rows)
+    ]
+    lines += markdown_table(table.columns, rows, align=table.alignment())
     if table.footnotes:
         lines.append("")
         lines.extend(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from specbench.analysis import table_data as D
 from specbench.analysis import wording as W
+from specbench.data.categories import category_name
 from specbench.results.columns import (
     ACCEPTANCE_LENGTH,
     CATEGORY,
@@ -139,7 +140,7 @@ def al_by_domain(domain: pd.DataFrame, labels: Sequence[str], title: str) -> Fig
                 linewidth=1.4, zorder=0.5,
                 label=f"{'Overall' if len(present) == 1 else label + ' overall'} {overall:.2f}",
             )  # fmt: skip
-    axes.set_yticks(y, [W.category_name(c) for c in names])
+    axes.set_yticks(y, [category_name(c) for c in names])
     axes.grid(False, axis="y")
     finite = [v for v in value if math.isfinite(v)]
     axes.set_xlim(0, max(finite) * 1.12 if finite else 1)

@@ -14,6 +14,8 @@ from specbench.analysis import table_data as D
 from specbench.analysis import wording as W
 from specbench.analysis.aggregate import N_CELLS
 from specbench.analysis.markdown import Table
+from specbench.common.naming import slug
+from specbench.data.categories import category_name
 from specbench.results.columns import (
     ACCEPTANCE_DEFINITION,
     ACCEPTANCE_LENGTH,
@@ -78,7 +80,7 @@ def al_by_domain(
     first = present[0]
     names.sort(key=lambda c: -value.get((first, c), -math.inf))
     rows = [
-        (W.category_name(c), *(W.fixed(value.get((label, c), math.nan), 2) for label in present))
+        (category_name(c), *(W.fixed(value.get((label, c), math.nan), 2) for label in present))
         for c in names
     ]
     rows.append(("Overall", *(W.fixed(value.get((lb, D.OVERALL), math.nan), 2) for lb in present)))
@@ -169,8 +171,8 @@ def serving(frame: pd.DataFrame, comparison: Comparison, view: str, concurrency:
             )
     name = W.dataset_name(view, _split(frame, view))
     return Table(
-        name=f"serving_c{concurrency}_{_slug(comparison.speculative)}"
-        f"_vs_{_slug(comparison.baseline)}{_suffix(view, frame, VIEW)}",
+        name=f"serving_c{concurrency}_{slug(comparison.speculative)}"
+        f"_vs_{slug(comparison.baseline)}{_suffix(view, frame, VIEW)}",
         title=f"Serving results at concurrency {concurrency}, {name}",
         columns=("Metric", comparison.speculative, comparison.baseline, "Change"),
         rows=rows,
@@ -195,8 +197,8 @@ def concurrency_sweep(frame: pd.DataFrame, comparison: Comparison, view: str) ->
     )
     name = W.dataset_name(view, _split(frame, view))
     return Table(
-        name=f"concurrency_sweep_{_slug(comparison.speculative)}"
-        f"_vs_{_slug(comparison.baseline)}{_suffix(view, frame, VIEW)}",
+        name=f"concurrency_sweep_{slug(comparison.speculative)}"
+        f"_vs_{slug(comparison.baseline)}{_suffix(view, frame, VIEW)}",
         title=f"Output throughput per GPU vs concurrency, {name}",
         columns=(
             "Concurrency",
@@ -264,10 +266,6 @@ def _split(frame: pd.DataFrame, name: str) -> str | None:
     return str(splits.iloc[0]) if len(splits) else None
 
 
-def _slug(text: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in text).strip("-")
-
-
 def _suffix(name: str, frame: pd.DataFrame, column: str) -> str:
     """File-name suffix naming the group or view when the results hold several."""
-    return "" if frame[column].nunique() == 1 else "_" + _slug(name)
+    return "" if frame[column].nunique() == 1 else "_" + slug(name)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from specbench.common.naming import slug
 from specbench.results.loading import LoadedCell
 from specbench.store.summary import CellSummary
 
@@ -58,10 +59,6 @@ def vllm_bench_result(summary: CellSummary) -> dict[str, Any]:
     return result
 
 
-def _slug(text: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in text).strip("-")
-
-
 def write_vllm_bench(cells: Sequence[LoadedCell], out_dir: Path) -> list[Path]:
     """`out_dir/<label>__<dataset>__c<N>__r<N>.json` for every cell; the paths written."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -70,9 +67,9 @@ def write_vllm_bench(cells: Sequence[LoadedCell], out_dir: Path) -> list[Path]:
         s = cell.summary
         # The workload key is the store's own folder name: short and filesystem-safe.
         folder = s.workload
-        name = f"{_slug(cell.label)}__{folder}__c{s.concurrency}__r{s.repeat}.json"
+        name = f"{slug(cell.label)}__{folder}__c{s.concurrency}__r{s.repeat}.json"
         if s.category is not None:
-            name = name.replace(f"__c{s.concurrency}", f"__{_slug(s.category)}__c{s.concurrency}")
+            name = name.replace(f"__c{s.concurrency}", f"__{slug(s.category)}__c{s.concurrency}")
         path = out_dir / name
         path.write_text(json.dumps(vllm_bench_result(s), indent=2) + "\n", encoding="utf-8")
         written.append(path)

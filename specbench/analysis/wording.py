@@ -1,5 +1,7 @@
 """How model cards word numbers: values with units, and the Change column.
 
+Category display names live with the datasets (`data/categories.py`).
+
 Ratios are computed from unrounded values and rounded only when worded, so
 415.2 vs 281.7 tok/s reads `1.47×` and a card built from rounded cells still agrees.
 """
@@ -8,31 +10,17 @@ from __future__ import annotations
 
 import math
 
+from specbench.common import text
+
+# One formatter family (common/text.py), named here as the report's tables call them.
+fixed = text.fixed
+number = text.grouped
+percent = text.percent
+
 MINUS = "\u2212"  # typographic minus, as the cards print negative changes
 TIMES = "\u00d7"
 
-#: SPEED-Bench qualitative categories as model cards name them.
-CATEGORY_NAMES = {
-    "coding": "Coding",
-    "math": "Math",
-    "rag": "RAG",
-    "multilingual": "Multilingual",
-    "reasoning": "Reasoning",
-    "summarization": "Summarization",
-    "stem": "STEM",
-    "humanities": "Humanities",
-    "qa": "QA",
-    "writing": "Writing",
-    "roleplay": "Roleplay",
-    "extraction": "Extraction",
-}
-
 _DATASET_NAMES = {"mt-bench": "MT-Bench", "mt_bench": "MT-Bench", "mtbench": "MT-Bench"}
-
-
-def category_name(category: str) -> str:
-    """`rag` → `RAG`; unknown categories in title case (`low_entropy` → `Low entropy`)."""
-    return CATEGORY_NAMES.get(category, category.replace("_", " ").capitalize())
 
 
 def dataset_name(dataset: str, split: str | None = None) -> str:
@@ -128,18 +116,3 @@ def milliseconds(value_ms: float) -> str:
     if value_ms >= 100:
         return f"{value_ms:,.0f} ms"
     return f"{value_ms:.1f} ms" if value_ms >= 10 else f"{value_ms:.2f} ms"
-
-
-def fixed(value: float, digits: int) -> str:
-    """A number with `digits` decimals, `—` when missing."""
-    return "—" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
-
-
-def number(value: float, digits: int) -> str:
-    """A number with thousands separators and `digits` decimals, `—` when missing."""
-    return "—" if value is None or not math.isfinite(value) else f"{value:,.{digits}f}"
-
-
-def percent(fraction: float, digits: int = 2) -> str:
-    """`55.62%` from 0.5562."""
-    return "—" if not math.isfinite(fraction) else f"{fraction * 100:.{digits}f}%"

@@ -56,6 +56,13 @@ def emulate(
             help="Attach metrics.speculative_decoding to responses (vLLM's summary level).",
         ),
     ] = True,
+    continuous_usage_stats: Annotated[
+        bool,
+        typer.Option(
+            "--continuous-usage-stats/--no-continuous-usage-stats",
+            help="Honour stream_options.continuous_usage_stats (off: usage on the last chunk).",
+        ),
+    ] = True,
 ) -> None:
     """Serve a deterministic vLLM-compatible emulator until SIGINT/SIGTERM."""
     import logging
@@ -76,6 +83,7 @@ def emulate(
         seed=seed,
         corrupt_rate=corrupt_rate,
         per_request_spec_metrics=per_request_spec_metrics,
+        continuous_usage_stats=continuous_usage_stats,
     )
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     serve_emulator(config)

@@ -18,6 +18,7 @@ from rich.progress import (
 from rich.table import Table
 
 from specbench.client.record import RequestRecord
+from specbench.common.text import formatted
 from specbench.measure.cell import CellOutcome, CellProgress, CellSpec
 from specbench.run.orchestrator import RunProgress, RunResult
 from specbench.run.plan import Plan
@@ -75,8 +76,7 @@ class RichCellProgress(CellProgress):
         self._progress.stop()
 
 
-def fmt(value: float | None, spec: str = ".2f") -> str:
-    return "–" if value is None else format(value, spec)
+fmt = formatted  # the terminal tables' name for common.text.formatted
 
 
 def cells_table(summaries: Sequence[CellSummary], title: str = "specbench results") -> Table:

@@ -11,6 +11,7 @@ from typing import Any
 
 from specbench.client.record import RequestRecord
 from specbench.client.sender import Prompt, RequestSettings
+from specbench.client.stream import StreamAccumulator
 
 
 class OpenAISender:
@@ -52,9 +53,7 @@ class OpenAISender:
             for key in ("model", "max_tokens", "temperature", "stream", "stream_options")
         }
         chat = self._settings.api == "chat"
-        text_parts: list[str] = []
-        token_ids: list[int] = []
-        completion_tokens = 0
+        accumulator = StreamAccumulator(record, chat=chat)
         try:
             send_ns = time.perf_counter_ns()
             if chat:
@@ -67,27 +66,9 @@ class OpenAISender:
                 )
             async for chunk in stream:
                 arrived = time.perf_counter_ns() - send_ns
-                new_tokens = 0
-                if chunk.choices:
-                    choice = chunk.choices[0]
-                    content = choice.delta.content if chat else choice.text
-                    if content:
-                        text_parts.append(content)
-                    ids = (choice.model_extra or {}).get("token_ids")
-                    if ids:
-                        token_ids.extend(ids)
-                    if choice.finish_reason:
-                        record.finish_reason = choice.finish_reason
-                if chunk.usage:
-                    new_tokens = chunk.usage.completion_tokens - completion_tokens
-                    completion_tokens = chunk.usage.completion_tokens
-                    record.input_tokens = chunk.usage.prompt_tokens
-                if new_tokens > 0 and chunk.choices:
-                    record.chunk_offsets_ns.append(arrived)
-                    record.chunk_tokens.append(new_tokens)
-                metrics = (chunk.model_extra or {}).get("metrics")
-                if metrics:
-                    record.spec_decode = metrics.get("speculative_decoding")
+                # model_dump keeps vLLM's extra fields (token_ids, metrics) as plain dicts.
+                if not accumulator.add(chunk.model_dump(exclude_none=True), arrived):
+                    return
         except self._openai.APIStatusError as error:
             record.error_type = f"http_{error.status_code}"
             record.error_message = " ".join(str(error.message).split())[:500]
@@ -96,12 +77,9 @@ class OpenAISender:
             record.error_type = type(error).__name__
             record.error_message = str(error)[:500]
             return
-        if not record.chunk_offsets_ns:
-            record.error_type = "no_tokens"
-            record.error_message = "the stream carried no token"
+        except self._openai.APIError as error:  # an `error` event inside the stream
+            record.error_type = "server_error"
+            record.error_message = " ".join(str(error.message).split())[:500]
             return
-        record.ttft_ns = record.chunk_offsets_ns[0]
-        record.e2e_ns = record.chunk_offsets_ns[-1]
-        record.output_tokens = completion_tokens
-        record.output_text = "".join(text_parts)
-        record.output_token_ids = token_ids or None
+        # The SDK swallows `[DONE]`: a finish_reason is the sign the stream ended properly.
+        accumulator.finish(complete=record.finish_reason is not None, unfinished="a finish_reason")

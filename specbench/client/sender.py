@@ -19,6 +19,7 @@ import orjson
 from specbench.client.control import auth_headers
 from specbench.client.record import RequestRecord
 from specbench.client.sse import SSEDecoder
+from specbench.client.stream import StreamAccumulator
 from specbench.common.defaults import REQUEST_TIMEOUT_S
 
 Api = Literal["chat", "completions"]
@@ -167,12 +168,7 @@ async def _consume_stream(
     watchdog: _IdleWatchdog,
 ) -> None:
     decoder = SSEDecoder()
-    offsets = record.chunk_offsets_ns
-    counts = record.chunk_tokens
-    text_parts: list[str] = []
-    token_ids: list[int] = []
-    seen_usage = False
-    completion_tokens = 0
+    accumulator = StreamAccumulator(record, chat=chat)
     done = False
     loads = orjson.loads
     perf_counter_ns = time.perf_counter_ns
@@ -190,56 +186,9 @@ async def _consume_stream(
                 record.error_type = "bad_chunk"
                 record.error_message = event[:200].decode(errors="replace")
                 return
-            if "error" in chunk:
-                error = chunk["error"]
-                record.error_type = "server_error"
-                record.error_message = _error_text(orjson.dumps(error).decode())
+            if not accumulator.add(chunk, arrived):
                 return
-            new_tokens = 0
-            choices = chunk.get("choices")
-            if choices:
-                choice = choices[0]
-                content = (choice.get("delta") or {}).get("content") if chat else choice.get("text")
-                if content:
-                    text_parts.append(content)
-                ids = choice.get("token_ids")
-                if ids:
-                    token_ids.extend(ids)
-                reason = choice.get("finish_reason")
-                if reason:
-                    record.finish_reason = reason
-                if not seen_usage:
-                    new_tokens = len(ids) if ids else (1 if content else 0)
-            usage = chunk.get("usage")
-            if usage:
-                seen_usage = True
-                total = usage.get("completion_tokens") or 0
-                new_tokens = total - completion_tokens
-                completion_tokens = total
-                record.input_tokens = usage.get("prompt_tokens")
-            elif new_tokens:
-                completion_tokens += new_tokens
-            if new_tokens > 0 and choices:
-                offsets.append(arrived)
-                counts.append(new_tokens)
-            metrics = chunk.get("metrics")
-            if metrics:
-                record.spec_decode = metrics.get("speculative_decoding")
-    if not done:
-        record.error_type = "incomplete_stream"
-        record.error_message = "the stream ended without [DONE]"
-        return
-    if not offsets:
-        record.error_type = "no_tokens"
-        record.error_message = "the stream carried no token"
-        return
-    if not seen_usage:
-        record.token_count_source = "token_ids" if token_ids else "chunks"
-    record.ttft_ns = offsets[0]
-    record.e2e_ns = offsets[-1]
-    record.output_tokens = completion_tokens
-    record.output_text = "".join(text_parts)
-    record.output_token_ids = token_ids or None
+    accumulator.finish(complete=done, unfinished="[DONE]")
 
 
 def _error_text(text: str) -> str:

@@ -41,11 +41,12 @@ def first_line(error: BaseException) -> str:
 def _is_empty(path: Path) -> bool:
     # datasets fails on empty files with messages that do not say so.
     if path.suffix.lower() == ".parquet":
+        import pyarrow
         import pyarrow.parquet as pq
 
         try:
             return bool(pq.read_metadata(path).num_rows == 0)
-        except Exception:  # not parquet: let datasets report it
+        except (pyarrow.ArrowException, OSError, ValueError):  # not parquet: datasets says so
             return False
     with path.open("rb") as handle:
         return not any(line.strip() for line in handle)

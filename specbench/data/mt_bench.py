@@ -11,20 +11,12 @@ import os
 from pathlib import Path
 
 from specbench.common.errors import SpecbenchError
+from specbench.data.categories import MT_BENCH_CATEGORIES
 from specbench.data.conversation import Conversation
 from specbench.data.custom import load_custom
 
 PATH_ENV = "SPECBENCH_MT_BENCH"
-CATEGORIES = (
-    "writing",
-    "roleplay",
-    "reasoning",
-    "math",
-    "coding",
-    "extraction",
-    "stem",
-    "humanities",
-)
+CATEGORIES = MT_BENCH_CATEGORIES
 EXPECTED_QUESTIONS = 80
 EXPECTED_TURNS = 2
 

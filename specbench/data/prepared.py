@@ -83,11 +83,12 @@ def looks_like_speed_bench(path: Path) -> bool:
         return False
     suffix = path.suffix.lower()
     if suffix == ".parquet":
+        import pyarrow
         import pyarrow.parquet as pq
 
         try:
             names = set(pq.read_schema(path).names)
-        except Exception:  # not parquet after all: let the normal loader report it
+        except (pyarrow.ArrowException, OSError, ValueError):  # not parquet: the loader says so
             return False
     elif suffix == ".jsonl":
         with path.open(encoding="utf-8") as handle:

@@ -17,6 +17,7 @@ from typing import Any
 
 from specbench.common.errors import SpecbenchError
 from specbench.data._hf import load_repo_dataset
+from specbench.data.categories import ENTROPY_TIERS, QUALITATIVE_CATEGORIES
 from specbench.data.conversation import Conversation
 
 HUB_REPO = "nvidia/SPEED-Bench"
@@ -35,20 +36,6 @@ CONFIGS: dict[str, int | None] = {
     "throughput_16k": 16_000,
     "throughput_32k": 32_000,
 }
-QUALITATIVE_CATEGORIES = (
-    "coding",
-    "humanities",
-    "math",
-    "multilingual",
-    "qa",
-    "rag",
-    "reasoning",
-    "roleplay",
-    "stem",
-    "summarization",
-    "writing",
-)
-ENTROPY_TIERS = ("low_entropy", "mixed", "high_entropy")
 COLUMNS = (
     "question_id",
     "category",

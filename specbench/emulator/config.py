@@ -96,6 +96,11 @@ class EmulatorConfig(BaseModel):
         default=True,
         description="Attach `metrics.speculative_decoding` to responses when speculating.",
     )
+    continuous_usage_stats: bool = Field(
+        default=True,
+        description="Honour `stream_options.continuous_usage_stats`; False: usage only on the "
+        "final chunk, as from a server without continuous usage stats.",
+    )
 
     @model_validator(mode="after")
     def _check_acceptance(self) -> EmulatorConfig:

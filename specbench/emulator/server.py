@@ -132,6 +132,8 @@ async def _generate(request: web.Request, *, chat: bool) -> web.StreamResponse:
         parsed = parse_request(
             body, chat=chat, served_model=config.model, max_model_len=config.max_model_len
         )
+        if not config.continuous_usage_stats:
+            parsed.continuous_usage = False
     except RequestError as error:
         return _json(error.body(), status=error.status)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from specbench.common.text import Align, markdown_cell, markdown_table
 from specbench.gate.compare import GateReport
 from specbench.gate.text import (
     VERDICT_TEXT,
@@ -24,8 +25,12 @@ _HEADLINE = {
 }
 
 
+#: cell, metric left; baseline, current, change right; tolerance, verdict left.
+GATE_ALIGN: tuple[Align, ...] = ("left", "left", "right", "right", "right", "left", "left")
+
+
 def _escape(text: str) -> str:
-    return text.replace("|", "\\|")
+    return markdown_cell(text)
 
 
 def headline(report: GateReport) -> str:
@@ -56,9 +61,8 @@ def markdown_summary(report: GateReport) -> str:
         "",
         "<details><summary>All checks</summary>",
         "",
-        "| cell | metric | baseline | current | change | tolerance | verdict |",
-        "|---|---|---:|---:|---:|---|---|",
     ]
+    rows = []
     for row in report.comparisons:
         verdict = VERDICT_TEXT[row.verdict]
         if row.verdict in ("regression", "missing"):
@@ -72,7 +76,9 @@ def markdown_summary(report: GateReport) -> str:
             tolerance_text(row),
             verdict,
         ]
-        lines.append("| " + " | ".join(_escape(c) for c in cells) + " |")
+        rows.append(cells)
+    columns = ("cell", "metric", "baseline", "current", "change", "tolerance", "verdict")
+    lines += markdown_table(columns, rows, align=GATE_ALIGN)
     lines += ["", "</details>", ""]
     return "\n".join(lines)
 

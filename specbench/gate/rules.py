@@ -21,7 +21,6 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -29,12 +28,12 @@ from specbench.common.errors import SpecbenchError
 from specbench.common.model import Frozen
 from specbench.common.validation import describe_validation_error
 from specbench.gate.snapshot import POOLED_METRICS, SERVING_METRICS
+from specbench.metrics.directions import Direction, direction_of
 from specbench.results.columns import PER_POSITION_PREFIX
 
 #: Families of metrics a single rule can cover.
 PER_POSITION_FAMILY = "per_position_acceptance"
 CATEGORY_FAMILY = "category_acceptance_length"
-Direction = Literal["higher", "lower"]
 
 
 class MetricRule(Frozen):
@@ -87,19 +86,20 @@ class MetricRule(Frozen):
         return f"max {self.max:g}"
 
 
-def _rule(direction: Direction, relative: float) -> MetricRule:
-    return MetricRule(direction=direction, relative=relative)
+def _rule(metric: str, relative: float) -> MetricRule:
+    """A default rule: the direction declared beside the metric (metrics/directions.py)."""
+    return MetricRule(direction=direction_of(metric), relative=relative)
 
 
 #: The issue's defaults. Order is the order of rows in every report.
 DEFAULT_RULES: dict[str, MetricRule] = {
-    "acceptance_length": _rule("higher", relative=0.02),
-    PER_POSITION_FAMILY: _rule("higher", relative=0.02),
-    CATEGORY_FAMILY: _rule("higher", relative=0.02),
-    "output_tok_s_per_gpu": _rule("higher", relative=0.05),
-    "ttft_ms_median": _rule("lower", relative=0.10),
-    "e2e_ms_median": _rule("lower", relative=0.10),
-    "num_failed": MetricRule(direction="lower", max=0, noise=False),
+    "acceptance_length": _rule("acceptance_length", relative=0.02),
+    PER_POSITION_FAMILY: _rule(PER_POSITION_FAMILY, relative=0.02),
+    CATEGORY_FAMILY: _rule(CATEGORY_FAMILY, relative=0.02),
+    "output_tok_s_per_gpu": _rule("output_tok_s_per_gpu", relative=0.05),
+    "ttft_ms_median": _rule("ttft_ms_median", relative=0.10),
+    "e2e_ms_median": _rule("e2e_ms_median", relative=0.10),
+    "num_failed": MetricRule(direction=direction_of("num_failed"), max=0, noise=False),
 }
 
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import math
-
+from specbench.common.text import significant
 from specbench.gate.compare import Comparison
 from specbench.gate.snapshot import MetricStats
 
@@ -17,24 +16,13 @@ VERDICT_TEXT = {
 }
 
 
-def number(value: float | None, digits: int = 4) -> str:
-    """`digits` significant digits, thousands separated: 2.816, 3,041, 0.4213."""
-    if value is None or math.isnan(value):
-        return "–"
-    if float(value).is_integer():
-        return f"{int(value):,}"  # counts (failed requests) read as counts
-    magnitude = math.floor(math.log10(abs(value)))
-    decimals = max(0, digits - 1 - magnitude)
-    return f"{value:,.{decimals}f}"
-
-
 def stats_text(stats: MetricStats | None) -> str:
     """`2.816 ±0.012 (n=3)`: the value, its std over repeats and the repeat count."""
     if stats is None:
         return "–"
     if stats.std is None or stats.n < 2:
-        return f"{number(stats.value)} (n={stats.n})"
-    return f"{number(stats.value)} ±{number(stats.std, 2)} (n={stats.n})"
+        return f"{significant(stats.value)} (n={stats.n})"
+    return f"{significant(stats.value)} ±{significant(stats.std, 2)} (n={stats.n})"
 
 
 def change_text(row: Comparison) -> str:
@@ -52,7 +40,7 @@ def tolerance_text(row: Comparison) -> str:
         return "–"
     if row.noise is None:
         return row.tolerance
-    return f"{row.tolerance} (noise ±{number(row.noise, 2)})"
+    return f"{row.tolerance} (noise ±{significant(row.noise, 2)})"
 
 
 def explanation(row: Comparison) -> str:

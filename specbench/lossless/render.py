@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
+from specbench.common.text import EN_DASH, fixed, markdown_table
 from specbench.lossless.model import CellCheck, LosslessReport, MatchCount
 
 #: Diverged pairs listed per cell in the markdown (all of them are in lossless.json).
@@ -31,22 +30,14 @@ AL_NOTES = (
 )
 
 
-def _table(columns: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> list[str]:
-    """A GitHub markdown table: the first `left` columns left-aligned, numbers right."""
-    lines = ["| " + " | ".join(columns) + " |"]
-    lines.append("|" + "---|" * left + "---:|" * (len(columns) - left))
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
-    return lines
-
-
 def _rate(count: MatchCount) -> str:
     if count.exact_match_rate is None:
         return "–"
     return f"{count.exact_match_rate:.3f} ({count.num_matched}/{count.num_compared})"
 
 
-def _number(value: float | None, digits: int = 3) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
+def _fixed3(value: float | None, digits: int = 3) -> str:
+    return fixed(value, digits, missing=EN_DASH)
 
 
 def _depth(cell: CellCheck) -> str:
@@ -93,7 +84,7 @@ def lossless_section(report: LosslessReport, heading_level: int = 2) -> str:
             ]
             for c in report.cells
         ]
-        lines += _table(
+        lines += markdown_table(
             (
                 "Speculative",
                 "Baseline",
@@ -110,7 +101,7 @@ def lossless_section(report: LosslessReport, heading_level: int = 2) -> str:
             left=3,
         )
         lines += ["", f"_{TURN_RULE}_", "", f"_{DEPTH_HINT}_", ""]
-        lines += _category_table(report, h)
+        lines += _categorymarkdown_table(report, h)
         lines += _divergence_lists(report, h)
     if report.unpaired:
         lines += [f"{h}# Speculative cells without a baseline cell", ""]
@@ -119,7 +110,7 @@ def lossless_section(report: LosslessReport, heading_level: int = 2) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _category_table(report: LosslessReport, h: str) -> list[str]:
+def _categorymarkdown_table(report: LosslessReport, h: str) -> list[str]:
     rows = [
         [c.speculative, _where(c), name, _rate(count)]
         for c in report.cells
@@ -129,7 +120,11 @@ def _category_table(report: LosslessReport, h: str) -> list[str]:
     if not rows:
         return []
     lines = [f"{h}# Exact-match rate by category", ""]
-    return [*lines, *_table(("Speculative", "Cell", "Category", "Exact match"), rows, left=3), ""]
+    return [
+        *lines,
+        *markdown_table(("Speculative", "Cell", "Category", "Exact match"), rows, left=3),
+        "",
+    ]
 
 
 def _divergence_lists(report: LosslessReport, h: str) -> list[str]:
@@ -152,7 +147,7 @@ def _divergence_lists(report: LosslessReport, h: str) -> list[str]:
             ]
             for d in shown
         ]
-        lines += _table(
+        lines += markdown_table(
             ("Question", "Turn", "Category", "First divergence", "Length base / spec"), rows, left=3
         )
         if len(cell.divergences) > len(shown):
@@ -171,16 +166,16 @@ def acceptance_section(report: LosslessReport, heading_level: int = 2) -> str:
         [
             a.label,
             f"{a.dataset_dir} c{a.concurrency} r{a.repeat}",
-            _number(a.server_counters_al),
-            _number(a.per_request_pooled_al),
+            _fixed3(a.server_counters_al),
+            _fixed3(a.per_request_pooled_al),
             "–" if a.pooled_vs_counters is None else f"{a.pooled_vs_counters:+.2%}",
-            _number(a.tokens_per_chunk_al),
-            _number(a.per_request_coverage, 2),
+            _fixed3(a.tokens_per_chunk_al),
+            _fixed3(a.per_request_coverage, 2),
             f"{a.num_drafts if a.num_drafts is not None else '–'} / {a.num_spec_steps}",
         ]
         for a in report.acceptance
     ]
-    lines += _table(
+    lines += markdown_table(
         (
             "Speculative",
             "Cell",
@@ -224,8 +219,8 @@ def summary_lines(report: LosslessReport) -> list[str]:
     for row in report.acceptance:
         lines.append(
             f"AL {row.label} {row.dataset_dir} c{row.concurrency} r{row.repeat}: counters "
-            f"{_number(row.server_counters_al)}, per-request pooled "
-            f"{_number(row.per_request_pooled_al)}, tokens per chunk "
-            f"{_number(row.tokens_per_chunk_al)}"
+            f"{_fixed3(row.server_counters_al)}, per-request pooled "
+            f"{_fixed3(row.per_request_pooled_al)}, tokens per chunk "
+            f"{_fixed3(row.tokens_per_chunk_al)}"
         )
     return lines

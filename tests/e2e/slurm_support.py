@@ -7,13 +7,13 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import popen_cli, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
@@ -88,24 +88,11 @@ sbatch_options = ["--cpus-per-task=1"]
 
 
 def cli(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "specbench.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env=env,
-    )
+    return run_cli(*args, timeout=300, env=env)
 
 
 def popen(*args: str | Path, env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "specbench.cli.main", *map(str, args)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+    return popen_cli(*args, env=env)
 
 
 def cells(root: Path) -> set[tuple[str, ...]]:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import run_cli, running_emulator
 
 from specbench import store
 from specbench.launch import EmulatorConfig, ServerConfig, ServerProcess, SpeculativeConfig
@@ -74,8 +75,7 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def bench(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "specbench.cli.main", "bench", *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    return run_cli("bench", *args, timeout=300)
 
 
 def read_summary(root: Path, label: str, dataset: str, concurrency: int) -> dict:
@@ -240,6 +240,28 @@ def test_openai_client_measures_the_same_tokens(spec_server, dataset, tmp_path):
     assert {c["acceptance_source"] for c in summary["per_category"].values()} == {
         "per_request_metrics"
     }
+
+
+@pytest.mark.parametrize("client", ["aiohttp", "openai"])
+def test_a_server_without_continuous_usage_stats_is_measured_by_both_clients(
+    dataset, tmp_path, client
+):
+    out = tmp_path / "results"
+    emulated = ("--model", "emu", "--acceptance", "0.8,0.75,0.7", "--seed", "11")
+    with running_emulator(*emulated, "--no-continuous-usage-stats") as base:
+        result = bench(
+            "--endpoint", base, "--dataset", dataset, "--concurrency", "4",
+            "--max-tokens", "32", "--ignore-eos", "--client", client, "--output", out,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    summary = read_summary(out, "default", "mixed", 4)
+    assert summary["num_failed"] == 0 and summary["num_requests"] == 54
+    assert summary["output_tokens"] == 54 * 32 == summary["server_generation_tokens"]
+    cell = out / "default" / "mixed" / "c4" / "r0"
+    records = list(store.read_records(cell / store.REQUESTS))
+    # Per-chunk counts come from token_ids; the final usage chunk still gives the total.
+    assert {r.token_count_source for r in records} == {"token_ids"}
+    assert all(sum(r.chunk_tokens) == r.output_tokens == 32 for r in records)
 
 
 @pytest.fixture

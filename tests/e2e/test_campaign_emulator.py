@@ -6,10 +6,11 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
+
+from helpers import popen_cli, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
@@ -48,14 +49,7 @@ warmup = 1
 
 
 def run(*args: str | Path, **kwargs) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "specbench.cli.main", "run", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        **kwargs,
-    )
+    return run_cli("run", *args, **kwargs)
 
 
 def server_pids(tag: str) -> list[int]:
@@ -128,12 +122,7 @@ def test_a_changed_suite_refuses_the_old_results_dir(tmp_path):
 def test_sigint_mid_campaign_stops_servers_keeps_cells_and_rerun_completes(tmp_path):
     suite, tag = write_suite(tmp_path, step_ms=8.0, concurrency=(1, 2, 4), max_tokens=48)
     out = tmp_path / "results"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "specbench.cli.main", "run", str(suite), "--output", str(out)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = popen_cli("run", suite, "--output", out)
     try:
         deadline = time.monotonic() + 120
         while not summaries(out) and time.monotonic() < deadline:
@@ -160,22 +149,7 @@ def test_sigint_mid_campaign_stops_servers_keeps_cells_and_rerun_completes(tmp_p
 def test_a_server_killed_mid_campaign_is_restarted_and_later_cells_succeed(tmp_path):
     suite, tag = write_suite(tmp_path, step_ms=10.0, concurrency=(1, 2, 4), max_tokens=64)
     out = tmp_path / "results"
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "specbench.cli.main",
-            "run",
-            str(suite),
-            "--output",
-            str(out),
-            "--server",
-            "eagle3",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = popen_cli("run", suite, "--output", out, "--server", "eagle3")
     try:
         first_cell = out / "eagle3" / "tiny" / "c1" / "r0" / "summary.json"
         deadline = time.monotonic() + 120

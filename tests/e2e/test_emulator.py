@@ -8,15 +8,15 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
 
 import orjson
 import pytest
+from helpers import CLI
 
-CLI = [sys.executable, "-m", "specbench.cli.main", "emulate"]
+EMULATE = [*CLI, "emulate"]
 LABELS = 'engine="0",model_name="specbench-emulator"'
 
 
@@ -49,7 +49,7 @@ def http(
 )
 def test_cli_rejects_bad_options_with_one_line_and_exit_2(args: list[str], fragment: str) -> None:
     result = subprocess.run(
-        [*CLI, "--port", str(free_port()), *args], capture_output=True, text=True, timeout=60
+        [*EMULATE, "--port", str(free_port()), *args], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
@@ -62,7 +62,7 @@ def emulator(*args: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """`specbench emulate ARGS` on a free port, in its own process group, always torn down."""
     port = free_port()
     process = subprocess.Popen(
-        [*CLI, "--port", str(port), *args],
+        [*EMULATE, "--port", str(port), *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
@@ -131,7 +131,7 @@ def test_port_in_use_is_a_one_line_error() -> None:
         busy.listen()
         port = busy.getsockname()[1]
         result = subprocess.run(
-            [*CLI, "--port", str(port)], capture_output=True, text=True, timeout=60
+            [*EMULATE, "--port", str(port)], capture_output=True, text=True, timeout=60
         )
     assert result.returncode == 2
     assert f"--port {port}: cannot listen" in result.stderr

@@ -17,22 +17,15 @@ repeat jumps between ~45 and ~85 ms (measured): noise no gate tolerance should a
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shutil
-import signal
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
 import uuid
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import run_cli, running_emulator
 
 ACCEPTANCE = (0.8, 0.75, 0.7)
 REGRESSED = (0.7, 0.65, 0.6)
@@ -92,13 +85,7 @@ warmup = 1
 
 
 def specbench(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "specbench.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return run_cli(*args, timeout=600)
 
 
 def run_suite(suite: Path, out: Path, *overrides: str) -> Path:
@@ -209,40 +196,10 @@ def test_same_settings_pass_and_noise_across_seeds_stays_inside_tolerances(campa
             parts = [p.strip() for p in line.split("|")]
             if len(parts) > 6 and parts[5].endswith("%"):
                 figures.setdefault(f"{parts[1]} {parts[2]}", []).append(float(parts[5][:-1]))
-    print("\nrelative change vs baseline over seeds 2, 3, 4 (%):")
+    # The figures the README quotes: shown with `pytest -s`, asserted nowhere else.
+    print("\nrelative change vs baseline over seeds 2, 3, 4 (%):")  # noqa: T201
     for name, changes in sorted(figures.items()):
-        print(f"  {name}: {', '.join(f'{c:+.2f}' for c in changes)}")
-
-
-@contextlib.contextmanager
-def emulator(*args: str) -> Iterator[str]:
-    """`specbench emulate ARGS` on a free port in its own process group; yields its URL."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "specbench.cli.main", "emulate", "--port", str(port), *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, "emulator exited"
-            try:
-                with urllib.request.urlopen(f"{base}/health", timeout=1) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                assert time.monotonic() < deadline, "emulator never became healthy"
-                time.sleep(0.05)
-        yield base
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
+        print(f"  {name}: {', '.join(f'{c:+.2f}' for c in changes)}")  # noqa: T201
 
 
 def bench(base: str, out: Path, *args: str) -> Path:
@@ -258,11 +215,11 @@ def test_failed_requests_fail_the_gate(campaign, tmp_path):
     """Bench results (no suite): a server whose 300 ms prefill outlasts the client's 0.4 s
     read timeout for requests queued behind another prefill fails some of them."""
     emulated = ["--model", "emu", "--acceptance", "0.8,0.75,0.7", "--step-ms", "6", "--seed", "1"]
-    with emulator(*emulated, "--prefill-ms", "40") as base:
+    with running_emulator(*emulated, "--prefill-ms", "40") as base:
         before = bench(base, tmp_path / "before")
     baseline = tmp_path / "baseline.json"
     assert specbench("baseline", "save", before, "--out", baseline).returncode == 0
-    with emulator(*emulated, "--prefill-ms", "300") as base:
+    with running_emulator(*emulated, "--prefill-ms", "300") as base:
         after = bench(base, tmp_path / "after", "--request-timeout", "0.4")
     summary = json.loads((after / "eagle3" / "tiny" / "c4" / "r0" / "summary.json").read_text())
     assert 0 < summary["num_failed"] < summary["num_requests"]

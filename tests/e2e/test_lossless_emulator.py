@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
 
 from specbench.data.custom import load_custom
 from specbench.emulator.tokens import corruption_start, prompt_digest_of_text, render_chat
@@ -28,13 +28,7 @@ MAX_TOKENS = 32
 
 
 def specbench(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "specbench.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return run_cli(*args, timeout=600)
 
 
 @pytest.fixture(scope="module")

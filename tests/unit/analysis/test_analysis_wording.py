@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from specbench.analysis import wording as W
+from specbench.data.categories import category_name
 
 
 @pytest.mark.parametrize(
@@ -59,7 +60,7 @@ def test_value_formats() -> None:
 
 
 def test_names() -> None:
-    assert [W.category_name(c) for c in ("rag", "stem", "qa", "coding", "low_entropy")] == [
+    assert [category_name(c) for c in ("rag", "stem", "qa", "coding", "low_entropy")] == [
         "RAG",
         "STEM",
         "QA",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from helpers import run_cli
 from rich.console import Console
 
 from specbench.common.errors import SpecbenchError
@@ -83,13 +83,7 @@ def _cli(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
         "COLUMNS": "200",
     }
     env.pop("SPECBENCH_SPEED_BENCH_REPO", None)
-    return subprocess.run(
-        [sys.executable, "-m", "specbench.cli.main", "data", "inspect", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    return run_cli("data", "inspect", *args, timeout=120, env=env)
 
 
 def test_cli_prints_the_table_and_maps_errors_to_exit_code_2(tmp_path: Path) -> None:

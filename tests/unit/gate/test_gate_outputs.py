@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 from gate_fixtures import spec_decode, summary, write_cell, write_results
+from helpers import run_cli
 
 from specbench.gate.baseline import save_baseline
 from specbench.gate.run import GateOptions, run_gate
@@ -67,13 +66,7 @@ def test_summary_goes_to_github_step_summary_when_no_file_is_given(tmp_path, mon
 
 
 def cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "specbench.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_cli(*args, timeout=120)
 
 
 def test_cli_exit_codes(tmp_path):

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import orjson
 import pytest
+from helpers import run_cli
 
 from specbench import store
 from specbench.lossless import check_lossless, report_section, write_lossless
@@ -37,13 +37,7 @@ def edit_records(path: Path, edit) -> None:  # type: ignore[no-untyped-def]
 
 
 def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "specbench.cli.main", "lossless", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_cli("lossless", *args, timeout=120)
 
 
 def test_three_acceptance_lengths_hand_checked() -> None:

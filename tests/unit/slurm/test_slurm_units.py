@@ -7,11 +7,11 @@ import json
 import multiprocessing
 import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
 
 from specbench.common.errors import SpecbenchError
 from specbench.run.plan import suite_hash
@@ -188,14 +188,8 @@ def test_dry_run_prints_shards_and_batch_scripts_without_slurm(tmp_path):
     out = tmp_path / "results"
     command = ["run", str(suite), "--output", str(out), "--executor", "slurm"]
     command += ["--shard-by", "workload", "--dry-run", "--time", "2:00:00"]
-    result = subprocess.run(
-        [sys.executable, "-m", "specbench.cli.main", *command],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PATH": str(Path(sys.executable).parent)},  # no sbatch here
-        check=False,
-    )
+    no_sbatch = {**os.environ, "PATH": str(Path(sys.executable).parent)}
+    result = run_cli(*command, timeout=120, env=no_sbatch)
     assert result.returncode == 0, result.stderr
     assert "slurm: 4 shard(s) by workload" in result.stdout
     assert "  spec/w1: 2 cells, 2 missing" in result.stdout

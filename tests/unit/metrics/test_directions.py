@@ -1,0 +1,39 @@
+"""Metric directions: declared once in metrics/directions.py, read by the gate's defaults."""
+
+from __future__ import annotations
+
+import pytest
+
+from specbench.gate.rules import DEFAULT_RULES
+from specbench.gate.snapshot import POOLED_METRICS, SERVING_METRICS
+from specbench.metrics.directions import direction_of
+
+
+def test_statistics_and_family_members_take_their_metric_direction():
+    assert direction_of("acceptance_length") == "higher"
+    assert direction_of("per_position_acceptance_2") == "higher"
+    assert direction_of("ttft_ms_p99") == direction_of("ttft_ms_median") == "lower"
+    assert direction_of("output_tok_s_per_gpu") == "higher"
+    assert direction_of("num_failed") == "lower"
+    with pytest.raises(KeyError):
+        direction_of("duration_s")
+
+
+def test_the_gate_defaults_use_the_declared_directions():
+    assert {name: rule.direction for name, rule in DEFAULT_RULES.items()} == {
+        "acceptance_length": "higher",
+        "per_position_acceptance": "higher",
+        "category_acceptance_length": "higher",
+        "output_tok_s_per_gpu": "higher",
+        "ttft_ms_median": "lower",
+        "e2e_ms_median": "lower",
+        "num_failed": "lower",
+    }
+
+
+def test_every_gated_quality_metric_has_a_direction():
+    # Counts and durations of the window (num_requests, duration_s, tokens) are not judged.
+    unjudged = {"num_requests", "duration_s", "input_tokens", "output_tokens"}
+    for metric in (*SERVING_METRICS, *POOLED_METRICS):
+        if metric not in unjudged:
+            assert direction_of(metric) in ("higher", "lower"), metric
