@@ -56,6 +56,18 @@ def emulate(
             help="Attach metrics.speculative_decoding to responses (vLLM's summary level).",
         ),
     ] = True,
+    dev_mode: Annotated[
+        bool,
+        typer.Option(
+            "--dev-mode/--no-dev-mode",
+            envvar="VLLM_SERVER_DEV_MODE",
+            help="Serve POST /reset_prefix_cache (vLLM's dev mode); else it answers 404.",
+        ),
+    ] = False,
+    prompt_log: Annotated[
+        str | None,
+        typer.Option(help="Append each request's messages or prompt to this JSONL file."),
+    ] = None,
 ) -> None:
     """Serve a deterministic vLLM-compatible emulator until SIGINT/SIGTERM."""
     import logging
@@ -76,6 +88,8 @@ def emulate(
         seed=seed,
         corrupt_rate=corrupt_rate,
         per_request_spec_metrics=per_request_spec_metrics,
+        dev_mode=dev_mode,
+        prompt_log=prompt_log,
     )
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     serve_emulator(config)

@@ -93,6 +93,7 @@ def _emulator_argv(config: ServerConfig, python: str) -> list[str]:
             ("--per-request-step-ms", settings.per_request_step_ms),
             ("--seed", settings.seed),
             ("--corrupt-rate", settings.corrupt_rate),
+            ("--prompt-log", settings.prompt_log),
         ]
         for flag, value in valued:
             if value is not None:

@@ -81,6 +81,9 @@ class EmulatorConfig(Frozen):
     corrupt_rate: float | None = Field(
         default=None, ge=0, le=1, description="Fraction of responses deliberately corrupted."
     )
+    prompt_log: str | None = Field(
+        default=None, description="JSONL file the emulator appends every received prompt to."
+    )
 
     @model_validator(mode="after")
     def _check_acceptance(self) -> EmulatorConfig:
