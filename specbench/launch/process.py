@@ -133,8 +133,9 @@ class ServerProcess:
             visible = available_gpus(env, inventory)
             if visible is not None and config.gpus > visible:
                 raise SpecbenchError(
-                    f"server {self.name!r} needs TP × DP = {config.tensor_parallel_size} × "
-                    f"{config.data_parallel_size} = {config.gpus} GPUs, only {visible} visible"
+                    f"server {self.name!r} needs TP × PP × DP = {config.tensor_parallel_size} × "
+                    f"{config.pipeline_parallel_size} × {config.data_parallel_size} = "
+                    f"{config.gpus} GPUs, only {visible} visible"
                 )
         if self._requested_port is None:
             self.port = free_port(self.host)

@@ -90,7 +90,8 @@ class PlanServer:
     config: ServerConfig | None
     endpoint: str | None
     model: str | None
-    gpus: int
+    #: Divisor of tok/s/GPU; None when unknown (bench without --gpus): per server only.
+    gpus: int | None
     baseline: bool
 
     @property
@@ -182,7 +183,7 @@ def plan_endpoint(
     *,
     label: str,
     model: str | None,
-    gpus: int,
+    gpus: int | None,
     repeats: int,
 ) -> Plan:
     """The plan of `bench`: one attached server, one workload."""

@@ -289,7 +289,7 @@ class Suite(Frozen):
     gpus: int | None = Field(
         default=None,
         ge=1,
-        description="GPUs per server for tok/s/GPU; None derives TP × DP per server.",
+        description="GPUs per server for tok/s/GPU; None derives TP × PP × DP per server.",
     )
     servers: dict[str, ServerConfig] = Field(
         min_length=1, description="Server configs by name, merged over [target]."
@@ -325,7 +325,7 @@ class Suite(Frozen):
         return next(name for name, server in self.servers.items() if server.baseline)
 
     def gpus_for(self, server: str) -> int:
-        """The tok/s/GPU divisor of `server`: the suite's `gpus`, else its TP × DP."""
+        """The tok/s/GPU divisor of `server`: the suite's `gpus`, else its TP × PP × DP."""
         return self.gpus if self.gpus is not None else self.servers[server].gpus
 
     def repeats_of(self, workload_index: int) -> int:
