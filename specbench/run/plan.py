@@ -127,7 +127,20 @@ def suite_hash(suite: Suite) -> str:
     local run and a Slurm run share one results directory.
     """
     resolved = suite.model_dump(mode="json", exclude={"source", "slurm"})
+    for server in resolved.get("servers", {}).values():
+        # Fields added later leave the hash of a suite that keeps their default unchanged,
+        # so results measured before them still resume.
+        for name, default in HASH_NEUTRAL_SERVER_DEFAULTS.items():
+            if server.get(name) == default:
+                server.pop(name, None)
+        emulator = server.get("emulator")
+        if isinstance(emulator, dict) and emulator.get("prompt_log") is None:
+            emulator.pop("prompt_log", None)
     return hashlib.sha256(orjson.dumps(resolved, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+#: Server fields added after schema 2 → their default, left out of the suite hash.
+HASH_NEUTRAL_SERVER_DEFAULTS: dict[str, object] = {"pipeline_parallel_size": 1}
 
 
 def select_cells(suite: Suite, options: RunOptions) -> list[Cell]:

@@ -75,3 +75,12 @@ def test_parallel_sizes_in_extra_args_are_refused_in_one_line(
 def test_similar_flags_pass_through() -> None:
     config = ServerConfig(model="m", extra_args=["--data-parallel-size-local", "1"])
     assert config.gpus == 1
+
+
+def test_fields_added_at_their_default_keep_the_suite_hash() -> None:
+    from specbench.run.plan import suite_hash
+
+    # The hash of suites/cpu-demo.toml before pipeline_parallel_size and prompt_log existed
+    # (commit 17164c2): results measured then still resume.
+    suite = load_suite(Path(__file__).resolve().parents[3] / "suites" / "cpu-demo.toml", ())
+    assert suite_hash(suite) == "7b74ce21738312afb9d198a218f110966517e712c2e54a30acc40f47b177f6ac"
