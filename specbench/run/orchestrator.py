@@ -311,6 +311,8 @@ class _Runner:
                 output,
                 lambda m: m.with_server(server.name, provenance=provenance.model_dump(mode="json")),
             )
+            for note in process.notes:
+                self.progress.warn(f"server {server.name}: {note}")
             self.progress.server(
                 server.name, f"ready at {process.base_url} in {provenance.startup_s:.0f} s"
             )
