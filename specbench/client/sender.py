@@ -36,6 +36,8 @@ class RequestSettings:
     temperature: float = 0.0
     ignore_eos: bool = False
     return_token_ids: bool = True
+    #: continuous_usage_stats on every chunk; False: usage on the final chunk only.
+    per_chunk_usage: bool = True
     extra_body: dict[str, Any] = field(default_factory=dict)
 
     def body(self, prompt: Prompt) -> dict[str, Any]:
@@ -45,7 +47,10 @@ class RequestSettings:
             "temperature": self.temperature,
             "stream": True,
             # Cumulative completion_tokens on every chunk: exact token counts per chunk.
-            "stream_options": {"include_usage": True, "continuous_usage_stats": True},
+            "stream_options": {
+                "include_usage": True,
+                "continuous_usage_stats": self.per_chunk_usage,
+            },
         }
         if self.api == "chat":
             body["messages"] = prompt
@@ -172,6 +177,7 @@ async def _consume_stream(
     text_parts: list[str] = []
     token_ids: list[int] = []
     seen_usage = False
+    usage_per_chunk = False  # usage on a token-carrying chunk: continuous usage stats
     completion_tokens = 0
     done = False
     loads = orjson.loads
@@ -213,6 +219,7 @@ async def _consume_stream(
             usage = chunk.get("usage")
             if usage:
                 seen_usage = True
+                usage_per_chunk = usage_per_chunk or bool(choices)
                 total = usage.get("completion_tokens") or 0
                 new_tokens = total - completion_tokens
                 completion_tokens = total
@@ -233,7 +240,8 @@ async def _consume_stream(
         record.error_type = "no_tokens"
         record.error_message = "the stream carried no token"
         return
-    if not seen_usage:
+    if not usage_per_chunk:
+        # Per-chunk counts are estimates; output_tokens is the final usage when sent.
         record.token_count_source = "token_ids" if token_ids else "chunks"
     record.ttft_ns = offsets[0]
     record.e2e_ns = offsets[-1]

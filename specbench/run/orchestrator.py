@@ -171,7 +171,10 @@ def _claim(manifest: Manifest, plan: Plan, output: Path) -> Manifest:
 
 def workload_identity(workload: WorkloadSpec) -> dict[str, object]:
     """What defines a workload's cells (concurrencies and repeats only choose which exist)."""
-    return workload.model_dump(mode="json", exclude=set(NOT_IDENTITY))
+    identity = workload.model_dump(mode="json", exclude=set(NOT_IDENTITY))
+    if identity.get("per_chunk_usage") is True:  # added later: its default keeps old keys
+        identity.pop("per_chunk_usage")
+    return identity
 
 
 def _prefix_caching_off(config: ServerConfig | None) -> bool:
@@ -526,7 +529,8 @@ def make_sender(
         max_tokens=workload.max_tokens,
         temperature=workload.temperature,
         ignore_eos=workload.ignore_eos,
-        return_token_ids=True,
+        return_token_ids=workload.per_chunk_usage,
+        per_chunk_usage=workload.per_chunk_usage,
         extra_body=dict(workload.extra_body),
     )
     if workload.client == "openai":

@@ -136,6 +136,9 @@ def suite_hash(suite: Suite) -> str:
         emulator = server.get("emulator")
         if isinstance(emulator, dict) and emulator.get("prompt_log") is None:
             emulator.pop("prompt_log", None)
+    for workload in resolved.get("workloads", []):
+        if workload.get("per_chunk_usage") is True:
+            workload.pop("per_chunk_usage")
     return hashlib.sha256(orjson.dumps(resolved, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 

@@ -93,6 +93,12 @@ class WorkloadSpec(Frozen):
     extra_body: dict[str, Any] = Field(
         default_factory=dict, description="Further request-body fields sent verbatim."
     )
+    per_chunk_usage: bool = Field(
+        default=True,
+        description="Ask for continuous_usage_stats and return_token_ids on every chunk "
+        "(exact tokens per chunk). False: usage on the final chunk only; output tokens stay "
+        "exact, per-chunk counts become estimates; use where per-request spec metrics give AL.",
+    )
     name: str | None = Field(
         default=None,
         description=(
