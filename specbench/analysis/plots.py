@@ -100,7 +100,8 @@ def throughput_vs_concurrency(
     axes.set_ylim(-0.08 * top, top * 1.25)
     axes.set_yticks([t for t in axes.get_yticks() if 0 <= t <= top * 1.25])
     axes.set_xlabel("Concurrency (requests in flight, log₂ scale)")
-    axes.set_ylabel("Output throughput per GPU (tok/s)")
+    per_server = D.THROUGHPUT_METRIC in data and (data[D.THROUGHPUT_METRIC] == "output_tok_s").any()
+    axes.set_ylabel(f"Output throughput per {'server' if per_server else 'GPU'} (tok/s)")
     axes.set_title(title)
     axes.legend(loc="upper left", frameon=False)
     return figure

@@ -29,6 +29,7 @@ from specbench.analysis import plots as P
 from specbench.analysis import table_data as D
 from specbench.analysis import tables as T
 from specbench.analysis import wording as W
+from specbench.analysis.health import cell_health
 from specbench.analysis.markdown import Table, join_sections, to_json, to_markdown, to_rich
 from specbench.common.errors import SpecbenchError
 from specbench.results import frame as F
@@ -152,6 +153,8 @@ def _build(
         outcome.not_built.append(f"serving and concurrency tables: {note} (pass --baseline NAME)")
     for comparison in selection.comparisons:
         _serving(outcome, frame, comparison, options)
+    if len(frame):
+        _try(outcome, partial(cell_health, frame))
     if speculative:
         table = _try(outcome, partial(T.acceptance_summary, frame, speculative))
         if table is not None:
@@ -198,7 +201,8 @@ def _serving(
         if table is not None and len(table.data) >= 2:
             splits = frame.loc[frame[F.VIEW] == dataset, F.SPLIT].dropna()
             name = W.dataset_phrase(dataset, str(splits.iloc[0]) if len(splits) else None)
-            title = f"Output throughput per GPU vs concurrency ({name})"
+            per = "per GPU" if "/GPU" in table.columns[1] else "per server"
+            title = f"Output throughput {per} vs concurrency ({name})"
             figure = P.throughput_vs_concurrency(
                 table.data, comparison.speculative, comparison.baseline, title
             )

@@ -30,10 +30,12 @@ from specbench.results.columns import (
     E2E_MS_MEDIAN,
     FULL_SELECTION,
     GROUP,
+    INPUT_TOKENS,
     LABEL,
     NUM_DRAFTS,
     NUM_REQUESTS,
     NUM_SUCCEEDED,
+    OUTPUT_TOK_S,
     OUTPUT_TOK_S_PER_GPU,
     REPEAT,
     SPLIT,
@@ -56,6 +58,19 @@ N_SPECULATIVE = "n_speculative"
 N_BASELINE = "n_baseline"
 CONCURRENCIES = "concurrencies"
 REPEATS = "repeats"
+#: Column of `sweep_data`: the throughput compared, output_tok_s_per_gpu or output_tok_s.
+THROUGHPUT_METRIC = "throughput_metric"
+#: Column of `context_input_data`: Σ input tokens / Σ successful requests.
+MEAN_INPUT_TOKENS = "mean_input_tokens"
+
+
+def throughput_column(frame: pd.DataFrame, labels: Sequence[str]) -> str:
+    """`output_tok_s_per_gpu` when every cell of `labels` knows its GPU count, else
+    `output_tok_s` (per server): a comparison never divides one side by a guess."""
+    cells = frame[frame[LABEL].isin(labels)]
+    if OUTPUT_TOK_S_PER_GPU in cells.columns and cells[OUTPUT_TOK_S_PER_GPU].notna().all():
+        return OUTPUT_TOK_S_PER_GPU
+    return OUTPUT_TOK_S
 
 
 def domain_data(
@@ -137,6 +152,24 @@ def context_data(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
     return pooled
 
 
+def context_input_data(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
+    """Measured mean prompt length per context split: Σ input tokens / Σ successful requests.
+
+    Input tokens are the server's `usage.prompt_tokens` (the target's tokenizer and chat
+    template), over the same cells as `context_data`; the nominal size (1K … 32K) counts
+    o200k tokens, so the two differ. Columns: context_k, mean_input_tokens.
+    """
+    cells = frame[
+        frame[CONTEXT_K].notna() & frame[LABEL].isin(labels) & frame[FULL_SELECTION].astype(bool)
+    ]
+    sums = cells.groupby(CONTEXT_K)[[INPUT_TOKENS, NUM_SUCCEEDED]].sum().reset_index()
+    sums[MEAN_INPUT_TOKENS] = sums[INPUT_TOKENS] / sums[NUM_SUCCEEDED].where(
+        sums[NUM_SUCCEEDED] > 0
+    )
+    sums[CONTEXT_K] = sums[CONTEXT_K].astype(int)
+    return sums[[CONTEXT_K, MEAN_INPUT_TOKENS]]
+
+
 def acceptance_summary_data(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
     """Pooled acceptance per label and view (workload × selection); `num_succeeded` sums cells.
 
@@ -155,12 +188,14 @@ def acceptance_summary_data(frame: pd.DataFrame, labels: Sequence[str]) -> pd.Da
     return pooled
 
 
-def _means(frame: pd.DataFrame, label: str, view: str) -> pd.DataFrame:
+def _means(
+    frame: pd.DataFrame, label: str, view: str, metrics: Sequence[str] = SERVING_METRICS
+) -> pd.DataFrame:
     cells = mixed_cells(frame)
     cells = cells[(cells[LABEL] == label) & (cells[VIEW] == view)]
     if not len(cells):
         return cells
-    aggregated = aggregate_repeats(cells, metrics=list(SERVING_METRICS))
+    aggregated = aggregate_repeats(cells, metrics=list(metrics))
     return aggregated.set_index(CONCURRENCY)
 
 
@@ -169,16 +204,19 @@ def serving_data(
 ) -> pd.DataFrame:
     """Means over repeats at `concurrency`: one row per serving metric.
 
-    Columns: metric, speculative, baseline (means), ratio (speculative / baseline,
-    unrounded), n_speculative, n_baseline, and per side `<side>_min`, `<side>_max`,
-    `<side>_ci95`.
+    Throughput is per GPU when both sides know their GPUs, else per server
+    (`throughput_column`). Columns: metric, speculative, baseline (means), ratio
+    (speculative / baseline, unrounded), n_speculative, n_baseline, and per side
+    `<side>_min`, `<side>_max`, `<side>_ci95`.
     """
     import pandas as pd
 
-    spec = _means(frame, comparison.speculative, view).loc[concurrency].to_dict()
-    base = _means(frame, comparison.baseline, view).loc[concurrency].to_dict()
+    pair = [comparison.speculative, comparison.baseline]
+    metrics = (throughput_column(frame, pair), *SERVING_METRICS[1:])
+    spec = _means(frame, comparison.speculative, view, metrics).loc[concurrency].to_dict()
+    base = _means(frame, comparison.baseline, view, metrics).loc[concurrency].to_dict()
     rows = []
-    for metric in SERVING_METRICS:
+    for metric in metrics:
         rows.append(
             {
                 METRIC: metric,
@@ -201,19 +239,29 @@ def serving_data(
 def sweep_data(frame: pd.DataFrame, comparison: Comparison, view: str) -> pd.DataFrame:
     """Mean tok/s/GPU of both labels at every concurrency either ran, with the speedup.
 
-    Columns: concurrency, speculative, baseline (NaN where a label did not run it),
-    ratio (speculative / baseline, unrounded).
+    Per server instead when a side does not know its GPUs (`throughput_column`). Columns:
+    concurrency, speculative, baseline (NaN where a label did not run it), ratio
+    (speculative / baseline, unrounded), throughput_metric (the column compared).
     """
     import pandas as pd
 
-    spec = _means(frame, comparison.speculative, view)
-    base = _means(frame, comparison.baseline, view)
+    tok = throughput_column(frame, [comparison.speculative, comparison.baseline])
+    metrics = (tok, *SERVING_METRICS[1:])
+    spec = _means(frame, comparison.speculative, view, metrics)
+    base = _means(frame, comparison.baseline, view, metrics)
     concurrencies = sorted(set(spec.index) | set(base.index))
     rows = []
     for c in concurrencies:
-        s = float(spec.loc[c, OUTPUT_TOK_S_PER_GPU]) if c in spec.index else float("nan")
-        b = float(base.loc[c, OUTPUT_TOK_S_PER_GPU]) if c in base.index else float("nan")
+        s = float(spec.loc[c, tok]) if c in spec.index else float("nan")
+        b = float(base.loc[c, tok]) if c in base.index else float("nan")
         rows.append(
-            {CONCURRENCY: int(c), SPECULATIVE: s, BASELINE: b, RATIO: s / b if b else float("nan")}
+            {
+                CONCURRENCY: int(c),
+                SPECULATIVE: s,
+                BASELINE: b,
+                RATIO: s / b if b else float("nan"),
+                THROUGHPUT_METRIC: tok,
+            }
         )
-    return pd.DataFrame(rows, columns=[CONCURRENCY, SPECULATIVE, BASELINE, RATIO])
+    columns = [CONCURRENCY, SPECULATIVE, BASELINE, RATIO, THROUGHPUT_METRIC]
+    return pd.DataFrame(rows, columns=columns)

@@ -28,6 +28,7 @@ from specbench.results.columns import (
     GROUP,
     LABEL,
     NUM_SUCCEEDED,
+    OUTPUT_TOK_S,
     OUTPUT_TOK_S_PER_GPU,
     SPLIT,
     TTFT_MS_MEDIAN,
@@ -38,6 +39,13 @@ from specbench.results.selection import Comparison, ordered_datasets
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+#: Footnote of a throughput that is not divided by GPUs: the count was not given.
+PER_SERVER_NOTE = (
+    "Throughput per server, not per GPU: a config's GPU count is unknown (bench without "
+    "--gpus), and specbench never divides by a guess."
+)
 
 
 class TableUnavailable(Exception):
@@ -126,20 +134,27 @@ def al_by_context(frame: pd.DataFrame, labels: Sequence[str]) -> Table:
     present = [label for label in labels if label in set(data[LABEL])]
     value = data.set_index([LABEL, CONTEXT_K])[ACCEPTANCE_LENGTH]
     contexts = sorted({int(k) for k in data[CONTEXT_K]})
+    measured = D.context_input_data(frame, labels).set_index(CONTEXT_K)[D.MEAN_INPUT_TOKENS]
     rows = tuple(
-        (W.context_name(k), *(W.fixed(value.get((lb, k), math.nan), 2) for lb in present))
+        (
+            W.context_name(k),
+            W.number(measured.get(k, math.nan), 0),
+            *(W.fixed(value.get((lb, k), math.nan), 2) for lb in present),
+        )
         for k in contexts
     )
     return Table(
         name="al_by_context",
         title="Acceptance length by context length (SPEED-Bench throughput splits)",
-        columns=("Context length", *_label_header(present, "AL")),
+        columns=("Context length", "Mean input tokens", *_label_header(present, "AL")),
         rows=rows,
         data=data,
         footnotes=(
             "Step-weighted from the server's spec-decode counters (1 + Σaccepted / Σdrafts), "
             "counts pooled over every concurrency and repeat of each split. Context lengths "
             "are thousands of o200k tokens per prompt.",
+            "Mean input tokens: measured, Σ prompt tokens the server reported (its tokenizer "
+            "and chat template) / successful requests, over the same cells.",
         ),
     )
 
@@ -148,9 +163,12 @@ def serving(frame: pd.DataFrame, comparison: Comparison, view: str, concurrency:
     """Serving results at one concurrency: speculative vs baseline, with the card's Change."""
     data = D.serving_data(frame, comparison, view, concurrency)
     by_metric = data.set_index(D.METRIC).to_dict(orient="index")
-    tok, e2e, ttft = (by_metric[m] for m in (OUTPUT_TOK_S_PER_GPU, E2E_MS_MEDIAN, TTFT_MS_MEDIAN))
+    per_gpu = OUTPUT_TOK_S_PER_GPU in by_metric
+    tok_metric = OUTPUT_TOK_S_PER_GPU if per_gpu else OUTPUT_TOK_S
+    tok, e2e, ttft = (by_metric[m] for m in (tok_metric, E2E_MS_MEDIAN, TTFT_MS_MEDIAN))
+    tok_name = "Output throughput/GPU" if per_gpu else "Output throughput per server"
     rows = (
-        ("Output throughput/GPU", W.tok_s(tok[D.SPECULATIVE]), W.tok_s(tok[D.BASELINE]),
+        (tok_name, W.tok_s(tok[D.SPECULATIVE]), W.tok_s(tok[D.BASELINE]),
          W.throughput_change(tok[D.SPECULATIVE], tok[D.BASELINE])),
         ("Median E2E latency", W.seconds_from_ms(e2e[D.SPECULATIVE]),
          W.seconds_from_ms(e2e[D.BASELINE]), W.latency_change(e2e[D.SPECULATIVE], e2e[D.BASELINE])),
@@ -162,11 +180,14 @@ def serving(frame: pd.DataFrame, comparison: Comparison, view: str, concurrency:
         f"Means over repeats ({comparison.speculative}: {n_spec}, {comparison.baseline}: "
         f"{n_base}); Change uses unrounded values."
     ]
+    if not per_gpu:
+        notes.append(PER_SERVER_NOTE)
     for side, label, n in ((D.SPECULATIVE, comparison.speculative, n_spec),
                            (D.BASELINE, comparison.baseline, n_base)):  # fmt: skip
         if n >= 2:
             notes.append(
-                f"{label} throughput/GPU over repeats: {tok[side + '_min']:.1f}–"
+                f"{label} throughput{'/GPU' if per_gpu else ' per server'} over repeats: "
+                f"{tok[side + '_min']:.1f}–"
                 f"{tok[side + '_max']:.1f} tok/s (95% CI ±{tok[side + '_ci95']:.1f})."
             )
     name = W.dataset_name(view, _split(frame, view))
@@ -196,19 +217,24 @@ def concurrency_sweep(frame: pd.DataFrame, comparison: Comparison, view: str) ->
         for r in data.to_dict(orient="records")
     )
     name = W.dataset_name(view, _split(frame, view))
+    per_gpu = not len(data) or data[D.THROUGHPUT_METRIC].iloc[0] == OUTPUT_TOK_S_PER_GPU
+    unit = "tok/s/GPU" if per_gpu else "tok/s per server"
+    notes = ["Means over repeats; speedups from unrounded values."]
+    if not per_gpu:
+        notes.append(PER_SERVER_NOTE)
     return Table(
         name=f"concurrency_sweep_{slug(comparison.speculative)}"
         f"_vs_{slug(comparison.baseline)}{_suffix(view, frame, VIEW)}",
-        title=f"Output throughput per GPU vs concurrency, {name}",
+        title=f"Output throughput {'per GPU' if per_gpu else 'per server'} vs concurrency, {name}",
         columns=(
             "Concurrency",
-            f"{comparison.speculative} tok/s/GPU",
-            f"{comparison.baseline} tok/s/GPU",
+            f"{comparison.speculative} {unit}",
+            f"{comparison.baseline} {unit}",
             "Speedup",
         ),
         rows=rows,
         data=data,
-        footnotes=("Means over repeats; speedups from unrounded values.",),
+        footnotes=tuple(notes),
     )
 
 

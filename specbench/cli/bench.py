@@ -30,8 +30,13 @@ def bench(
     ] = None,
     repeats: Annotated[int, typer.Option(min=1, help="Repeats of each concurrency level.")] = 1,
     gpus: Annotated[
-        int, typer.Option(min=1, help="GPUs serving (TP × DP): divisor of tok/s/GPU.")
-    ] = 1,
+        int | None,
+        typer.Option(
+            min=1,
+            help="GPUs serving (TP × PP × DP): divisor of tok/s/GPU. Without it, throughput "
+            "is reported per server, never divided by a guess.",
+        ),
+    ] = None,
     label: Annotated[
         str, typer.Option(help="Name of this server configuration in the results.")
     ] = "default",

@@ -63,6 +63,18 @@ def emulate(
             help="Honour stream_options.continuous_usage_stats (off: usage on the last chunk).",
         ),
     ] = True,
+    dev_mode: Annotated[
+        bool,
+        typer.Option(
+            "--dev-mode/--no-dev-mode",
+            envvar="VLLM_SERVER_DEV_MODE",
+            help="Serve POST /reset_prefix_cache (vLLM's dev mode); else it answers 404.",
+        ),
+    ] = False,
+    prompt_log: Annotated[
+        str | None,
+        typer.Option(help="Append each request's messages or prompt to this JSONL file."),
+    ] = None,
 ) -> None:
     """Serve a deterministic vLLM-compatible emulator until SIGINT/SIGTERM."""
     import logging
@@ -84,6 +96,8 @@ def emulate(
         corrupt_rate=corrupt_rate,
         per_request_spec_metrics=per_request_spec_metrics,
         continuous_usage_stats=continuous_usage_stats,
+        dev_mode=dev_mode,
+        prompt_log=prompt_log,
     )
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     serve_emulator(config)

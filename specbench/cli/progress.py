@@ -61,7 +61,8 @@ class RichCellProgress(CellProgress):
     def record(self, record: RequestRecord) -> None:
         self._tokens += record.output_tokens or 0
         self._failed += not record.ok
-        done = record.turn + 1 == record.num_turns or not record.ok
+        # Every turn gets a record (turns after a failed one as skipped): the last one ends it.
+        done = record.turn + 1 == record.num_turns
         elapsed = max(time.monotonic() - self._start, 1e-9)
         rate = f"{self._tokens / elapsed:,.0f} tok/s{self._acceptance}" + (
             f" [red]{self._failed} failed[/]" if self._failed else ""
@@ -79,6 +80,20 @@ class RichCellProgress(CellProgress):
 fmt = formatted  # the terminal tables' name for common.text.formatted
 
 
+def throughput(summary: CellSummary) -> str:
+    """tok/s per GPU, or per server (marked) when the GPU count is unknown."""
+    if summary.output_tok_s_per_gpu is not None:
+        return fmt(summary.output_tok_s_per_gpu, ",.1f")
+    return fmt(summary.output_tok_s, ",.1f") + " /server"
+
+
+def reset_mark(summary: CellSummary) -> str:
+    """The prefix-cache reset before the window: yes, [red]NO[/], or – (not attempted)."""
+    if summary.prefix_cache_reset is None:
+        return "–"
+    return "yes" if summary.prefix_cache_reset else "[red]NO[/]"
+
+
 def cells_table(summaries: Sequence[CellSummary], title: str = "specbench results") -> Table:
     """The end-of-run table: one row per cell."""
     table = Table(title=title)
@@ -93,6 +108,9 @@ def cells_table(summaries: Sequence[CellSummary], title: str = "specbench result
         "E2E p50 ms",
         "AL",
         "accept",
+        "in flight",
+        "preempt",
+        "cache reset",
     ):
         table.add_column(column, justify="right" if column not in ("label", "dataset") else "left")
     for s in summaries:
@@ -103,11 +121,14 @@ def cells_table(summaries: Sequence[CellSummary], title: str = "specbench result
             str(s.concurrency),
             str(s.repeat),
             f"{s.num_requests - s.num_failed}/{s.num_requests}",
-            fmt(s.output_tok_s_per_gpu, ",.1f"),
+            throughput(s),
             fmt(s.ttft_ms.median, ",.1f"),
             fmt(s.e2e_ms.median, ",.0f"),
             fmt(spec.acceptance_length if spec else None),
             fmt(spec.draft_acceptance_rate if spec else None, ".1%"),
+            fmt(s.achieved_concurrency, ".1f"),
+            str(s.server_preemptions) if s.server_preemptions is not None else "–",
+            reset_mark(s),
         )
     return table
 
@@ -168,26 +189,30 @@ def run_table(plan: Plan, result: RunResult) -> Table:
     }
     title = f"suite {plan.suite.name}" if plan.suite else "specbench results"
     table = Table(title=title)
-    for column in ("cell", "ok/all", "tok/s/GPU", "speedup", "TTFT p50 ms", "E2E p50 ms", "AL"):
+    columns = ("cell", "ok/all", "tok/s/GPU", "speedup", "TTFT p50 ms", "E2E p50 ms", "AL")
+    for column in (*columns, "cache reset"):
         table.add_column(column, justify="left" if column == "cell" else "right")
     for cell, outcome in result.outcomes.items():
         summary = outcome.summary
         if summary is None:
-            table.add_row(cell.key, "[red]failed[/]", "", "", "", "", "")
+            table.add_row(cell.key, "[red]failed[/]", "", "", "", "", "", "")
             continue
         reference = baseline.get((cell.workload_index, cell.concurrency, cell.repeat))
-        speedup = (
-            summary.output_tok_s_per_gpu / reference.output_tok_s_per_gpu
-            if reference and reference.output_tok_s_per_gpu > 0 and cell.server not in baselines
-            else None
-        )
+        speedup = None
+        if reference is not None and cell.server not in baselines:
+            # Per GPU when both sides know their GPUs, else per server on both sides.
+            both = summary.output_tok_s_per_gpu is not None and reference.output_tok_s_per_gpu
+            ours = summary.output_tok_s_per_gpu if both else summary.output_tok_s
+            theirs = reference.output_tok_s_per_gpu if both else reference.output_tok_s
+            speedup = ours / theirs if ours is not None and theirs else None
         table.add_row(
             cell.key,
             f"{summary.num_requests - summary.num_failed}/{summary.num_requests}",
-            fmt(summary.output_tok_s_per_gpu, ",.1f"),
+            throughput(summary),
             fmt(speedup, ".2f") + ("×" if speedup else ""),
             fmt(summary.ttft_ms.median, ",.1f"),
             fmt(summary.e2e_ms.median, ",.0f"),
             fmt(summary.spec_decode.acceptance_length if summary.spec_decode else None),
+            reset_mark(summary),
         )
     return table

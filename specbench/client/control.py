@@ -7,6 +7,7 @@ one-line SpecbenchErrors naming the endpoint.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -123,14 +124,65 @@ async def scrape_when_idle(
         await asyncio.sleep(poll_s)
 
 
+@dataclass(frozen=True, slots=True)
+class PrefixCacheReset:
+    """What `POST /reset_prefix_cache` did: verified by the server's answer, or why not."""
+
+    success: bool
+    detail: str
+
+
+#: Tries of a reset the server refused with {"success": false} (blocks still in use).
+RESET_ATTEMPTS = 3
+RESET_RETRY_S = 0.5
+
+
 async def reset_prefix_cache(
-    session: aiohttp.ClientSession, base_url: str, api_key: str | None
-) -> bool:
-    """POST /reset_prefix_cache (vLLM needs VLLM_SERVER_DEV_MODE=1); True when it worked."""
-    try:
-        async with session.post(
-            f"{base_url}/reset_prefix_cache", headers=auth_headers(api_key), timeout=CONTROL_TIMEOUT
-        ) as response:
-            return response.status == 200
-    except (aiohttp.ClientError, TimeoutError):
-        return False
+    session: aiohttp.ClientSession,
+    base_url: str,
+    api_key: str | None,
+    *,
+    attempts: int = RESET_ATTEMPTS,
+    retry_s: float = RESET_RETRY_S,
+    idle_timeout_s: float = 300.0,
+) -> PrefixCacheReset:
+    """Wait until the server is idle, POST /reset_prefix_cache, and check its answer.
+
+    vLLM (0.32) serves the route only with VLLM_SERVER_DEV_MODE=1 (else 404), and answers
+    200 {"success": false} while requests still hold KV blocks: so the reset follows an
+    idle check, and a refusal is retried `attempts` times. `reset_running_requests` is
+    never sent (it preempts running requests). Never raises for a refused reset.
+    """
+    url = f"{base_url}/reset_prefix_cache"
+    detail = "not attempted"
+    for _ in range(attempts):
+        await scrape_when_idle(session, base_url, api_key, timeout_s=idle_timeout_s)
+        try:
+            async with session.post(
+                url, headers=auth_headers(api_key), timeout=CONTROL_TIMEOUT
+            ) as response:
+                status = response.status
+                text = await response.text(errors="replace")
+        except (aiohttp.ClientError, TimeoutError) as error:
+            return PrefixCacheReset(False, f"{url}: {type(error).__name__}: {error}")
+        if status == 404:
+            return PrefixCacheReset(
+                False,
+                f"{url} answered HTTP 404 (vLLM serves it only with VLLM_SERVER_DEV_MODE=1)",
+            )
+        if status != 200:
+            return PrefixCacheReset(False, f"{url} answered HTTP {status}: {text.strip()[:200]}")
+        try:
+            body = json.loads(text) if text.strip() else None
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or "success" not in body:
+            # Older vLLMs answered a bare 200: accepted, but its result is not reported.
+            return PrefixCacheReset(
+                True, f"{url} answered HTTP 200 without a success field (result not reported)"
+            )
+        if body["success"] is True:
+            return PrefixCacheReset(True, f"{url} answered success=true")
+        detail = f"{url} answered success=false {attempts} times (KV blocks still in use)"
+        await asyncio.sleep(retry_s)
+    return PrefixCacheReset(False, detail)

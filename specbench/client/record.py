@@ -22,6 +22,8 @@ class RequestRecord:
     num_turns: int
     category: str
     start_ns: int = 0
+    #: Send → the request's end (last byte, error or timeout); None for a turn never sent.
+    duration_ns: int | None = None
     ttft_ns: int | None = None
     e2e_ns: int | None = None
     #: Arrival of each chunk that carried tokens, ns after send.

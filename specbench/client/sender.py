@@ -37,6 +37,8 @@ class RequestSettings:
     temperature: float = 0.0
     ignore_eos: bool = False
     return_token_ids: bool = True
+    #: continuous_usage_stats on every chunk; False: usage on the final chunk only.
+    per_chunk_usage: bool = True
     extra_body: dict[str, Any] = field(default_factory=dict)
 
     def body(self, prompt: Prompt) -> dict[str, Any]:
@@ -46,7 +48,10 @@ class RequestSettings:
             "temperature": self.temperature,
             "stream": True,
             # Cumulative completion_tokens on every chunk: exact token counts per chunk.
-            "stream_options": {"include_usage": True, "continuous_usage_stats": True},
+            "stream_options": {
+                "include_usage": True,
+                "continuous_usage_stats": self.per_chunk_usage,
+            },
         }
         if self.api == "chat":
             body["messages"] = prompt

@@ -12,3 +12,7 @@ REQUEST_TIMEOUT_S = 600.0
 #: `bench`: output cap per request, warmup conversations per cell.
 BENCH_MAX_TOKENS = 256
 BENCH_WARMUP = 2
+
+#: |client − server| / server output tokens beyond which a cell warns (vLLM 0.32 agrees
+#: exactly when nothing fails: /work/handoff/probes/REPORT.md §4).
+TOKEN_MISMATCH_TOLERANCE = 0.01

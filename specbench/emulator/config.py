@@ -101,6 +101,22 @@ class EmulatorConfig(BaseModel):
         description="Honour `stream_options.continuous_usage_stats`; False: usage only on the "
         "final chunk, as from a server without continuous usage stats.",
     )
+    dev_mode: bool = Field(
+        default=False,
+        description=(
+            "Serve `POST /reset_prefix_cache` as vLLM does with VLLM_SERVER_DEV_MODE=1; "
+            "without it the route answers 404, as vLLM's does."
+        ),
+    )
+    prefix_block_size: int = Field(
+        default=16,
+        ge=1,
+        description="Tokens per prefix-cache block (prefix_cache_hits count whole blocks).",
+    )
+    prompt_log: str | None = Field(
+        default=None,
+        description="Append each request's prompt (messages or text) to this JSONL file.",
+    )
 
     @model_validator(mode="after")
     def _check_acceptance(self) -> EmulatorConfig:

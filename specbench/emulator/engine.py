@@ -113,6 +113,11 @@ class Engine:
             histogram=[0] * (self._num_spec_tokens + 1),
         )
 
+    @property
+    def busy(self) -> bool:
+        """Whether any request is running or waiting (blocks in use, as vLLM sees it)."""
+        return bool(self._running or self._waiting)
+
     def add(self, request: EngineRequest) -> None:
         """Queue a request; it is prefilled in the next step with room for it."""
         self._waiting.append(request)

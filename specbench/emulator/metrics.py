@@ -161,6 +161,18 @@ class EmulatorMetrics:
             labelnames,
             registry=registry,
         ).labels(*labels)
+        self.prefix_cache_queries = Counter(
+            "vllm:prefix_cache_queries",
+            "Prefix cache queries, in terms of number of queried tokens.",
+            labelnames,
+            registry=registry,
+        ).labels(*labels)
+        self.prefix_cache_hits = Counter(
+            "vllm:prefix_cache_hits",
+            "Prefix cache hits, in terms of number of cached tokens.",
+            labelnames,
+            registry=registry,
+        ).labels(*labels)
         success = Counter(
             "vllm:request_success",
             "Count of successfully processed requests.",

@@ -66,6 +66,8 @@ class ParsedRequest:
     return_token_ids: bool
     temperature: float
     seed: int | None
+    #: The prompt's tokens as the prefix cache sees them: words of the text, or the ids.
+    cache_tokens: list[str] | list[int]
 
 
 def _field_int(body: dict[str, Any], name: str) -> int | None:
@@ -104,6 +106,7 @@ def parse_request(
         prompt_digest = prompt_digest_of_text(text)
         num_prompt_tokens = count_prompt_tokens(text)
         prompt_token_ids = encode(text) if body.get("return_token_ids") else None
+        cache_tokens: list[str] | list[int] = text.split()
     else:
         prompt = body.get("prompt")
         if isinstance(prompt, list) and len(prompt) == 1 and not isinstance(prompt[0], int):
@@ -112,6 +115,7 @@ def parse_request(
             prompt_digest = prompt_digest_of_text(prompt)
             num_prompt_tokens = count_prompt_tokens(prompt)
             prompt_token_ids = encode(prompt) if body.get("return_token_ids") else None
+            cache_tokens = prompt.split()
         elif (
             isinstance(prompt, list)
             and prompt
@@ -120,6 +124,7 @@ def parse_request(
             prompt_digest = prompt_digest_of_ids(prompt)
             num_prompt_tokens = len(prompt)
             prompt_token_ids = list(prompt)
+            cache_tokens = prompt_token_ids
         else:
             raise RequestError(
                 "'prompt' must be a string or a list of token ids (one prompt only)", param="prompt"
@@ -165,4 +170,5 @@ def parse_request(
         return_token_ids=bool(body.get("return_token_ids", False)),
         temperature=float(temperature),
         seed=_field_int(body, "seed"),
+        cache_tokens=cache_tokens,
     )

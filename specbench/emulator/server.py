@@ -22,6 +22,7 @@ from specbench.common.errors import SpecbenchError
 from specbench.emulator.config import EmulatorConfig
 from specbench.emulator.engine import Engine
 from specbench.emulator.metrics import EXPOSITION_CONTENT_TYPE, EmulatorMetrics
+from specbench.emulator.prefix_cache import PrefixCache
 from specbench.emulator.protocol import RequestError, parse_request
 from specbench.emulator.request import StepOutput
 from specbench.emulator.responses import (
@@ -46,6 +47,7 @@ class _State:
     engine: Engine
     fingerprint: str
     started_s: int
+    prefix_cache: PrefixCache
 
 
 STATE_KEY = web.AppKey("emulator_state", _State)
@@ -102,6 +104,15 @@ async def _models(request: web.Request) -> web.Response:
 
 
 async def _reset_prefix_cache(request: web.Request) -> web.Response:
+    # As vLLM 0.32: the route exists only in dev mode (VLLM_SERVER_DEV_MODE=1), and a reset
+    # while requests hold blocks is refused with 200 {"success": false}.
+    state = request.app[STATE_KEY]
+    if not state.config.dev_mode:
+        return _json({"detail": "Not Found"}, status=404)
+    if state.engine.busy:
+        logger.warning("Failed to reset prefix cache because some blocks are not freed yet")
+        return _json({"success": False})
+    state.prefix_cache.reset()
     return _json({"success": True})
 
 
@@ -136,6 +147,10 @@ async def _generate(request: web.Request, *, chat: bool) -> web.StreamResponse:
             parsed.continuous_usage = False
     except RequestError as error:
         return _json(error.body(), status=error.status)
+    if config.prompt_log is not None:
+        _log_prompt(config.prompt_log, body, chat)
+    state.metrics.prefix_cache_queries.inc(parsed.num_prompt_tokens)
+    state.metrics.prefix_cache_hits.inc(state.prefix_cache.admit(parsed.cache_tokens))
 
     engine_request = state.engine.new_request(
         arrival_s=arrival_s,
@@ -196,6 +211,14 @@ async def _generate(request: web.Request, *, chat: bool) -> web.StreamResponse:
             state.engine.abort(engine_request)
 
 
+def _log_prompt(path: str, body: dict[str, object], chat: bool) -> None:
+    """One JSONL line with what the request asked: its messages (chat) or prompt."""
+    key = "messages" if chat else "prompt"
+    line = {key: body.get(key), "temperature": body.get("temperature")}
+    with open(path, "ab") as handle:
+        handle.write(orjson.dumps(line) + b"\n")
+
+
 async def _engine_context(app: web.Application) -> AsyncIterator[None]:
     state = app[STATE_KEY]
     state.engine.start()
@@ -213,6 +236,7 @@ def build_app(config: EmulatorConfig) -> web.Application:
         engine=Engine(config, metrics),
         fingerprint=_fingerprint(config),
         started_s=created_now(),
+        prefix_cache=PrefixCache(config.prefix_block_size),
     )
     app.cleanup_ctx.append(_engine_context)
     app.router.add_get("/health", _health)

@@ -4,8 +4,8 @@ Nothing here touches the file system, the network or a process, so the exact com
 a model card can be checked token by token in unit tests.
 
 Flag order for vLLM: model, --served-model-name, --trust-remote-code,
---tensor-parallel-size, --data-parallel-size, --block-size, --attention-backend,
---moe-backend, --max-model-len, --gpu-memory-utilization, extra_args,
+--tensor-parallel-size, --pipeline-parallel-size, --data-parallel-size, --block-size,
+--attention-backend, --moe-backend, --max-model-len, --gpu-memory-utilization, extra_args,
 --speculative-config, --per-request-spec-decode-metrics, --host, --port. The card's own
 flags come first in the card's order, so a card's command is reproduced verbatim.
 """
@@ -57,6 +57,8 @@ def _vllm_argv(config: ServerConfig, executable: str) -> list[str]:
         argv.append("--trust-remote-code")
     # TP is always written (cards state it); DP only when it differs from vLLM's default.
     argv += ["--tensor-parallel-size", str(config.tensor_parallel_size)]
+    if config.pipeline_parallel_size != 1:
+        argv += ["--pipeline-parallel-size", str(config.pipeline_parallel_size)]
     if config.data_parallel_size != 1:
         argv += ["--data-parallel-size", str(config.data_parallel_size)]
     valued = [
@@ -93,6 +95,7 @@ def _emulator_argv(config: ServerConfig, python: str) -> list[str]:
             ("--per-request-step-ms", settings.per_request_step_ms),
             ("--seed", settings.seed),
             ("--corrupt-rate", settings.corrupt_rate),
+            ("--prompt-log", settings.prompt_log),
         ]
         for flag, value in valued:
             if value is not None:

@@ -16,6 +16,16 @@ from specbench.common.model import Frozen
 SpeculativeMethod = Literal["eagle3", "eagle", "ngram", "mtp", "draft_model"]
 Engine = Literal["vllm", "emulator"]
 
+#: `vllm serve` flags that set a parallel size, and the config field to use instead.
+PARALLELISM_FLAGS = {
+    "--tensor-parallel-size": "tensor_parallel_size",
+    "-tp": "tensor_parallel_size",
+    "--pipeline-parallel-size": "pipeline_parallel_size",
+    "-pp": "pipeline_parallel_size",
+    "--data-parallel-size": "data_parallel_size",
+    "-dp": "data_parallel_size",
+}
+
 #: Methods whose drafts come from a separate checkpoint that must be named.
 METHODS_NEEDING_DRAFT_MODEL = frozenset({"eagle3", "eagle", "draft_model"})
 
@@ -81,6 +91,9 @@ class EmulatorConfig(Frozen):
     corrupt_rate: float | None = Field(
         default=None, ge=0, le=1, description="Fraction of responses deliberately corrupted."
     )
+    prompt_log: str | None = Field(
+        default=None, description="JSONL file the emulator appends every received prompt to."
+    )
 
     @model_validator(mode="after")
     def _check_acceptance(self) -> EmulatorConfig:
@@ -104,6 +117,9 @@ class ServerConfig(Frozen):
         default=None, description="Name the API serves the model under; default: `model`."
     )
     tensor_parallel_size: int = Field(default=1, ge=1, description="--tensor-parallel-size.")
+    pipeline_parallel_size: int = Field(
+        default=1, ge=1, description="--pipeline-parallel-size (written only when not 1)."
+    )
     data_parallel_size: int = Field(default=1, ge=1, description="--data-parallel-size.")
     max_model_len: int | None = Field(default=None, ge=1, description="--max-model-len.")
     block_size: int | None = Field(default=None, ge=1, description="--block-size (KV block).")
@@ -148,6 +164,21 @@ class ServerConfig(Frozen):
             }
         return value
 
+    @field_validator("extra_args")
+    @classmethod
+    def _no_parallelism_in_extra_args(cls, value: list[str]) -> list[str]:
+        # The GPU count (the divisor of tok/s/GPU) is read from the fields: a size hidden
+        # in extra_args would make every per-GPU figure wrong by that factor.
+        for arg in value:
+            name = arg.split("=", 1)[0]
+            field = PARALLELISM_FLAGS.get(name.replace("_", "-") if name.startswith("--") else name)
+            if field is not None:
+                raise ValueError(
+                    f"{arg!r} sets the GPU count: give `{field} = N` instead of passing it in "
+                    "extra_args, so tok/s/GPU divides by it"
+                )
+        return value
+
     @model_validator(mode="after")
     def _check_engine_fields(self) -> ServerConfig:
         if self.engine == "vllm" and self.emulator is not None:
@@ -161,8 +192,8 @@ class ServerConfig(Frozen):
 
     @property
     def gpus(self) -> int:
-        """GPUs the server occupies (TP × DP): the divisor of tok/s/GPU."""
-        return self.tensor_parallel_size * self.data_parallel_size
+        """GPUs the server occupies (TP × PP × DP): the divisor of tok/s/GPU."""
+        return self.tensor_parallel_size * self.pipeline_parallel_size * self.data_parallel_size
 
     @property
     def is_speculative(self) -> bool:

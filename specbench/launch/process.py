@@ -23,6 +23,7 @@ from typing import Any
 from specbench.common.defaults import READY_TIMEOUT_S
 from specbench.common.errors import ServerError, SpecbenchError
 from specbench.launch.argv import build_argv, build_env, render_command
+from specbench.launch.capabilities import PER_REQUEST_METRICS_FLAG, supports_flag
 from specbench.launch.config import ServerConfig
 from specbench.launch.health import server_version, wait_ready
 from specbench.launch.host import (
@@ -73,6 +74,8 @@ class ServerProcess:
         base_env: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config
+        #: What was changed from the config at start, and why (e.g. a flag left out).
+        self.notes: list[str] = []
         self.name = name
         self.log_path = Path(log_dir) / f"server-{name}.log"
         self.host = host
@@ -133,9 +136,19 @@ class ServerProcess:
             visible = available_gpus(env, inventory)
             if visible is not None and config.gpus > visible:
                 raise SpecbenchError(
-                    f"server {self.name!r} needs TP × DP = {config.tensor_parallel_size} × "
-                    f"{config.data_parallel_size} = {config.gpus} GPUs, only {visible} visible"
+                    f"server {self.name!r} needs TP × PP × DP = {config.tensor_parallel_size} × "
+                    f"{config.pipeline_parallel_size} × {config.data_parallel_size} = "
+                    f"{config.gpus} GPUs, only {visible} visible"
                 )
+            if config.is_speculative and config.per_request_spec_decode_metrics:
+                known = supports_flag(executable, PER_REQUEST_METRICS_FLAG, env)
+                if known is False:
+                    # An older vLLM refuses to start with the flag: leave it out, say so.
+                    self.notes.append(
+                        f"{executable} has no --{PER_REQUEST_METRICS_FLAG}: started without it "
+                        "(per-category AL falls back to tokens per chunk, an estimate)"
+                    )
+                    config = config.model_copy(update={"per_request_spec_decode_metrics": False})
         if self._requested_port is None:
             self.port = free_port(self.host)
         else:
@@ -148,6 +161,8 @@ class ServerProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("ab") as log:
             log.write(f"# specbench {started_at} {self.name}: {command}\n".encode())
+            for note in self.notes:
+                log.write(f"# specbench note: {note}\n".encode())
             log.flush()
             log_offset = log.tell()
             start_ns = time.perf_counter_ns()

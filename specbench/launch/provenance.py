@@ -67,7 +67,7 @@ class ServerProvenance(Frozen):
         description="VLLM_*, HIP_*, ROCM_*, CUDA_*, *_VISIBLE_DEVICES of the server, redacted."
     )
     gpu_inventory: GpuInventory | None = Field(description="None when no vendor tool exists.")
-    gpus_used: int = Field(description="TP × DP: the divisor of output tok/s per GPU.")
+    gpus_used: int = Field(description="TP × PP × DP: the divisor of output tok/s per GPU.")
     base_url: str = Field(description="http://host:port of the server.")
     served_model_name: str = Field(description="Model id requests are sent with.")
     config: ServerConfig = Field(description="The config the server was started from.")

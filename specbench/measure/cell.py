@@ -25,7 +25,7 @@ from specbench.client.sender import Sender
 from specbench.common.errors import ServerError
 from specbench.data.conversation import Conversation
 from specbench.measure.loop import run_closed_loop
-from specbench.measure.summarize import CellSpec, Window, summarize_cell
+from specbench.measure.summarize import CellSpec, PrefixCacheOutcome, Window, summarize_cell
 from specbench.metrics.acceptance import acceptance_length
 from specbench.metrics.prometheus import SPEC_ACCEPTED, SPEC_DRAFTS
 from specbench.store.failure import FailureRecord, write_failure
@@ -114,8 +114,13 @@ async def measure_cell(
             lambda _record: None,
             window_start_ns=time.perf_counter_ns(),
         )
-    # Prompts repeat across cells: a warm prefix cache would flatter TTFT (best effort).
-    await reset_prefix_cache(session, spec.endpoint, api_key)
+    # Prompts repeat across cells: a warm prefix cache would flatter TTFT and E2E. The
+    # reset waits for idle and is checked; a refusal is recorded, never hidden.
+    if spec.reset_prefix_cache:
+        reset = await reset_prefix_cache(session, spec.endpoint, api_key)
+        prefix_cache = PrefixCacheOutcome(reset=reset.success, detail=reset.detail)
+    else:
+        prefix_cache = PrefixCacheOutcome(reset=None, detail="not attempted: prefix caching off")
     before = await scrape_when_idle(session, spec.endpoint, api_key)
     store.write_atomic(directory / store.METRICS_BEFORE, before.text)
 
@@ -171,7 +176,7 @@ async def measure_cell(
         finished_at=finished_at,
         duration_s=(window_end - window_start) / 1e9,
     )
-    summary = summarize_cell(records, before.snapshot, after.snapshot, spec, window)
+    summary = summarize_cell(records, before.snapshot, after.snapshot, spec, window, prefix_cache)
     store.write_json(directory / store.SUMMARY, summary)
     return summary
 

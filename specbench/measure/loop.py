@@ -2,8 +2,14 @@
 
 Each slot takes the next conversation and replays its turns in order: a later turn
 carries the target's own earlier answers as history (chat), or the previous prompt and
-answer as a prefix (completions). A failed turn ends its conversation; the rest of the
-work goes on. One record per turn reaches `on_record` as soon as that turn ends.
+answer as a prefix (completions). The answer is taken from the record before `on_record`
+sees it, so a callback that drops outputs from the saved record (outputs not kept) never
+empties the history: at every temperature a later turn carries the model's own answer.
+
+A failed turn ends its conversation; its later turns are never sent, and each still gets a
+record, with error type `skipped_after_failed_turn`, so lost work counts as failed and a
+speculative and a baseline cell keep the same population of requests. The rest of the work
+goes on. One record per turn reaches `on_record` as soon as that turn ends.
 """
 
 from __future__ import annotations
@@ -18,6 +24,9 @@ from specbench.client.sender import Api, Prompt, Sender
 from specbench.data.conversation import Conversation
 
 T = TypeVar("T")
+
+#: Error type of the records of turns never sent because an earlier turn failed.
+SKIPPED_AFTER_FAILED_TURN = "skipped_after_failed_turn"
 
 
 def run_event_loop(main: Coroutine[Any, Any, T]) -> T:
@@ -67,6 +76,7 @@ async def run_closed_loop(
     async def slot() -> None:
         for conversation in work:  # the shared iterator hands each conversation to one slot
             answers: list[str] = []
+            failed: RequestRecord | None = None
             for turn in range(len(conversation.turns)):
                 record = RequestRecord(
                     question_id=conversation.question_id,
@@ -74,13 +84,27 @@ async def run_closed_loop(
                     num_turns=len(conversation.turns),
                     category=conversation.category,
                 )
+                if failed is not None:
+                    record.start_ns = time.perf_counter_ns() - window_start_ns
+                    record.error_type = SKIPPED_AFTER_FAILED_TURN
+                    record.error_message = (
+                        f"not sent: turn {failed.turn} of this conversation failed "
+                        f"({failed.error_type})"
+                    )
+                    on_record(record)
+                    continue
                 prompt = build_prompt(api, conversation.turns, answers)
-                record.start_ns = time.perf_counter_ns() - window_start_ns
+                start_ns = time.perf_counter_ns()
+                record.start_ns = start_ns - window_start_ns
                 await sender.send(prompt, record)
+                record.duration_ns = time.perf_counter_ns() - start_ns
+                # Before on_record: it may drop the text from the saved record.
+                answer = record.output_text or ""
                 on_record(record)
                 if not record.ok:
-                    break
-                answers.append(record.output_text or "")
+                    failed = record
+                    continue
+                answers.append(answer)
 
     async with asyncio.TaskGroup() as group:
         for _ in range(concurrency):

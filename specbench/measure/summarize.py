@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from specbench.client.record import RequestRecord
 from specbench.client.sender import Api, Client
+from specbench.measure.loop import SKIPPED_AFTER_FAILED_TURN
 from specbench.metrics.acceptance import (
     acceptance_length,
     conditional_acceptance,
@@ -19,10 +20,17 @@ from specbench.metrics.acceptance import (
     per_position_acceptance,
 )
 from specbench.metrics.latency import distribution, output_tok_s, per_gpu, tpot_ms
+from specbench.metrics.load import (
+    achieved_concurrency,
+    prefix_cache_hit_rate,
+    token_count_mismatch,
+)
 from specbench.metrics.per_request import mean_chunk_acceptance_length, pool_request_metrics
 from specbench.metrics.prometheus import (
     GENERATION_TOKENS,
     PREEMPTIONS,
+    PREFIX_CACHE_HITS,
+    PREFIX_CACHE_QUERIES,
     PROMPT_TOKENS,
     SPEC_ACCEPTED,
     SPEC_DRAFT_TOKENS,
@@ -46,7 +54,7 @@ class CellSpec:
     category: str | None
     concurrency: int
     repeat: int
-    gpus: int
+    gpus: int | None
     model: str
     endpoint: str
     api: Api
@@ -55,6 +63,16 @@ class CellSpec:
     temperature: float
     warmup: int
     save_outputs: bool
+    #: Reset the prefix cache before the window (False: prefix caching is off).
+    reset_prefix_cache: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class PrefixCacheOutcome:
+    """What became of the prefix-cache reset before the window (None: not attempted)."""
+
+    reset: bool | None
+    detail: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +160,7 @@ def summarize_cell(
     after: MetricsSnapshot,
     spec: CellSpec,
     window: Window,
+    prefix_cache: PrefixCacheOutcome | None = None,
 ) -> CellSummary:
     ok = [r for r in records if r.ok]
     output_tokens = sum(r.output_tokens or 0 for r in ok)
@@ -162,6 +181,16 @@ def summarize_cell(
     ]
     acceptance = spec_decode_summary(before, after)
     throughput = output_tok_s(output_tokens, window.duration_s)
+    generation_tokens = counter_delta(before, after, GENERATION_TOKENS)
+    cache_queries = counter_delta(before, after, PREFIX_CACHE_QUERIES)
+    cache_hits = counter_delta(before, after, PREFIX_CACHE_HITS)
+    # Records of an older specbench have no duration: their E2E is the closest bound.
+    durations = [
+        r.duration_ns if r.duration_ns is not None else r.e2e_ns
+        for r in records
+        if r.duration_ns is not None or r.e2e_ns is not None
+    ]
+    prefix_cache = prefix_cache or PrefixCacheOutcome(reset=None, detail=None)
     return CellSummary(
         label=spec.label,
         workload=spec.workload,
@@ -193,9 +222,19 @@ def summarize_cell(
         tpot_ms=distribution(tpots),
         e2e_ms=distribution(e2es),
         step_gap_ms=distribution(gaps),
-        server_generation_tokens=counter_delta(before, after, GENERATION_TOKENS),
+        server_generation_tokens=generation_tokens,
         server_prompt_tokens=counter_delta(before, after, PROMPT_TOKENS),
         server_preemptions=counter_delta(before, after, PREEMPTIONS),
+        num_skipped_turns=sum(r.error_type == SKIPPED_AFTER_FAILED_TURN for r in records),
+        achieved_concurrency=achieved_concurrency(
+            (d for d in durations if d is not None), window.duration_s
+        ),
+        generation_tokens_mismatch=token_count_mismatch(output_tokens, generation_tokens),
+        prefix_cache_reset=prefix_cache.reset,
+        prefix_cache_reset_detail=prefix_cache.detail,
+        server_prefix_cache_queries=cache_queries,
+        server_prefix_cache_hits=cache_hits,
+        prefix_cache_hit_rate=prefix_cache_hit_rate(cache_hits, cache_queries),
         spec_decode=acceptance,
         per_category=category_acceptance(records, speculating=before.has_spec_decode),
     )

@@ -68,8 +68,10 @@ def output_tok_s(output_tokens: int, duration_s: float) -> float:
     return output_tokens / duration_s
 
 
-def per_gpu(rate: float, gpus: int) -> float:
-    """A rate divided by the GPUs serving it (TP × DP)."""
+def per_gpu(rate: float, gpus: int | None) -> float | None:
+    """A rate divided by the GPUs serving it (TP × PP × DP); None when gpus is unknown."""
+    if gpus is None:
+        return None
     if gpus <= 0:
         raise ValueError(f"gpus must be positive, got {gpus}")
     return rate / gpus

@@ -23,6 +23,9 @@ PROMPT_TOKENS = "vllm:prompt_tokens_total"
 REQUESTS_RUNNING = "vllm:num_requests_running"
 REQUESTS_WAITING = "vllm:num_requests_waiting"
 PREEMPTIONS = "vllm:num_preemptions_total"
+#: Prompt tokens looked up in / found in the prefix cache (vLLM V1; counted in tokens).
+PREFIX_CACHE_QUERIES = "vllm:prefix_cache_queries_total"
+PREFIX_CACHE_HITS = "vllm:prefix_cache_hits_total"
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from specbench.data.loader import Workload, load_workload
 from specbench.launch import ServerConfig, ServerProcess
 from specbench.launch.health import is_ready, log_tail
 from specbench.measure.cell import CellOutcome, CellProgress, run_cell
+from specbench.measure.checks import cell_warnings, concurrency_warning
 from specbench.measure.loop import run_event_loop
 from specbench.measure.summarize import CellSpec
 from specbench.run.plan import Plan, PlanServer, RunOptions, suite_hash
@@ -40,6 +41,7 @@ from specbench.store.manifest import (
     update_manifest,
     utc_now,
 )
+from specbench.store.summary import CellSummary
 from specbench.suite.model import NOT_IDENTITY, Cell, WorkloadSpec
 
 #: Extra warmup conversations for the first cell of a freshly started server, so one-off
@@ -162,27 +164,47 @@ def _claim(manifest: Manifest, plan: Plan, output: Path) -> Manifest:
             engine=None if server.attached or config is None else config.engine,
             endpoint=server.endpoint,
             gpus=server.gpus,
-            prefix_cache=_prefix_cache_mode(config, server.attached),
+            prefix_cache=_prefix_cache_mode(config),
         )
     return manifest
 
 
 def workload_identity(workload: WorkloadSpec) -> dict[str, object]:
     """What defines a workload's cells (concurrencies and repeats only choose which exist)."""
-    return workload.model_dump(mode="json", exclude=set(NOT_IDENTITY))
+    identity = workload.model_dump(mode="json", exclude=set(NOT_IDENTITY))
+    if identity.get("per_chunk_usage") is True:  # added later: its default keeps old keys
+        identity.pop("per_chunk_usage")
+    return identity
 
 
-def _prefix_cache_mode(config: ServerConfig | None, attached: bool) -> str:
-    if config is not None and "--no-enable-prefix-caching" in config.extra_args:
-        return "disabled"
-    if attached or config is None:
-        return "reset_before_each_cell (attached: needs VLLM_SERVER_DEV_MODE=1)"
-    return "reset_before_each_cell" if config.engine == "vllm" else "none (emulator)"
+def _prefix_caching_off(config: ServerConfig | None) -> bool:
+    return config is not None and "--no-enable-prefix-caching" in config.extra_args
+
+
+def _prefix_cache_mode(config: ServerConfig | None) -> str:
+    """The manifest's claim before any cell: what will be tried, never what happened."""
+    if _prefix_caching_off(config):
+        return "disabled (--no-enable-prefix-caching)"
+    return "reset requested before each cell; not yet verified"
+
+
+def _prefix_cache_record(tally: dict[str, int], last_failure: str | None) -> str:
+    """The manifest's account of this run's resets, from the servers' own answers."""
+    verified, refused = tally.get("verified", 0), tally.get("refused", 0)
+    if refused:
+        return (
+            f"reset before each cell REFUSED in {refused} of {verified + refused} cells of the "
+            f"last run ({last_failure}); see summary.json prefix_cache_reset per cell"
+        )
+    return f"reset before each cell, verified by the server in {verified} cells of the last run"
 
 
 def _launch_config(config: ServerConfig) -> ServerConfig:
-    """The server as launched: vLLM gets VLLM_SERVER_DEV_MODE=1 so /reset_prefix_cache works."""
-    if config.engine != "vllm" or "--no-enable-prefix-caching" in config.extra_args:
+    """The server as launched, with VLLM_SERVER_DEV_MODE=1 so /reset_prefix_cache works.
+
+    The emulator reads the same variable, so it behaves as the vLLM it stands for.
+    """
+    if _prefix_caching_off(config):
         return config
     return config.model_copy(update={"env": {**config.env, "VLLM_SERVER_DEV_MODE": "1"}})
 
@@ -232,6 +254,7 @@ class _Runner:
         self.api_key = api_key
         self.result = RunResult()
         self.loaded: dict[int, Workload] = {}
+        self.last_reset_failure: dict[str, str] = {}
 
     def run_server(
         self, server: PlanServer, config: ServerConfig | None, cells: Sequence[Cell]
@@ -291,10 +314,29 @@ class _Runner:
                 output,
                 lambda m: m.with_server(server.name, provenance=provenance.model_dump(mode="json")),
             )
+            for note in process.notes:
+                self.progress.warn(f"server {server.name}: {note}")
             self.progress.server(
                 server.name, f"ready at {process.base_url} in {provenance.startup_s:.0f} s"
             )
             yield _Live(base_url=process.base_url, model=config.api_model_name, process=process)
+
+    def _check(
+        self, server: PlanServer, cell: Cell, summary: CellSummary, tally: dict[str, int]
+    ) -> None:
+        """Say out loud what may make the cell's figures mislead; keep the manifest honest."""
+        for message in cell_warnings(summary):
+            self.progress.warn(f"{cell.key}: {message}")
+        if summary.prefix_cache_reset is None:
+            return
+        kind = "verified" if summary.prefix_cache_reset else "refused"
+        tally[kind] = tally.get(kind, 0) + 1
+        if not summary.prefix_cache_reset:
+            self.last_reset_failure[server.name] = summary.prefix_cache_reset_detail or "?"
+        text = _prefix_cache_record(tally, self.last_reset_failure.get(server.name))
+        update_manifest(
+            self.options.output, lambda m: m.with_server(server.name, prefix_cache=text)
+        )
 
     def _fail(self, cell: Cell, message: str) -> None:
         write_failure(
@@ -372,6 +414,7 @@ class _Runner:
             senders: dict[int, Sender] = {}
             first = live.process is not None
             health: dict[str, bool] = {}  # the liveness verdict of the last failed cell
+            tally: dict[str, int] = {}  # prefix-cache resets verified / refused, this run
 
             def failure_details() -> dict[str, object]:
                 health["alive"] = live.alive()
@@ -386,6 +429,12 @@ class _Runner:
                         where = f"{server.name} × {cell.workload}: " if several else ""
                         for message in context_warnings(workload, max_model_len, spec_w):
                             self.progress.warn(where + message)
+                        levels = [
+                            c.concurrency for c in cells if c.workload_index == cell.workload_index
+                        ]
+                        over = concurrency_warning(levels, len(workload.conversations))
+                        if over:
+                            self.progress.warn(where + over)
                         senders[cell.workload_index] = make_sender(
                             spec_w, session, live.base_url, model, api_key, limit
                         )
@@ -405,6 +454,8 @@ class _Runner:
                     )
                     self.result.outcomes[cell] = outcome
                     self.progress.cell_done(cell, outcome)
+                    if outcome.summary is not None and not outcome.skipped:
+                        self._check(server, cell, outcome.summary, tally)
                     if outcome.error and not health.get("alive", True):
                         return list(cells[index + 1 :])
                     if outcome.error and self.options.fail_fast:
@@ -446,6 +497,7 @@ def cell_spec(
         temperature=workload.temperature,
         warmup=workload.warmup + (FIRST_CELL_EXTRA_WARMUP if first else 0),
         save_outputs=workload.keeps_outputs,
+        reset_prefix_cache=not _prefix_caching_off(server.config),
     )
 
 
@@ -477,7 +529,8 @@ def make_sender(
         max_tokens=workload.max_tokens,
         temperature=workload.temperature,
         ignore_eos=workload.ignore_eos,
-        return_token_ids=True,
+        return_token_ids=workload.per_chunk_usage,
+        per_chunk_usage=workload.per_chunk_usage,
         extra_body=dict(workload.extra_body),
     )
     if workload.client == "openai":

@@ -85,7 +85,8 @@ class PlanServer:
     config: ServerConfig | None
     endpoint: str | None
     model: str | None
-    gpus: int
+    #: Divisor of tok/s/GPU; None when unknown (bench without --gpus): per server only.
+    gpus: int | None
     baseline: bool
 
     @property
@@ -121,7 +122,23 @@ def suite_hash(suite: Suite) -> str:
     local run and a Slurm run share one results directory.
     """
     resolved = suite.model_dump(mode="json", exclude={"source", "slurm"})
+    for server in resolved.get("servers", {}).values():
+        # Fields added later leave the hash of a suite that keeps their default unchanged,
+        # so results measured before them still resume.
+        for name, default in HASH_NEUTRAL_SERVER_DEFAULTS.items():
+            if server.get(name) == default:
+                server.pop(name, None)
+        emulator = server.get("emulator")
+        if isinstance(emulator, dict) and emulator.get("prompt_log") is None:
+            emulator.pop("prompt_log", None)
+    for workload in resolved.get("workloads", []):
+        if workload.get("per_chunk_usage") is True:
+            workload.pop("per_chunk_usage")
     return hashlib.sha256(orjson.dumps(resolved, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+#: Server fields added after schema 2 → their default, left out of the suite hash.
+HASH_NEUTRAL_SERVER_DEFAULTS: dict[str, object] = {"pipeline_parallel_size": 1}
 
 
 def select_cells(suite: Suite, options: RunOptions) -> list[Cell]:
@@ -177,7 +194,7 @@ def plan_endpoint(
     *,
     label: str,
     model: str | None,
-    gpus: int,
+    gpus: int | None,
     repeats: int,
 ) -> Plan:
     """The plan of `bench`: one attached server, one workload."""

@@ -86,7 +86,10 @@ class CellSummary(Frozen):
     category: str | None = Field(description="The one category measured; None when mixed.")
     concurrency: int = Field(description="Requests in flight while work remained.")
     repeat: int = Field(description="Repeat index, 0-based.")
-    gpus: int = Field(description="GPUs serving (TP × DP): divisor of the per-GPU rates.")
+    gpus: int | None = Field(
+        description="GPUs serving (TP × PP × DP): divisor of the per-GPU rates; None when "
+        "not known (bench without --gpus): rates are then per server only."
+    )
     model: str = Field(description="Served model name the requests used.")
     endpoint: str = Field(description="Base URL of the server.")
     api: Literal["chat", "completions"] = Field(description="OpenAI route used.")
@@ -111,7 +114,9 @@ class CellSummary(Frozen):
         description="Σ completion tokens of successful requests (server usage)."
     )
     output_tok_s: float = Field(description="output_tokens / duration_s.")
-    output_tok_s_per_gpu: float = Field(description="output_tok_s / gpus.")
+    output_tok_s_per_gpu: float | None = Field(
+        description="output_tok_s / gpus; None when gpus is unknown (see output_tok_s)."
+    )
     request_per_s: float = Field(description="Successful requests / duration_s.")
     ttft_ms: Distribution = Field(description="First content chunk − send.")
     tpot_ms: Distribution = Field(
@@ -132,6 +137,40 @@ class CellSummary(Frozen):
         default=None,
         description="Δ vllm:num_preemptions_total: requests evicted for KV-cache space inside "
         "the window (non-zero means the cell measured a memory-starved server).",
+    )
+    num_skipped_turns: int | None = Field(
+        default=None,
+        description="Of num_failed: later turns never sent because an earlier turn of their "
+        "conversation failed (error type skipped_after_failed_turn). None: older results.",
+    )
+    achieved_concurrency: float | None = Field(
+        default=None,
+        description="Mean requests in flight: Σ request time (send → end) / duration_s. Below "
+        "concurrency by the drain tail and turn gaps. None: older results.",
+    )
+    generation_tokens_mismatch: float | None = Field(
+        default=None,
+        description="(output_tokens − server_generation_tokens) / server_generation_tokens: "
+        "the client's token count checked against the server's. None without the counter.",
+    )
+    prefix_cache_reset: bool | None = Field(
+        default=None,
+        description="True: the server confirmed the prefix-cache reset before the window; "
+        "False: it refused (the window may have hit a warm cache); None: not attempted.",
+    )
+    prefix_cache_reset_detail: str | None = Field(
+        default=None, description="The server's answer to the reset, or why it was not sent."
+    )
+    server_prefix_cache_queries: int | None = Field(
+        default=None, description="Δ vllm:prefix_cache_queries_total (tokens); None when absent."
+    )
+    server_prefix_cache_hits: int | None = Field(
+        default=None, description="Δ vllm:prefix_cache_hits_total (tokens); None when absent."
+    )
+    prefix_cache_hit_rate: float | None = Field(
+        default=None,
+        description="server_prefix_cache_hits / server_prefix_cache_queries over the window, "
+        "in [0, 1]; None without the counters.",
     )
     spec_decode: SpecDecodeSummary | None = Field(description="None: no spec-decode series.")
     per_category: dict[str, CategoryAcceptance] = Field(description="Category → acceptance.")

@@ -93,6 +93,12 @@ class WorkloadSpec(Frozen):
     extra_body: dict[str, Any] = Field(
         default_factory=dict, description="Further request-body fields sent verbatim."
     )
+    per_chunk_usage: bool = Field(
+        default=True,
+        description="Ask for continuous_usage_stats and return_token_ids on every chunk "
+        "(exact tokens per chunk). False: usage on the final chunk only; output tokens stay "
+        "exact, per-chunk counts become estimates; use where per-request spec metrics give AL.",
+    )
     name: str | None = Field(
         default=None,
         description=(
@@ -289,7 +295,7 @@ class Suite(Frozen):
     gpus: int | None = Field(
         default=None,
         ge=1,
-        description="GPUs per server for tok/s/GPU; None derives TP × DP per server.",
+        description="GPUs per server for tok/s/GPU; None derives TP × PP × DP per server.",
     )
     servers: dict[str, ServerConfig] = Field(
         min_length=1, description="Server configs by name, merged over [target]."
@@ -325,7 +331,7 @@ class Suite(Frozen):
         return next(name for name, server in self.servers.items() if server.baseline)
 
     def gpus_for(self, server: str) -> int:
-        """The tok/s/GPU divisor of `server`: the suite's `gpus`, else its TP × DP."""
+        """The tok/s/GPU divisor of `server`: the suite's `gpus`, else its TP × PP × DP."""
         return self.gpus if self.gpus is not None else self.servers[server].gpus
 
     def repeats_of(self, workload_index: int) -> int:

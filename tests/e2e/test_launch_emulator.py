@@ -211,7 +211,8 @@ def test_fake_vllm_start_error_and_port_in_use(tmp_path: Path, fake_vllm: Path) 
         model="m", tensor_parallel_size=4, env={"CUDA_VISIBLE_DEVICES": "0,1"}
     )
     hungry = ServerProcess(gpu_hungry, name="g", log_dir=tmp_path, vllm_bin=fake_vllm)
-    with pytest.raises(SpecbenchError, match=r"needs TP × DP = 4 × 1 = 4 GPUs, only 2 visible"):
+    expected = r"needs TP × PP × DP = 4 × 1 × 1 = 4 GPUs, only 2 visible"
+    with pytest.raises(SpecbenchError, match=expected):
         hungry.start()
     assert hungry.pid is None
 

@@ -87,6 +87,7 @@ def summary(
     categories: list[str] | None = None,
     entropy_tiers: list[str] | None = None,
     workload: str | None = None,
+    input_tokens: int | None = None,
     **extra: Any,
 ) -> CellSummary:
     """A valid summary; throughput figures are consistent with `tok_s_per_gpu`."""
@@ -114,7 +115,7 @@ def summary(
         num_requests=num_requests,
         num_failed=0,
         duration_s=duration_s,
-        input_tokens=num_requests * 500,
+        input_tokens=num_requests * 500 if input_tokens is None else input_tokens,
         output_tokens=round(output_tok_s * duration_s),
         output_tok_s=output_tok_s,
         output_tok_s_per_gpu=tok_s_per_gpu,

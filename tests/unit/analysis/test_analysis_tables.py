@@ -100,8 +100,9 @@ def test_al_by_domain_side_by_side_for_two_drafts(tmp_path: Path) -> None:
 def test_al_by_context(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
     frame, _ = loaded
     table = T.al_by_context(frame, ["eagle3"])
-    assert table.columns == ("Context length", "AL")
-    assert table.rows == (("1K", "2.71"), ("8K", "2.72"))
+    assert table.columns == ("Context length", "Mean input tokens", "AL")
+    # Every fixture cell holds 500 prompt tokens per successful request.
+    assert table.rows == (("1K", "500", "2.71"), ("8K", "500", "2.72"))
 
 
 def test_al_by_context_absent_is_reported_not_raised_as_error(tmp_path: Path) -> None:
@@ -245,3 +246,51 @@ def test_al_by_domain_from_single_category_runs(tmp_path: Path) -> None:
     table = T.al_by_domain(F.cells_frame(cells), F.category_frame(cells), QUALITATIVE, ["eagle3"])
     assert table.rows == (("Coding", "4.00"), ("Writing", "1.50"), ("Overall", "2.33"))
     assert "single-category runs" in table.footnotes[0]
+
+
+def test_mean_input_tokens_are_pooled_over_requests_not_cells(tmp_path: Path) -> None:
+    tput = "speed-bench:throughput_8k"
+    for repeat, (requests, tokens) in enumerate([(10, 8_000), (30, 276_000)]):
+        write_cell(
+            tmp_path,
+            summary(label="eagle3", dataset=tput, concurrency=4, repeat=repeat,
+                    num_requests=requests, input_tokens=tokens,
+                    spec=spec_decode(10, [5])),
+        )  # fmt: skip
+    table = T.al_by_context(F.load_results([tmp_path]), ["eagle3"])
+    # (8,000 + 276,000) / 40 requests = 7,100, not the mean of 800 and 9,200 (5,000).
+    assert table.rows == (("8K", "7,100", "1.50"),)
+
+
+def test_throughput_without_a_gpu_count_is_per_server_and_says_so(tmp_path: Path) -> None:
+    write_manifest(tmp_path, ["baseline"], ["eagle3"])
+    for label, tok in (("baseline", 100.0), ("eagle3", 150.0)):
+        cell = summary(label=label, dataset=QUALITATIVE, concurrency=8, gpus=1,
+                       tok_s_per_gpu=tok,
+                       spec=spec_decode(10, [5]) if label == "eagle3" else None)  # fmt: skip
+        write_cell(tmp_path, cell.model_copy(update={"gpus": None, "output_tok_s_per_gpu": None}))
+    frame = F.load_results([tmp_path])
+    assert D.throughput_column(frame, ["eagle3", "baseline"]) == F.OUTPUT_TOK_S
+    table = T.serving(frame, EAGLE, QUALITATIVE, 8)
+    assert table.rows[0] == ("Output throughput per server", "150.0 tok/s", "100.0 tok/s", "1.50×")
+    assert T.PER_SERVER_NOTE in table.footnotes
+    sweep = T.concurrency_sweep(frame, EAGLE, QUALITATIVE)
+    assert sweep.columns[1:3] == ("eagle3 tok/s per server", "baseline tok/s per server")
+    assert sweep.title.startswith("Output throughput per server vs concurrency")
+
+
+def test_one_side_without_gpus_makes_both_sides_per_server(tmp_path: Path) -> None:
+    write_manifest(tmp_path, ["baseline"], ["eagle3"])
+    write_cell(tmp_path, summary(label="baseline", dataset=QUALITATIVE, concurrency=8,
+                                 gpus=8, tok_s_per_gpu=100.0))  # fmt: skip
+    spec = summary(label="eagle3", dataset=QUALITATIVE, concurrency=8, gpus=1,
+                   tok_s_per_gpu=1200.0, spec=spec_decode(10, [5]))  # fmt: skip
+    write_cell(tmp_path, spec.model_copy(update={"gpus": None, "output_tok_s_per_gpu": None}))
+    table = T.serving(F.load_results([tmp_path]), EAGLE, QUALITATIVE, 8)
+    # 1,200 tok/s per server against the baseline's 8 × 100: never 1,200 against 100.
+    assert table.rows[0] == (
+        "Output throughput per server",
+        "1,200.0 tok/s",
+        "800.0 tok/s",
+        "1.50×",
+    )

@@ -55,8 +55,29 @@ def test_the_recorded_summary_is_recomputed_from_its_raw_files(label: str) -> No
         "num_conversations",
         "server_prompt_tokens",
         "server_preemptions",
+        "num_skipped_turns",
+        "achieved_concurrency",
+        "generation_tokens_mismatch",
+        "prefix_cache_reset",
+        "prefix_cache_reset_detail",
+        "server_prefix_cache_queries",
+        "server_prefix_cache_hits",
+        "prefix_cache_hit_rate",
     }
     assert recomputed["num_conversations"] == 4
+    assert recomputed["num_skipped_turns"] == 0
+    # vLLM counts exactly the tokens the client counted (no failure, nothing else running).
+    assert recomputed["server_generation_tokens"] == saved["output_tokens"] == 120
+    assert recomputed["generation_tokens_mismatch"] == 0.0
+    # Every prompt token was looked up in the prefix cache; none hit (a fresh cache).
+    assert recomputed["server_prefix_cache_queries"] == saved["input_tokens"] == 246
+    assert recomputed["server_prefix_cache_hits"] == 0
+    assert recomputed["prefix_cache_hit_rate"] == 0.0
+    assert recomputed["prefix_cache_reset"] is None  # no reset outcome was given
+    # Records of that era have no duration_ns: Σ E2E / window, one request at a time.
+    e2e_s = sum(r.e2e_ns or 0 for r in records) / 1e9
+    assert recomputed["achieved_concurrency"] == pytest.approx(e2e_s / saved["duration_s"])
+    assert 0.9 < recomputed["achieved_concurrency"] <= 1.0
     assert recomputed["server_prompt_tokens"] == saved["input_tokens"]
     assert recomputed["server_preemptions"] == 0
     if label == "ngram":  # the hand-checked figures of the fixture's README
