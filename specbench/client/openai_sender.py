@@ -78,6 +78,7 @@ class OpenAISender:
                         token_ids.extend(ids)
                     if choice.finish_reason:
                         record.finish_reason = choice.finish_reason
+                        record.stop_reason = (choice.model_extra or {}).get("stop_reason")
                 if chunk.usage:
                     new_tokens = chunk.usage.completion_tokens - completion_tokens
                     completion_tokens = chunk.usage.completion_tokens

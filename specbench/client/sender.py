@@ -208,6 +208,7 @@ async def _consume_stream(
                 reason = choice.get("finish_reason")
                 if reason:
                     record.finish_reason = reason
+                    record.stop_reason = choice.get("stop_reason")
                 if not seen_usage:
                     new_tokens = len(ids) if ids else (1 if content else 0)
             usage = chunk.get("usage")
