@@ -27,6 +27,7 @@ from specbench.metrics.official import (
     step_count_floor,
     trimmed_chunks,
 )
+from specbench.store.summary import CoalescingCheck, OfficialAcceptanceSummary
 
 
 def ends_with_eos(record: RequestRecord) -> bool:
@@ -48,7 +49,7 @@ class CellOfficial:
     trimmed: OfficialAcceptance
     #: What the merge check used: per_step_metrics (detailed), num_spec_steps (summary),
     #: chunk_size (K + 1 only: K from the records), or none.
-    coalescing_check: str
+    coalescing_check: CoalescingCheck
     #: Chunks larger than K + 1 tokens (merged for certain); None when K is unknown.
     oversized_chunks: int | None
     #: Σ over turns of max(0, step floor − chunks): steps merged into other chunks (at least).
@@ -108,10 +109,9 @@ def cell_official(records: Sequence[RequestRecord]) -> CellOfficial | None:
             TurnChunks(record.question_id, record.category, official_chunks(raw, eos))
         )
         trimmed_turns.append(TurnChunks(record.question_id, record.category, trimmed_chunks(raw)))
+    check: CoalescingCheck = "chunk_size" if k is not None else "none"
     if checks:
-        check = min(checks, key=["num_spec_steps", "per_step_metrics"].index)
-    else:
-        check = "chunk_size" if k is not None else "none"
+        check = "num_spec_steps" if "num_spec_steps" in checks else "per_step_metrics"
     return CellOfficial(
         official=official_acceptance(official_turns),
         trimmed=official_acceptance(trimmed_turns),
@@ -122,4 +122,23 @@ def cell_official(records: Sequence[RequestRecord]) -> CellOfficial | None:
         drafted_step_share=drafted_step_share(spec_steps, decode_steps) if spec_known else None,
         eos_stripped_turns=eos_turns,
         token_counts_exact=all(r.token_count_source != "chunks" for r in ok),
+    )
+
+
+def official_summary(official: CellOfficial | None) -> OfficialAcceptanceSummary | None:
+    """The `summary.json` block of a cell's official AL; None when no turn carried a chunk."""
+    if official is None:
+        return None
+    return OfficialAcceptanceSummary(
+        acceptance_length=official.official.overall,
+        trimmed_acceptance_length=official.trimmed.overall,
+        num_questions=len(official.official.per_question),
+        num_turns=official.official.num_turns,
+        num_chunks=official.official.num_chunks,
+        num_tokens=official.official.num_tokens,
+        merged_chunks=official.merged_chunks,
+        coalescing_check=official.coalescing_check,
+        is_estimate=official.is_estimate,
+        drafted_step_share=official.drafted_step_share,
+        eos_stripped_turns=official.eos_stripped_turns,
     )

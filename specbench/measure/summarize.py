@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from specbench.client.record import RequestRecord
 from specbench.client.sender import Api, Client
+from specbench.measure.official_al import cell_official, official_summary
 from specbench.metrics.acceptance import (
     acceptance_length,
     conditional_acceptance,
@@ -197,5 +198,31 @@ def summarize_cell(
         server_prompt_tokens=counter_delta(before, after, PROMPT_TOKENS),
         server_preemptions=counter_delta(before, after, PREEMPTIONS),
         spec_decode=acceptance,
-        per_category=category_acceptance(records, speculating=before.has_spec_decode),
+        per_category=with_official(
+            category_acceptance(records, speculating=before.has_spec_decode), records
+        )
+        if before.has_spec_decode
+        else category_acceptance(records, speculating=False),
+        official_acceptance=official_summary(cell_official(records))
+        if before.has_spec_decode
+        else None,
     )
+
+
+def with_official(
+    per_category: dict[str, CategoryAcceptance], records: Sequence[RequestRecord]
+) -> dict[str, CategoryAcceptance]:
+    """`per_category` with the official SPEED-Bench AL of each category added beside."""
+    official = cell_official(records)
+    if official is None:
+        return per_category
+    return {
+        name: category.model_copy(
+            update={
+                "official_acceptance_length": official.official.per_category.get(name),
+                "official_trimmed_acceptance_length": official.trimmed.per_category.get(name),
+                "num_questions": official.official.questions_per_category.get(name),
+            }
+        )
+        for name, category in per_category.items()
+    }
