@@ -6,6 +6,7 @@ serving metrics are means over repeats at one concurrency.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -31,9 +32,15 @@ from specbench.results.columns import (
     FULL_SELECTION,
     GROUP,
     LABEL,
+    MERGED_CHUNKS,
     NUM_DRAFTS,
+    NUM_QUESTIONS,
     NUM_REQUESTS,
     NUM_SUCCEEDED,
+    OFFICIAL_ACCEPTANCE_LENGTH,
+    OFFICIAL_IS_ESTIMATE,
+    OFFICIAL_NOTE,
+    OFFICIAL_TRIMMED_ACCEPTANCE_LENGTH,
     OUTPUT_TOK_S_PER_GPU,
     REPEAT,
     SPLIT,
@@ -113,6 +120,72 @@ def domain_data(
     return pd.DataFrame(out)
 
 
+def _question_mean(rows: pd.DataFrame) -> float:
+    """Σ(official AL × questions) / Σ questions: the mean over every (cell, question)."""
+    used = rows[rows[OFFICIAL_ACCEPTANCE_LENGTH].notna() & rows[NUM_QUESTIONS].notna()]
+    questions = used[NUM_QUESTIONS].astype(float)
+    total = float(questions.sum())
+    if total <= 0:
+        return math.nan
+    return float((used[OFFICIAL_ACCEPTANCE_LENGTH].astype(float) * questions).sum() / total)
+
+
+def _official_row(rows: pd.DataFrame, label: str, category: str) -> dict[str, object]:
+    used = rows[rows[OFFICIAL_ACCEPTANCE_LENGTH].notna()]
+    skip = {"summary", "not speculating"}
+    notes = sorted({str(n) for n in rows[OFFICIAL_NOTE].dropna() if str(n) not in skip})
+    return {
+        LABEL: label,
+        CATEGORY: category,
+        OFFICIAL_ACCEPTANCE_LENGTH: _question_mean(rows),
+        OFFICIAL_TRIMMED_ACCEPTANCE_LENGTH: _question_mean(
+            used.assign(**{OFFICIAL_ACCEPTANCE_LENGTH: used[OFFICIAL_TRIMMED_ACCEPTANCE_LENGTH]})
+        ),
+        NUM_QUESTIONS: int(used[NUM_QUESTIONS].astype(float).sum()) if len(used) else 0,
+        N_CELLS: len(used),
+        OFFICIAL_IS_ESTIMATE: bool(used[OFFICIAL_IS_ESTIMATE].fillna(False).astype(bool).any()),
+        MERGED_CHUNKS: int(used[MERGED_CHUNKS].fillna(0).astype(float).sum()),
+        OFFICIAL_NOTE: "; ".join(notes) if notes else None,
+        CONCURRENCIES: sorted({int(c) for c in used[CONCURRENCY]}),
+        REPEATS: sorted({int(r) for r in used[REPEAT]}),
+    }
+
+
+def official_domain_data(
+    frame: pd.DataFrame, categories: pd.DataFrame, group: str, labels: Sequence[str]
+) -> pd.DataFrame:
+    """The official SPEED-Bench AL per category of `labels` on one group, plus `overall`.
+
+    Per category: the mean over questions of each question's Σ tokens / Σ chunks (all its
+    turns), over every cell of the group that ran the category (each cell's category AL
+    weighted by its questions: the mean over every (cell, question)). Overall: the same
+    mean over every question of the group's whole-dataset cells (of its single-category
+    cells when no whole-dataset cell has the figure), not over categories. Columns: label,
+    category, official_acceptance_length, official_trimmed_acceptance_length,
+    num_questions, n_cells, official_is_estimate, merged_chunks (Σ over the cells, counted
+    once per cell), official_note (why a figure is n/a), concurrencies, repeats.
+    """
+    import pandas as pd
+
+    out: list[dict[str, object]] = []
+    rows = categories[(categories[GROUP] == group) & categories[LABEL].isin(labels)]
+    if OFFICIAL_ACCEPTANCE_LENGTH not in rows:
+        return pd.DataFrame(out)
+    rows = rows[rows[ACCEPTANCE_LENGTH].notna() | rows[OFFICIAL_ACCEPTANCE_LENGTH].notna()]
+    for (label, category), scope in rows.groupby([LABEL, CATEGORY], sort=True):
+        row = _official_row(scope, str(label), str(category))
+        row[MERGED_CHUNKS] = math.nan  # chunks are counted per cell, in the overall row
+        out.append(row)
+    in_scope = frame[(frame[GROUP] == group) & frame[LABEL].isin(labels)]
+    in_scope = in_scope[in_scope[NUM_DRAFTS].notna() | in_scope[OFFICIAL_ACCEPTANCE_LENGTH].notna()]
+    for label, cells in in_scope.groupby(LABEL, sort=True):
+        whole = cells[cells[FULL_SELECTION].astype(bool)]
+        if not whole[OFFICIAL_ACCEPTANCE_LENGTH].notna().any():
+            whole = cells[cells[CATEGORY].notna()]
+        out.append(_official_row(whole if len(whole) else cells, str(label), OVERALL))
+    return pd.DataFrame(out)
+
+
 def domain_groups(categories: pd.DataFrame, labels: Sequence[str]) -> list[str]:
     """Workload groups with per-category acceptance for any of `labels`, qualitative first."""
     rows = categories[categories[LABEL].isin(labels) & categories[ACCEPTANCE_LENGTH].notna()]
@@ -124,6 +197,9 @@ def domain_groups(categories: pd.DataFrame, labels: Sequence[str]) -> list[str]:
 def context_data(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
     """Pooled step-weighted AL per label and context length (throughput splits only).
 
+    With `official_acceptance_length` beside it (mean over every (cell, question) of the
+    official SPEED-Bench AL) and `official_is_estimate`.
+
     Only cells that ran every entropy tier of their split: a one-tier workload would
     describe another prompt mix than the split's.
     """
@@ -131,6 +207,20 @@ def context_data(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
         frame[CONTEXT_K].notna() & frame[LABEL].isin(labels) & frame[FULL_SELECTION].astype(bool)
     ]
     pooled = pool_acceptance(cells, [LABEL, CONTEXT_K])
+    if len(pooled) and OFFICIAL_ACCEPTANCE_LENGTH in cells:
+        pooled[OFFICIAL_ACCEPTANCE_LENGTH] = [
+            _question_mean(cells[(cells[LABEL] == label) & (cells[CONTEXT_K] == k)])
+            for label, k in zip(pooled[LABEL], pooled[CONTEXT_K], strict=True)
+        ]
+        pooled[OFFICIAL_IS_ESTIMATE] = [
+            bool(
+                cells.loc[(cells[LABEL] == label) & (cells[CONTEXT_K] == k), OFFICIAL_IS_ESTIMATE]
+                .fillna(False)
+                .astype(bool)
+                .any()
+            )
+            for label, k in zip(pooled[LABEL], pooled[CONTEXT_K], strict=True)
+        ]
     if len(pooled):
         pooled[CONTEXT_K] = pooled[CONTEXT_K].astype(int)
         pooled = pooled.sort_values([LABEL, CONTEXT_K]).reset_index(drop=True)

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from specbench.client.record import RequestRecord
 from specbench.client.sender import Api, Prompt, Sender
 from specbench.data.conversation import Conversation
+from specbench.measure.history import streamed_text
 
 T = TypeVar("T")
 
@@ -58,8 +59,13 @@ async def run_closed_loop(
     on_record: Callable[[RequestRecord], None],
     *,
     window_start_ns: int,
+    replay: Callable[[RequestRecord], str] = streamed_text,
 ) -> int:
-    """Replay every conversation with `concurrency` slots; return the end instant (perf ns)."""
+    """Replay every conversation with `concurrency` slots; return the end instant (perf ns).
+
+    `replay` turns a finished turn into the answer later turns carry as history (taken
+    before `on_record`, which may drop the outputs it does not keep).
+    """
     if concurrency <= 0:
         raise ValueError(f"concurrency must be positive, got {concurrency}")
     work = iter(conversations)
@@ -77,10 +83,11 @@ async def run_closed_loop(
                 prompt = build_prompt(api, conversation.turns, answers)
                 record.start_ns = time.perf_counter_ns() - window_start_ns
                 await sender.send(prompt, record)
+                answer = replay(record) if record.ok else ""
                 on_record(record)
                 if not record.ok:
                     break
-                answers.append(record.output_text or "")
+                answers.append(answer)
 
     async with asyncio.TaskGroup() as group:
         for _ in range(concurrency):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from specbench.client.record import RequestRecord
 from specbench.client.sender import Api, Client
+from specbench.measure.history import History
 from specbench.measure.official_al import cell_official, official_summary
 from specbench.metrics.acceptance import (
     acceptance_length,
@@ -56,6 +57,10 @@ class CellSpec:
     temperature: float
     warmup: int
     save_outputs: bool
+    #: How later turns replay earlier answers (`specbench.measure.history`).
+    history: History = "streamed_text"
+    #: Tokenizer folder (needed by history "decoded").
+    tokenizer: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +208,7 @@ def summarize_cell(
         )
         if before.has_spec_decode
         else category_acceptance(records, speculating=False),
+        history=spec.history,
         official_acceptance=official_summary(cell_official(records))
         if before.has_spec_decode
         else None,

@@ -446,6 +446,8 @@ def cell_spec(
         temperature=workload.temperature,
         warmup=workload.warmup + (FIRST_CELL_EXTRA_WARMUP if first else 0),
         save_outputs=workload.keeps_outputs,
+        history=workload.history,
+        tokenizer=workload.tokenizer,
     )
 
 

@@ -187,6 +187,12 @@ class CellSummary(Frozen):
     )
     spec_decode: SpecDecodeSummary | None = Field(description="None: no spec-decode series.")
     per_category: dict[str, CategoryAcceptance] = Field(description="Category → acceptance.")
+    history: Literal["streamed_text", "decoded"] | None = Field(
+        default=None,
+        description="How later turns replayed earlier answers: streamed_text, or decoded "
+        "(token ids decoded with special tokens, as specdec_bench); None: written before it "
+        "was recorded (streamed_text).",
+    )
     official_acceptance: OfficialAcceptanceSummary | None = Field(
         default=None,
         description="Official SPEED-Bench AL of the cell; None when not speculating or from "

@@ -43,11 +43,14 @@ def _body(markdown: str) -> list[str]:
 
 def test_al_by_domain_reproduces_the_card(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
     frame, categories = loaded
-    table = T.al_by_domain(frame, categories, QUALITATIVE, ["eagle3"])
+    table = T.al_by_domain(frame, categories, QUALITATIVE, ["eagle3"], "step_weighted")
     assert table.title == "Acceptance length by domain (SPEED-Bench qualitative)"
-    assert _body(to_markdown(table)) == [
-        "| Domain | AL |",
-        "|---|---:|",
+    lines = _body(to_markdown(table))
+    assert lines[:2] == ["| Domain | AL (step-weighted) | AL (official) |", "|---|---:|---:|"]
+    # these summaries have no requests.jsonl: the official figure is n/a, never guessed
+    assert all(line.endswith((" n/a |", " **n/a** |")) for line in lines[2:])
+    body = [line.replace(" **n/a** |", "").replace(" n/a |", "") for line in lines]
+    assert body[2:] == [
         "| Coding | 3.33 |",
         "| Math | 3.17 |",
         "| RAG | 3.14 |",
@@ -67,7 +70,8 @@ def test_al_by_domain_reproduces_the_card(loaded: tuple[pd.DataFrame, pd.DataFra
     # Overall pools counters over the 4 qualitative cells: 1 + 12670/7000 = 2.81
     # (the mean of the four cell ALs would be 2.799).
     assert data.loc[D.OVERALL, F.ACCEPTANCE_LENGTH] == pytest.approx(1 + 12670 / 7000)
-    per_domain, overall = table.footnotes
+    per_domain, overall = table.footnotes[-2:]
+    assert "Official AL" in table.footnotes[0] and "n/a" in table.footnotes[1]
     assert "step-weighted" in per_domain and "per-request metrics" in per_domain
     assert "3 cells (concurrency 1, 48; 2 repeats)" in per_domain
     assert "spec-decode counters" in overall and "not an average of ALs" in overall
@@ -88,20 +92,28 @@ def test_al_by_domain_side_by_side_for_two_drafts(tmp_path: Path) -> None:
         )  # fmt: skip
     cells, _ = F.load_cells([tmp_path])
     table = T.al_by_domain(F.cells_frame(cells), F.category_frame(cells), QUALITATIVE,
-                           ["eagle3", "ngram"])  # fmt: skip
-    assert table.columns == ("Domain", "eagle3 AL", "ngram AL")
+                           ["eagle3", "ngram"], "step_weighted")  # fmt: skip
+    assert table.columns == (
+        "Domain",
+        "eagle3 AL (step-weighted)",
+        "eagle3 AL (official)",
+        "ngram AL (step-weighted)",
+        "ngram AL (official)",
+    )
     assert table.rows == (
-        ("Coding", "3.00", "2.00"),
-        ("Writing", "2.00", "1.50"),
-        ("Overall", "2.20", "1.45"),
+        ("Coding", "3.00", "n/a", "2.00", "n/a"),
+        ("Writing", "2.00", "n/a", "1.50", "n/a"),
+        ("Overall", "2.20", "n/a", "1.45", "n/a"),
     )
 
 
 def test_al_by_context(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
     frame, _ = loaded
     table = T.al_by_context(frame, ["eagle3"])
-    assert table.columns == ("Context length", "AL")
-    assert table.rows == (("1K", "2.71"), ("8K", "2.72"))
+    assert table.columns == ("Context length", "AL (official)", "AL (step-weighted)")
+    assert table.rows == (("1K", "n/a", "2.71"), ("8K", "n/a", "2.72"))
+    table = T.al_by_context(frame, ["eagle3"], "step_weighted")
+    assert table.rows == (("1K", "2.71", "n/a"), ("8K", "2.72", "n/a"))
 
 
 def test_al_by_context_absent_is_reported_not_raised_as_error(tmp_path: Path) -> None:
@@ -242,6 +254,11 @@ def test_al_by_domain_from_single_category_runs(tmp_path: Path) -> None:
         cell = summary(label="eagle3", dataset=QUALITATIVE, concurrency=4, category=name, spec=spec)
         write_cell(tmp_path, cell, slug=f"speed-bench-qualitative-{name}")
     cells, _ = F.load_cells([tmp_path])
-    table = T.al_by_domain(F.cells_frame(cells), F.category_frame(cells), QUALITATIVE, ["eagle3"])
-    assert table.rows == (("Coding", "4.00"), ("Writing", "1.50"), ("Overall", "2.33"))
-    assert "single-category runs" in table.footnotes[0]
+    frame, categories = F.cells_frame(cells), F.category_frame(cells)
+    table = T.al_by_domain(frame, categories, QUALITATIVE, ["eagle3"], "step_weighted")
+    assert table.rows == (
+        ("Coding", "4.00", "n/a"),
+        ("Writing", "1.50", "n/a"),
+        ("Overall", "2.33", "n/a"),
+    )
+    assert any("single-category runs" in note for note in table.footnotes)

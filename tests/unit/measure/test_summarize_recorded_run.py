@@ -63,7 +63,9 @@ def test_the_recorded_summary_is_recomputed_from_its_raw_files(label: str) -> No
         "server_prompt_tokens",
         "server_preemptions",
         "official_acceptance",
+        "history",
     }
+    assert recomputed["history"] == "streamed_text"
     assert recomputed["num_conversations"] == 4
     assert recomputed["server_prompt_tokens"] == saved["input_tokens"]
     assert recomputed["server_preemptions"] == 0
