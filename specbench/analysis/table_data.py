@@ -33,6 +33,7 @@ from specbench.results.columns import (
     GROUP,
     LABEL,
     MERGED_CHUNKS,
+    NUM_CONVERSATIONS,
     NUM_DRAFTS,
     NUM_QUESTIONS,
     NUM_REQUESTS,
@@ -61,6 +62,8 @@ RATIO = "ratio"
 METRIC = "metric"
 N_SPECULATIVE = "n_speculative"
 N_BASELINE = "n_baseline"
+#: Prompts (questions) of a view: the n of the acceptance summary.
+NUM_PROMPTS = "num_prompts"
 CONCURRENCIES = "concurrencies"
 REPEATS = "repeats"
 
@@ -228,16 +231,24 @@ def context_data(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
 
 
 def acceptance_summary_data(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
-    """Pooled acceptance per label and view (workload × selection); `num_succeeded` sums cells.
+    """Pooled acceptance per label and view (workload × selection).
 
-    Columns: label, view, dataset, split, n_cells, the summed counters, acceptance_length,
-    draft_acceptance_rate, per_position_acceptance_i, num_succeeded.
+    `num_prompts`: the prompts (questions) of the view, as the model cards' n (the most
+    distinct questions any one cell measured; NaN when no summary recorded it);
+    `num_succeeded`: successful turns summed over every pooled cell. Columns: label, view,
+    dataset, split, n_cells, the summed counters, acceptance_length, draft_acceptance_rate,
+    per_position_acceptance_i, num_succeeded, num_prompts.
     """
     cells = frame[frame[LABEL].isin(labels) & frame[NUM_DRAFTS].notna()]
     pooled = pool_acceptance(cells, [LABEL, VIEW])
     if len(pooled):
         sums = cells.groupby([LABEL, VIEW])[NUM_SUCCEEDED].sum().rename(NUM_SUCCEEDED)
         pooled = pooled.merge(sums.reset_index(), on=[LABEL, VIEW])
+        prompts = cells[NUM_CONVERSATIONS].astype(float).where(cells[NUM_CONVERSATIONS] > 0)
+        if NUM_QUESTIONS in cells:  # schema-1 cells: the official figure's question count
+            prompts = prompts.fillna(cells[NUM_QUESTIONS].astype(float))
+        most = prompts.groupby([cells[LABEL], cells[VIEW]]).max().rename(NUM_PROMPTS)
+        pooled = pooled.merge(most.reset_index(), on=[LABEL, VIEW])
         datasets = cells.drop_duplicates(VIEW).set_index(VIEW)[DATASET]
         pooled[DATASET] = pooled[VIEW].map(datasets)
         splits = cells.dropna(subset=[SPLIT]).drop_duplicates(VIEW).set_index(VIEW)[SPLIT]

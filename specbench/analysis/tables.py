@@ -372,7 +372,7 @@ def acceptance_summary(frame: pd.DataFrame, labels: Sequence[str]) -> Table:
             ((str(r[LABEL]),) if several else ())
             + (
                 W.dataset_name(view, _split(frame, view)),
-                str(int(r[NUM_SUCCEEDED])),
+                W.fixed(r[D.NUM_PROMPTS], 0),
                 W.fixed(r[ACCEPTANCE_LENGTH], 3),
                 W.percent(r[DRAFT_ACCEPTANCE_RATE]),
                 rates,
@@ -392,9 +392,17 @@ def acceptance_summary(frame: pd.DataFrame, labels: Sequence[str]) -> Table:
         rows=tuple(rows),
         data=data,
         footnotes=(
-            "Server spec-decode counters pooled over every cell of the dataset (all "
-            "concurrencies and repeats); n counts their successful requests. Mean accepted "
-            "length = 1 + Σaccepted / Σdrafts (bonus token included).",
+            "n counts prompts (questions), as the model cards do. Server spec-decode counters "
+            "pooled over every cell of the dataset (all concurrencies and repeats): "
+            + "; ".join(
+                f"{W.dataset_name(str(r[VIEW]), _split(frame, str(r[VIEW])))}"
+                + (f" ({r[LABEL]})" if several else "")
+                + f": {int(r[NUM_SUCCEEDED])} turns pooled over {int(r[N_CELLS])} "
+                + ("cell" if int(r[N_CELLS]) == 1 else "cells")
+                for r in data.to_dict(orient="records")
+            )
+            + ". Mean accepted length = 1 + Σaccepted / Σdrafts (step-weighted, bonus token "
+            "included; steps without drafts are not counted).",
         ),
     )
 

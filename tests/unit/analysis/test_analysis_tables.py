@@ -192,9 +192,21 @@ def test_acceptance_summary_reproduces_the_gqa_card(tmp_path: Path) -> None:
 def test_acceptance_summary_pools_repeats(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
     frame, _ = loaded
     table = T.acceptance_summary(frame, ["eagle3"])
+    # n counts prompts (64), as the GQA card does; the footnote says what was pooled
     assert table.rows[0] == (
-        "SPEED-Bench (qualitative)", "256", "2.810", "60.33%", "0.821 / 0.587 / 0.401",
+        "SPEED-Bench (qualitative)", "64", "2.810", "60.33%", "0.821 / 0.587 / 0.401",
     )  # fmt: skip
+    assert "256 turns pooled over 4 cells" in " ".join(table.footnotes)
+
+
+def test_acceptance_summary_n_counts_prompts_not_turns(tmp_path: Path) -> None:
+    # MT-Bench on the GQA card: 80 prompts × 2 turns is n = 80, not 160.
+    write_cell(tmp_path, summary(label="eagle3", dataset="mt-bench", concurrency=16,
+                                 num_requests=160, num_conversations=80,
+                                 spec=spec_decode(10000, [7446, 5368, 3866], 29990)))  # fmt: skip
+    table = T.acceptance_summary(F.load_results([tmp_path]), ["eagle3"])
+    assert table.rows[0][:2] == ("MT-Bench", "80")
+    assert "160 turns pooled over 1 cell" in " ".join(table.footnotes)
 
 
 def test_selection_from_manifest_and_errors(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
