@@ -25,9 +25,11 @@ from specbench.results.columns import (
     ACCEPTANCE_LENGTH,
     ACCEPTANCE_SOURCE,
     CATEGORY,
+    COALESCING_CHECK,
     CONCURRENCY,
     CONTEXT_K,
     DATASET,
+    DRAFTED_STEP_SHARE,
     E2E_MS_MEDIAN,
     FULL_SELECTION,
     GROUP,
@@ -149,9 +151,21 @@ def _official_row(rows: pd.DataFrame, label: str, category: str) -> dict[str, ob
         OFFICIAL_IS_ESTIMATE: bool(used[OFFICIAL_IS_ESTIMATE].fillna(False).astype(bool).any()),
         MERGED_CHUNKS: int(used[MERGED_CHUNKS].fillna(0).astype(float).sum()),
         OFFICIAL_NOTE: "; ".join(notes) if notes else None,
+        COALESCING_CHECK: ", ".join(sorted({str(c) for c in used[COALESCING_CHECK].dropna()}))
+        if COALESCING_CHECK in used
+        else "",
+        DRAFTED_STEP_SHARE: _share(used),
         CONCURRENCIES: sorted({int(c) for c in used[CONCURRENCY]}),
         REPEATS: sorted({int(r) for r in used[REPEAT]}),
     }
+
+
+def _share(cells: pd.DataFrame) -> float:
+    """Mean drafted-step share of the cells (NaN when none has it)."""
+    if DRAFTED_STEP_SHARE not in cells:
+        return math.nan
+    shares = cells[DRAFTED_STEP_SHARE].dropna().astype(float)
+    return float(shares.mean()) if len(shares) else math.nan
 
 
 def official_domain_data(

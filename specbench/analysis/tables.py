@@ -19,9 +19,11 @@ from specbench.results.columns import (
     ACCEPTANCE_LENGTH,
     ACCEPTANCE_SOURCE,
     CATEGORY,
+    COALESCING_CHECK,
     CONCURRENCY,
     CONTEXT_K,
     DRAFT_ACCEPTANCE_RATE,
+    DRAFTED_STEP_SHARE,
     E2E_MS_MEDIAN,
     GROUP,
     LABEL,
@@ -118,6 +120,17 @@ def _official_notes(official: pd.DataFrame, present: Sequence[str]) -> list[str]
             )
         if row[OFFICIAL_NOTE]:
             line += f" ({row[OFFICIAL_NOTE]})."
+        if "none" in str(row.get(COALESCING_CHECK) or ""):
+            line += (
+                " Merged chunks could not be checked in some cells (no per-request metrics, "
+                "so K and the step counts are unknown)."
+            )
+        share = row.get(DRAFTED_STEP_SHARE)
+        if share is not None and math.isfinite(float(share)) and float(share) < 0.999:
+            line += (
+                f" Steps that carried drafts: {float(share):.1%} (the others are 1-token "
+                "steps the official AL counts and vLLM's counters skip)."
+            )
         notes.append(line)
     return notes
 
@@ -164,9 +177,16 @@ def al_by_domain(
 
     names.sort(key=sort_key)
 
+    # Without per-request metrics a category has only the tokens-per-chunk estimate: it is
+    # not step-weighted, so that column says n/a rather than print it under that name.
+    definitions = data.set_index([LABEL, CATEGORY])[ACCEPTANCE_DEFINITION]
+    estimated = {key for key, kind in definitions.items() if kind == "mean_over_requests"}
+
     def cells(label: str, category: str) -> tuple[str, str]:
         official_text = _official_value(official_by.get((label, category)))
         step_text = W.fixed(value.get((label, category), math.nan), 2)
+        if (label, category) in estimated:
+            step_text = "n/a"
         return (official_text, step_text) if primary == "official" else (step_text, official_text)
 
     rows = [
@@ -184,6 +204,13 @@ def al_by_domain(
             columns.append(name if len(labels) == 1 else f"{label} {name}")
     notes = _official_notes(official, present)
     per_category = data[data[CATEGORY] != D.OVERALL]
+    if estimated:
+        notes.append(
+            "Per-domain step-weighted AL n/a where the server sent no per-request metrics "
+            "(start vLLM with --per-request-spec-decode-metrics summary or detailed); "
+            "summary.json keeps a tokens-per-chunk estimate there (not the official AL)."
+        )
+    per_category = per_category[per_category[ACCEPTANCE_DEFINITION] != "mean_over_requests"]
     for (source, kind_definition), kind in per_category.groupby(
         [ACCEPTANCE_SOURCE, ACCEPTANCE_DEFINITION]
     ):

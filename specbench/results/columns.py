@@ -79,6 +79,8 @@ DRAFTED_STEP_SHARE = "drafted_step_share"
 #: "summary", "recomputed from requests.jsonl", or why the official AL is n/a.
 OFFICIAL_NOTE = "official_note"
 NUM_CONVERSATIONS = "num_conversations"
+#: What the merged-chunk check could use (per_step_metrics, num_spec_steps, chunk_size, none).
+COALESCING_CHECK = "coalescing_check"
 #: The step-weighted AL beside the official one in card tables.
 STEP_WEIGHTED_ACCEPTANCE_LENGTH = "step_weighted_acceptance_length"
 

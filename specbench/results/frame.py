@@ -36,6 +36,7 @@ from specbench.results.columns import (  # noqa: F401  (re-exported: the frame's
     ACCEPTED_PER_POSITION_PREFIX,
     CATEGORY,
     CELL_DIR,
+    COALESCING_CHECK,
     CONCURRENCY,
     CONDITIONAL_PREFIX,
     CONTEXT_K,
@@ -180,6 +181,7 @@ def _official_columns(cell: LoadedCell) -> dict[str, Any]:
         MERGED_CHUNKS: official.merged_chunks if official else None,
         OFFICIAL_IS_ESTIMATE: official.is_estimate if official else None,
         DRAFTED_STEP_SHARE: official.drafted_step_share if official else None,
+        COALESCING_CHECK: official.coalescing_check if official else None,
         OFFICIAL_NOTE: figures.note,
     }
 

@@ -6,12 +6,15 @@ official AL is recomputed from `requests.jsonl`; without that file it is n/a wit
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
 from specbench.analysis import tables as T
+from specbench.client.record import RequestRecord
+from specbench.measure.summarize import category_acceptance
 from specbench.results import frame as F
 from specbench.results.columns import MERGED_CHUNKS, OFFICIAL_ACCEPTANCE_LENGTH
 
@@ -60,3 +63,33 @@ def test_without_records_the_official_figure_is_na_with_its_reason(tmp_path: Pat
     assert table.rows[-1][2] == "2.30"
     assert any("official AL n/a" in note and "requests.jsonl is missing" in note
                for note in table.footnotes)  # fmt: skip
+
+
+def test_server_without_per_request_metrics(tmp_path: Path) -> None:
+    # The same recorded cell as a server without --per-request-spec-decode-metrics saves it.
+    copy = tmp_path / "run"
+    shutil.copytree(RUN, copy)
+    cell = copy / CELL
+    records = [json.loads(line) for line in (cell / "requests.jsonl").read_text().splitlines()]
+    for record in records:
+        record["spec_decode"] = None
+    (cell / "requests.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    summary = json.loads((cell / "summary.json").read_text())
+    loaded = [RequestRecord.from_dict(r) for r in records]
+    summary["per_category"] = {
+        name: value.model_dump(mode="json")
+        for name, value in category_acceptance(loaded, speculating=True).items()
+    }
+    (cell / "summary.json").write_text(json.dumps(summary))
+    table = _table(copy)
+    # official from chunks; the step-weighted column has no per-domain figure (n/a), only
+    # the counters' Overall; the tokens-per-chunk fallback is never printed under that name
+    assert table.rows == (
+        ("Coding", "2.91", "n/a"),
+        ("Writing", "2.18", "n/a"),
+        ("Math", "1.60", "n/a"),
+        ("Overall", "2.40", "2.30"),
+    )
+    notes = " ".join(table.footnotes)
+    assert "Merged chunks could not be checked" in notes
+    assert "--per-request-spec-decode-metrics" in notes
