@@ -112,7 +112,10 @@ def _official_notes(official: pd.DataFrame, present: Sequence[str]) -> list[str]
             )
             continue
         scope = _scope(row[D.CONCURRENCIES], row[D.REPEATS], int(row[N_CELLS]))
-        line = f"{row[LABEL]} official: {int(row[NUM_QUESTIONS])} questions over {scope}."
+        line = (
+            f"{row[LABEL]} official: mean over {int(row[NUM_QUESTIONS])} (cell, question) "
+            f"pairs of {scope}."
+        )
         if row[OFFICIAL_IS_ESTIMATE]:
             line += (
                 f" ≈ estimate: {int(row[MERGED_CHUNKS])} merged chunks seen (steps the server "

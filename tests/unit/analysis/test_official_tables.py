@@ -44,7 +44,7 @@ def test_older_results_get_the_official_figure_recomputed() -> None:
     assert table.rows[0] == ("Coding", "≈2.91", "2.57")
     notes = " ".join(table.footnotes)
     assert "recomputed from requests.jsonl" in notes
-    assert "4 questions" in notes and "merged chunks seen" in notes
+    assert "mean over 4 (cell, question) pairs" in notes and "merged chunks seen" in notes
     cells, _ = F.load_cells([RUN])
     frame = F.cells_frame(cells)
     ngram = frame[frame[F.LABEL] == "ngram"].iloc[0]
