@@ -54,16 +54,21 @@ class CellOfficial:
     oversized_chunks: int | None
     #: Σ over turns of max(0, step floor − chunks): steps merged into other chunks (at least).
     merged_steps: int | None
+    #: Σ over turns of the larger of the two, per turn: the merged chunks seen.
+    merged_per_turn: int
     num_spec_tokens: int | None
     #: Σ num_spec_steps / Σ (chunks − 1): decode steps that carried drafts.
     drafted_step_share: float | None
     eos_stripped_turns: int
     token_counts_exact: bool
 
+    #: merged_per_turn by category.
+    merged_per_category: dict[str, int]
+
     @property
     def merged_chunks(self) -> int:
-        """The larger of the two merge counts (0 when neither could be checked)."""
-        return max(self.oversized_chunks or 0, self.merged_steps or 0)
+        """Merged chunks seen: per turn the larger of the two checks, summed (0: none seen)."""
+        return self.merged_per_turn
 
     @property
     def is_estimate(self) -> bool:
@@ -89,17 +94,24 @@ def cell_official(records: Sequence[RequestRecord]) -> CellOfficial | None:
     spec_steps = decode_steps = 0
     spec_known = True
     eos_turns = 0
+    merged_per_category: dict[str, int] = {}
     for record in ok:
         eos = ends_with_eos(record)
         eos_turns += eos
         raw = [n for n in record.chunk_tokens if n > 0]
         spec = record.spec_decode or {}
         floor = step_count_floor(spec, sum(raw)) if spec else None
+        turn_merged = turn_oversized = 0
         if floor is not None:
-            merged += max(0, floor - len(raw))
+            turn_merged = max(0, floor - len(raw))
+            merged += turn_merged
             checks.add("per_step_metrics" if spec.get("per_step_accepted") else "num_spec_steps")
         if k is not None:
-            oversized += coalesced_chunks(raw, k)
+            turn_oversized = coalesced_chunks(raw, k)
+            oversized += turn_oversized
+        merged_per_category[record.category] = merged_per_category.get(record.category, 0) + max(
+            turn_merged, turn_oversized
+        )
         if spec.get("num_spec_steps") is not None:
             spec_steps += int(spec["num_spec_steps"])
             decode_steps += len(raw) - 1
@@ -118,6 +130,8 @@ def cell_official(records: Sequence[RequestRecord]) -> CellOfficial | None:
         coalescing_check=check,
         oversized_chunks=oversized if k is not None else None,
         merged_steps=merged if checks else None,
+        merged_per_turn=sum(merged_per_category.values()),
+        merged_per_category=merged_per_category,
         num_spec_tokens=k,
         drafted_step_share=drafted_step_share(spec_steps, decode_steps) if spec_known else None,
         eos_stripped_turns=eos_turns,

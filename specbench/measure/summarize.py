@@ -228,6 +228,7 @@ def with_official(
                 "official_acceptance_length": official.official.per_category.get(name),
                 "official_trimmed_acceptance_length": official.trimmed.per_category.get(name),
                 "num_questions": official.official.questions_per_category.get(name),
+                "official_merged_chunks": official.merged_per_category.get(name, 0),
             }
         )
         for name, category in per_category.items()

@@ -277,22 +277,28 @@ def load_category_results(dirs: Sequence[Path]) -> pd.DataFrame:
 
 
 def _category_official(figures: CellOfficialFigures, category: str) -> dict[str, Any]:
-    al, trimmed, questions = figures.per_category.get(category, (None, None, None))
-    if al is None and figures.cell is not None and len(figures.per_category) <= 1:
+    al, trimmed, questions, merged = figures.per_category.get(category, (None, None, None, None))
+    cell = figures.cell
+    if al is None and cell is not None and len(figures.per_category) <= 1:
         # a single-category cell: its own official figure is the category's
-        cell = figures.cell
         al, trimmed, questions = (
             cell.acceptance_length,
             cell.trimmed_acceptance_length,
             cell.num_questions,
         )
-    estimate = figures.cell.is_estimate if figures.cell else None
+        merged = cell.merged_chunks
+    if cell is None:
+        estimate = None
+    elif merged is None:  # written before per-category merges were recorded: the cell's
+        estimate = cell.is_estimate
+    else:
+        estimate = merged > 0 or (cell.is_estimate and cell.merged_chunks == 0)
     return {
         OFFICIAL_ACCEPTANCE_LENGTH: al,
         OFFICIAL_TRIMMED_ACCEPTANCE_LENGTH: trimmed,
         NUM_QUESTIONS: questions,
         OFFICIAL_IS_ESTIMATE: estimate,
-        MERGED_CHUNKS: figures.cell.merged_chunks if figures.cell else None,
+        MERGED_CHUNKS: merged if merged is not None else (cell.merged_chunks if cell else None),
         OFFICIAL_NOTE: figures.note,
     }
 

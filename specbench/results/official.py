@@ -22,8 +22,8 @@ class CellOfficialFigures:
     """A cell's official figures and where they came from."""
 
     cell: OfficialAcceptanceSummary | None
-    #: category → (official AL, trimmed AL, questions)
-    per_category: dict[str, tuple[float | None, float | None, int | None]]
+    #: category → (official AL, trimmed AL, questions, merged chunks or None when unknown)
+    per_category: dict[str, tuple[float | None, float | None, int | None, int | None]]
     #: "summary", "recomputed from requests.jsonl", or why the figure is n/a.
     note: str
 
@@ -49,6 +49,7 @@ def _compute(cell: LoadedCell) -> CellOfficialFigures:
                 cat.official_acceptance_length,
                 cat.official_trimmed_acceptance_length,
                 cat.num_questions,
+                cat.official_merged_chunks,
             )
             for name, cat in summary.per_category.items()
         }
@@ -68,6 +69,7 @@ def _compute(cell: LoadedCell) -> CellOfficialFigures:
             official.official.per_category.get(name),
             official.trimmed.per_category.get(name),
             official.official.questions_per_category.get(name),
+            official.merged_per_category.get(name, 0),
         )
         for name in official.official.per_category
     }

@@ -85,6 +85,10 @@ class CategoryAcceptance(Frozen):
     num_questions: int | None = Field(
         default=None, description="Questions averaged in official_acceptance_length."
     )
+    official_merged_chunks: int | None = Field(
+        default=None,
+        description="Merged chunks seen in this category's turns (official AL then an estimate).",
+    )
 
 
 class OfficialAcceptanceSummary(Frozen):

@@ -93,3 +93,21 @@ def test_server_without_per_request_metrics(tmp_path: Path) -> None:
     notes = " ".join(table.footnotes)
     assert "Merged chunks could not be checked" in notes
     assert "--per-request-spec-decode-metrics" in notes
+
+
+def test_only_categories_with_merged_chunks_are_marked_estimates() -> None:
+    # The recorded specbench run on specdec_bench's setup: EAGLE3 merged chunks only in one
+    # summarization turn (tests/fixtures/runs/README.md).
+    run = RUN.parent / "specdec-parity"
+    cells, _ = F.load_cells([run])
+    frame, categories = F.cells_frame(cells), F.category_frame(cells)
+    group = str(frame[F.GROUP].iloc[0])
+    table = T.al_by_domain(frame, categories, group, ["eagle3"])
+    assert table.rows == (
+        ("Coding", "1.52", "1.22"),
+        ("Math", "1.22", "1.20"),
+        ("Summarization", "≈1.21", "1.20"),
+        ("Writing", "1.21", "1.17"),
+        ("Overall", "≈1.29", "1.20"),
+    )
+    assert "2 merged chunks seen" in " ".join(table.footnotes)

@@ -22,7 +22,7 @@ RUN = FIXTURES / "runs" / "specdec-parity"
 @pytest.mark.parametrize(
     ("label", "fixture", "counters", "merged"),
     [
-        ("ngram", "fixture_ngram.json", (971, 2172), 6),
+        ("ngram", "fixture_ngram.json", (971, 2172), 8),
         ("eagle3", "fixture_eagle3.json", (3402, 675), 2),
     ],
 )
