@@ -63,6 +63,8 @@ class ReportOptions:
     concurrency: int | None = None
     baseline: str | None = None
     speculative: str | None = None
+    #: AL printed first in card tables: "official" (SPEED-Bench) or "step_weighted".
+    al_definition: str = "official"
 
 
 @dataclass(slots=True)
@@ -94,6 +96,12 @@ def _out_dir(options: ReportOptions) -> Path:
     if len(options.results_dirs) == 1:
         return options.results_dirs[0] / "report"
     raise SpecbenchError("--out is required when merging several results directories")
+
+
+def _al_name(data: pd.DataFrame) -> str:
+    """The definition a figure plots, as its title says it."""
+    shown = str(data[T.AL_DEFINITION].iloc[0]) if T.AL_DEFINITION in data else "step_weighted"
+    return "official AL (SPEED-Bench)" if shown == "official" else "step-weighted AL"
 
 
 def _try(outcome: ReportOutcome, build: Callable[[], Table]) -> Table | None:
@@ -137,13 +145,19 @@ def _build(
                 "with a speculative config)"
             )
         for group in groups:
-            table = _try(outcome, partial(T.al_by_domain, frame, categories, group, speculative))
+            table = _try(
+                outcome,
+                partial(
+                    T.al_by_domain, frame, categories, group, speculative, options.al_definition
+                ),
+            )
             if table is not None:
-                figure = P.al_by_domain(table.data, speculative, table.title)
+                title = f"{table.title}, {_al_name(table.data)}"
+                figure = P.al_by_domain(table.data, speculative, title)
                 _figure(outcome, table.name, table.title, figure, formats)
-        table = _try(outcome, partial(T.al_by_context, frame, speculative))
+        table = _try(outcome, partial(T.al_by_context, frame, speculative, options.al_definition))
         if table is not None:
-            title = "Acceptance length vs context length"
+            title = f"Acceptance length vs context length, {_al_name(table.data)}"
             figure = P.al_vs_context(table.data, speculative, title)
             _figure(outcome, "al_vs_context", title, figure, formats)
     if not speculative:

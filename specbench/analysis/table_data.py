@@ -6,6 +6,7 @@ serving metrics are means over repeats at one concurrency.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -24,17 +25,26 @@ from specbench.results.columns import (
     ACCEPTANCE_LENGTH,
     ACCEPTANCE_SOURCE,
     CATEGORY,
+    COALESCING_CHECK,
     CONCURRENCY,
     CONTEXT_K,
     DATASET,
+    DRAFTED_STEP_SHARE,
     E2E_MS_MEDIAN,
     FULL_SELECTION,
     GROUP,
     INPUT_TOKENS,
     LABEL,
+    MERGED_CHUNKS,
+    NUM_CONVERSATIONS,
     NUM_DRAFTS,
+    NUM_QUESTIONS,
     NUM_REQUESTS,
     NUM_SUCCEEDED,
+    OFFICIAL_ACCEPTANCE_LENGTH,
+    OFFICIAL_IS_ESTIMATE,
+    OFFICIAL_NOTE,
+    OFFICIAL_TRIMMED_ACCEPTANCE_LENGTH,
     OUTPUT_TOK_S,
     OUTPUT_TOK_S_PER_GPU,
     REPEAT,
@@ -56,6 +66,8 @@ RATIO = "ratio"
 METRIC = "metric"
 N_SPECULATIVE = "n_speculative"
 N_BASELINE = "n_baseline"
+#: Prompts (questions) of a view: the n of the acceptance summary.
+NUM_PROMPTS = "num_prompts"
 CONCURRENCIES = "concurrencies"
 REPEATS = "repeats"
 #: Column of `sweep_data`: the throughput compared, output_tok_s_per_gpu or output_tok_s.
@@ -128,6 +140,84 @@ def domain_data(
     return pd.DataFrame(out)
 
 
+def _question_mean(rows: pd.DataFrame) -> float:
+    """Σ(official AL × questions) / Σ questions: the mean over every (cell, question)."""
+    used = rows[rows[OFFICIAL_ACCEPTANCE_LENGTH].notna() & rows[NUM_QUESTIONS].notna()]
+    questions = used[NUM_QUESTIONS].astype(float)
+    total = float(questions.sum())
+    if total <= 0:
+        return math.nan
+    return float((used[OFFICIAL_ACCEPTANCE_LENGTH].astype(float) * questions).sum() / total)
+
+
+def _official_row(rows: pd.DataFrame, label: str, category: str) -> dict[str, object]:
+    used = rows[rows[OFFICIAL_ACCEPTANCE_LENGTH].notna()]
+    skip = {"summary", "not speculating"}
+    notes = sorted({str(n) for n in rows[OFFICIAL_NOTE].dropna() if str(n) not in skip})
+    return {
+        LABEL: label,
+        CATEGORY: category,
+        OFFICIAL_ACCEPTANCE_LENGTH: _question_mean(rows),
+        OFFICIAL_TRIMMED_ACCEPTANCE_LENGTH: _question_mean(
+            used.assign(**{OFFICIAL_ACCEPTANCE_LENGTH: used[OFFICIAL_TRIMMED_ACCEPTANCE_LENGTH]})
+        ),
+        NUM_QUESTIONS: int(used[NUM_QUESTIONS].astype(float).sum()) if len(used) else 0,
+        N_CELLS: len(used),
+        OFFICIAL_IS_ESTIMATE: bool(used[OFFICIAL_IS_ESTIMATE].fillna(False).astype(bool).any()),
+        MERGED_CHUNKS: int(used[MERGED_CHUNKS].fillna(0).astype(float).sum()),
+        OFFICIAL_NOTE: "; ".join(notes) if notes else None,
+        COALESCING_CHECK: ", ".join(sorted({str(c) for c in used[COALESCING_CHECK].dropna()}))
+        if COALESCING_CHECK in used
+        else "",
+        DRAFTED_STEP_SHARE: _share(used),
+        CONCURRENCIES: sorted({int(c) for c in used[CONCURRENCY]}),
+        REPEATS: sorted({int(r) for r in used[REPEAT]}),
+    }
+
+
+def _share(cells: pd.DataFrame) -> float:
+    """Mean drafted-step share of the cells (NaN when none has it)."""
+    if DRAFTED_STEP_SHARE not in cells:
+        return math.nan
+    shares = cells[DRAFTED_STEP_SHARE].dropna().astype(float)
+    return float(shares.mean()) if len(shares) else math.nan
+
+
+def official_domain_data(
+    frame: pd.DataFrame, categories: pd.DataFrame, group: str, labels: Sequence[str]
+) -> pd.DataFrame:
+    """The official SPEED-Bench AL per category of `labels` on one group, plus `overall`.
+
+    Per category: the mean over questions of each question's Σ tokens / Σ chunks (all its
+    turns), over every cell of the group that ran the category (each cell's category AL
+    weighted by its questions: the mean over every (cell, question)). Overall: the same
+    mean over every question of the group's whole-dataset cells (of its single-category
+    cells when no whole-dataset cell has the figure), not over categories. Columns: label,
+    category, official_acceptance_length, official_trimmed_acceptance_length,
+    num_questions, n_cells, official_is_estimate, merged_chunks (Σ over the cells, counted
+    once per cell), official_note (why a figure is n/a), concurrencies, repeats.
+    """
+    import pandas as pd
+
+    out: list[dict[str, object]] = []
+    rows = categories[(categories[GROUP] == group) & categories[LABEL].isin(labels)]
+    if OFFICIAL_ACCEPTANCE_LENGTH not in rows:
+        return pd.DataFrame(out)
+    rows = rows[rows[ACCEPTANCE_LENGTH].notna() | rows[OFFICIAL_ACCEPTANCE_LENGTH].notna()]
+    for (label, category), scope in rows.groupby([LABEL, CATEGORY], sort=True):
+        row = _official_row(scope, str(label), str(category))
+        row[MERGED_CHUNKS] = math.nan  # chunks are counted per cell, in the overall row
+        out.append(row)
+    in_scope = frame[(frame[GROUP] == group) & frame[LABEL].isin(labels)]
+    in_scope = in_scope[in_scope[NUM_DRAFTS].notna() | in_scope[OFFICIAL_ACCEPTANCE_LENGTH].notna()]
+    for label, cells in in_scope.groupby(LABEL, sort=True):
+        whole = cells[cells[FULL_SELECTION].astype(bool)]
+        if not whole[OFFICIAL_ACCEPTANCE_LENGTH].notna().any():
+            whole = cells[cells[CATEGORY].notna()]
+        out.append(_official_row(whole if len(whole) else cells, str(label), OVERALL))
+    return pd.DataFrame(out)
+
+
 def domain_groups(categories: pd.DataFrame, labels: Sequence[str]) -> list[str]:
     """Workload groups with per-category acceptance for any of `labels`, qualitative first."""
     rows = categories[categories[LABEL].isin(labels) & categories[ACCEPTANCE_LENGTH].notna()]
@@ -139,6 +229,9 @@ def domain_groups(categories: pd.DataFrame, labels: Sequence[str]) -> list[str]:
 def context_data(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
     """Pooled step-weighted AL per label and context length (throughput splits only).
 
+    With `official_acceptance_length` beside it (mean over every (cell, question) of the
+    official SPEED-Bench AL) and `official_is_estimate`.
+
     Only cells that ran every entropy tier of their split: a one-tier workload would
     describe another prompt mix than the split's.
     """
@@ -146,6 +239,20 @@ def context_data(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
         frame[CONTEXT_K].notna() & frame[LABEL].isin(labels) & frame[FULL_SELECTION].astype(bool)
     ]
     pooled = pool_acceptance(cells, [LABEL, CONTEXT_K])
+    if len(pooled) and OFFICIAL_ACCEPTANCE_LENGTH in cells:
+        pooled[OFFICIAL_ACCEPTANCE_LENGTH] = [
+            _question_mean(cells[(cells[LABEL] == label) & (cells[CONTEXT_K] == k)])
+            for label, k in zip(pooled[LABEL], pooled[CONTEXT_K], strict=True)
+        ]
+        pooled[OFFICIAL_IS_ESTIMATE] = [
+            bool(
+                cells.loc[(cells[LABEL] == label) & (cells[CONTEXT_K] == k), OFFICIAL_IS_ESTIMATE]
+                .fillna(False)
+                .astype(bool)
+                .any()
+            )
+            for label, k in zip(pooled[LABEL], pooled[CONTEXT_K], strict=True)
+        ]
     if len(pooled):
         pooled[CONTEXT_K] = pooled[CONTEXT_K].astype(int)
         pooled = pooled.sort_values([LABEL, CONTEXT_K]).reset_index(drop=True)
@@ -171,16 +278,24 @@ def context_input_data(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFra
 
 
 def acceptance_summary_data(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
-    """Pooled acceptance per label and view (workload × selection); `num_succeeded` sums cells.
+    """Pooled acceptance per label and view (workload × selection).
 
-    Columns: label, view, dataset, split, n_cells, the summed counters, acceptance_length,
-    draft_acceptance_rate, per_position_acceptance_i, num_succeeded.
+    `num_prompts`: the prompts (questions) of the view, as the model cards' n (the most
+    distinct questions any one cell measured; NaN when no summary recorded it);
+    `num_succeeded`: successful turns summed over every pooled cell. Columns: label, view,
+    dataset, split, n_cells, the summed counters, acceptance_length, draft_acceptance_rate,
+    per_position_acceptance_i, num_succeeded, num_prompts.
     """
     cells = frame[frame[LABEL].isin(labels) & frame[NUM_DRAFTS].notna()]
     pooled = pool_acceptance(cells, [LABEL, VIEW])
     if len(pooled):
         sums = cells.groupby([LABEL, VIEW])[NUM_SUCCEEDED].sum().rename(NUM_SUCCEEDED)
         pooled = pooled.merge(sums.reset_index(), on=[LABEL, VIEW])
+        prompts = cells[NUM_CONVERSATIONS].astype(float).where(cells[NUM_CONVERSATIONS] > 0)
+        if NUM_QUESTIONS in cells:  # schema-1 cells: the official figure's question count
+            prompts = prompts.fillna(cells[NUM_QUESTIONS].astype(float))
+        most = prompts.groupby([cells[LABEL], cells[VIEW]]).max().rename(NUM_PROMPTS)
+        pooled = pooled.merge(most.reset_index(), on=[LABEL, VIEW])
         datasets = cells.drop_duplicates(VIEW).set_index(VIEW)[DATASET]
         pooled[DATASET] = pooled[VIEW].map(datasets)
         splits = cells.dropna(subset=[SPLIT]).drop_duplicates(VIEW).set_index(VIEW)[SPLIT]

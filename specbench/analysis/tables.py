@@ -7,8 +7,8 @@ Each builder returns a `Table` (display rows + the unrounded data) or raises
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from specbench.analysis import table_data as D
 from specbench.analysis import wording as W
@@ -21,16 +21,24 @@ from specbench.results.columns import (
     ACCEPTANCE_LENGTH,
     ACCEPTANCE_SOURCE,
     CATEGORY,
+    COALESCING_CHECK,
     CONCURRENCY,
     CONTEXT_K,
     DRAFT_ACCEPTANCE_RATE,
+    DRAFTED_STEP_SHARE,
     E2E_MS_MEDIAN,
     GROUP,
     LABEL,
+    MERGED_CHUNKS,
+    NUM_QUESTIONS,
     NUM_SUCCEEDED,
+    OFFICIAL_ACCEPTANCE_LENGTH,
+    OFFICIAL_IS_ESTIMATE,
+    OFFICIAL_NOTE,
     OUTPUT_TOK_S,
     OUTPUT_TOK_S_PER_GPU,
     SPLIT,
+    STEP_WEIGHTED_ACCEPTANCE_LENGTH,
     TTFT_MS_MEDIAN,
     VIEW,
     position_columns,
@@ -58,11 +66,14 @@ _SOURCES = {
     "server_counters": "the server's spec-decode counters of single-category runs",
 }
 _DEFINITIONS = {
-    "step_weighted": "step-weighted (1 + Σaccepted / Σsteps, pooled over requests)",
+    "step_weighted": "step-weighted AL (1 + Σaccepted / Σsteps, pooled over requests)",
     "mean_over_requests": (
-        "the mean over requests of each request's AL (specdec_bench's definition)"
+        "tokens-per-chunk estimate (per turn, tokens of chunks 2..n / (n − 1), mean over "
+        "turns; not the official AL, only used when the server sent no per-request metrics)"
     ),
 }
+#: Column of a table's data naming the definition in `acceptance_length`.
+AL_DEFINITION = "al_definition"
 
 
 def _scope(concurrencies: Sequence[int], repeats: Sequence[int], cells: int) -> str:
@@ -71,85 +82,241 @@ def _scope(concurrencies: Sequence[int], repeats: Sequence[int], cells: int) -> 
     return f"{cells} cells (concurrency {conc}; {len(repeats)} repeat{plural})"
 
 
-def _label_header(labels: Sequence[str], what: str) -> tuple[str, ...]:
-    return (what,) if len(labels) == 1 else tuple(f"{label} {what}" for label in labels)
+_AL_NAMES = {"official": "official", "step_weighted": "step-weighted"}
+OFFICIAL_FOOTNOTE = (
+    "Official AL (SPEED-Bench, NVIDIA specdec_bench's definition, the one model cards "
+    "publish): per question Σ tokens / Σ streamed chunks over all its turns (prefill chunk "
+    "counted, a final EOS removed); per domain the mean over questions; Overall the mean over "
+    "all questions."
+)
+
+
+def _official_value(row: Mapping[Any, Any] | None) -> str:
+    if row is None:
+        return "n/a"
+    value = float(row[OFFICIAL_ACCEPTANCE_LENGTH])
+    if not math.isfinite(value):
+        return "n/a"
+    return ("≈" if row[OFFICIAL_IS_ESTIMATE] else "") + W.fixed(value, 2)
+
+
+def _official_notes(official: pd.DataFrame, present: Sequence[str]) -> list[str]:
+    notes = [OFFICIAL_FOOTNOTE]
+    if not len(official):
+        notes.append(
+            "Official AL n/a: no cell has streamed chunk counts (summary.json without "
+            "official_acceptance and no readable requests.jsonl)."
+        )
+        return notes
+    overall = official[official[CATEGORY] == D.OVERALL]
+    for row in overall.to_dict(orient="records"):
+        if row[LABEL] not in present:
+            continue
+        if not row[N_CELLS]:
+            notes.append(
+                f"{row[LABEL]} official AL n/a: {row[OFFICIAL_NOTE] or 'no chunk counts'}."
+            )
+            continue
+        scope = _scope(row[D.CONCURRENCIES], row[D.REPEATS], int(row[N_CELLS]))
+        line = (
+            f"{row[LABEL]} official: mean over {int(row[NUM_QUESTIONS])} (cell, question) "
+            f"pairs of {scope}."
+        )
+        if row[OFFICIAL_IS_ESTIMATE]:
+            line += (
+                f" ≈ estimate: {int(row[MERGED_CHUNKS])} merged chunks seen (steps the server "
+                "streamed as one chunk count once, which raises the figure)."
+            )
+        if row[OFFICIAL_NOTE]:
+            line += f" ({row[OFFICIAL_NOTE]})."
+        if "none" in str(row.get(COALESCING_CHECK) or ""):
+            line += (
+                " Merged chunks could not be checked in some cells (no per-request metrics, "
+                "so K and the step counts are unknown)."
+            )
+        share = row.get(DRAFTED_STEP_SHARE)
+        if share is not None and math.isfinite(float(share)) and float(share) < 0.999:
+            line += (
+                f" Steps that carried drafts: {float(share):.1%} (the others are 1-token "
+                "steps the official AL counts and vLLM's counters skip)."
+            )
+        notes.append(line)
+    return notes
 
 
 def al_by_domain(
-    frame: pd.DataFrame, categories: pd.DataFrame, group: str, labels: Sequence[str]
+    frame: pd.DataFrame,
+    categories: pd.DataFrame,
+    group: str,
+    labels: Sequence[str],
+    definition: str = "official",
 ) -> Table:
-    """The 11 categories by descending AL (of the first label), then **Overall**."""
+    """The categories by descending AL (of the first label), then **Overall**.
+
+    `definition` ("official" or "step_weighted") picks the AL printed first and sorted by;
+    the other definition is printed beside it, each column labelled with its definition.
+    """
     data = D.domain_data(frame, categories, group, labels)
     if not len(data) or not (data[CATEGORY] != D.OVERALL).any():
         raise TableUnavailable(f"AL by domain: no per-category acceptance for {group}")
+    official = D.official_domain_data(frame, categories, group, labels)
     present = [label for label in labels if label in set(data[LABEL])]
     value = data.set_index([LABEL, CATEGORY])[ACCEPTANCE_LENGTH]
+    official_by = (
+        {(str(r[LABEL]), str(r[CATEGORY])): r for r in official.to_dict(orient="records")}
+        if len(official)
+        else {}
+    )
+
+    def official_float(label: str, category: str) -> float:
+        row = official_by.get((label, category))
+        return float(row[OFFICIAL_ACCEPTANCE_LENGTH]) if row else math.nan
+
+    primary = "official" if definition == "official" else "step_weighted"
     names = sorted(set(data[CATEGORY]) - {D.OVERALL})
     first = present[0]
-    names.sort(key=lambda c: -value.get((first, c), -math.inf))
+
+    def sort_key(category: str) -> float:
+        v = (
+            official_float(first, category)
+            if primary == "official"
+            else value.get((first, category))
+        )
+        return -v if v is not None and math.isfinite(v) else math.inf
+
+    names.sort(key=sort_key)
+
+    # Without per-request metrics a category has only the tokens-per-chunk estimate: it is
+    # not step-weighted, so that column says n/a rather than print it under that name.
+    definitions = data.set_index([LABEL, CATEGORY])[ACCEPTANCE_DEFINITION]
+    estimated = {key for key, kind in definitions.items() if kind == "mean_over_requests"}
+
+    def cells(label: str, category: str) -> tuple[str, str]:
+        official_text = _official_value(official_by.get((label, category)))
+        step_text = W.fixed(value.get((label, category), math.nan), 2)
+        if (label, category) in estimated:
+            step_text = "n/a"
+        return (official_text, step_text) if primary == "official" else (step_text, official_text)
+
     rows = [
-        (category_name(c), *(W.fixed(value.get((label, c), math.nan), 2) for label in present))
-        for c in names
+        (category_name(c), *(text for label in present for text in cells(label, c))) for c in names
     ]
-    rows.append(("Overall", *(W.fixed(value.get((lb, D.OVERALL), math.nan), 2) for lb in present)))
-    notes = []
+    rows.append(("Overall", *(text for lb in present for text in cells(lb, D.OVERALL))))
+    order = (
+        ("official", "step_weighted") if primary == "official" else ("step_weighted", "official")
+    )
+    columns: list[str] = []
+    for label in present:
+        for shown in order:
+            name = f"AL ({_AL_NAMES[shown]})"
+            columns.append(name if len(labels) == 1 else f"{label} {name}")
+    notes = _official_notes(official, present)
     per_category = data[data[CATEGORY] != D.OVERALL]
-    for (source, definition), kind in per_category.groupby(
+    if estimated:
+        notes.append(
+            "Per-domain step-weighted AL n/a where the server sent no per-request metrics "
+            "(start vLLM with --per-request-spec-decode-metrics summary or detailed); "
+            "summary.json keeps a tokens-per-chunk estimate there (not the official AL)."
+        )
+    per_category = per_category[per_category[ACCEPTANCE_DEFINITION] != "mean_over_requests"]
+    for (source, kind_definition), kind in per_category.groupby(
         [ACCEPTANCE_SOURCE, ACCEPTANCE_DEFINITION]
     ):
         concurrencies = sorted({c for cs in kind[D.CONCURRENCIES] for c in cs})
         repeats = sorted({r for rs in kind[D.REPEATS] for r in rs})
-        cells = int(kind[N_CELLS].max())
+        cells_n = int(kind[N_CELLS].max())
         notes.append(
-            f"Per-domain AL: {_DEFINITIONS.get(str(definition), definition)}, from "
+            f"Per-domain {_DEFINITIONS.get(str(kind_definition), kind_definition)}, from "
             f"{_SOURCES.get(str(source), source)}, pooled over "
-            f"{_scope(concurrencies, repeats, cells)}."
+            f"{_scope(concurrencies, repeats, cells_n)}."
         )
     overall = data[data[CATEGORY] == D.OVERALL]
     if len(overall):
         concurrencies = sorted({c for cs in overall[D.CONCURRENCIES] for c in cs})
         repeats = sorted({r for rs in overall[D.REPEATS] for r in rs})
         notes.append(
-            "Overall: step-weighted over all verification steps, 1 + Σaccepted / Σdrafts from "
+            "Overall step-weighted: over all verification steps, 1 + Σaccepted / Σdrafts from "
             "the server's spec-decode counters, counts pooled over "
             f"{_scope(concurrencies, repeats, int(overall[N_CELLS].max()))} "
-            "(not an average of ALs)."
+            "(not an average of ALs; steps without drafts are not counted)."
         )
+    merged = data.copy()
+    merged[STEP_WEIGHTED_ACCEPTANCE_LENGTH] = merged[ACCEPTANCE_LENGTH]
+    merged[OFFICIAL_ACCEPTANCE_LENGTH] = [
+        official_float(str(r[LABEL]), str(r[CATEGORY])) for r in merged.to_dict(orient="records")
+    ]
+    # The figure plots `acceptance_length`: one definition for every bar, never a mix.
+    shown = primary
+    if primary == "official" and merged[OFFICIAL_ACCEPTANCE_LENGTH].notna().all():
+        merged[ACCEPTANCE_LENGTH] = merged[OFFICIAL_ACCEPTANCE_LENGTH]
+    else:
+        shown = "step_weighted"
+    merged[AL_DEFINITION] = shown
     return Table(
         name="al_by_domain" + _suffix(group, frame, GROUP),
         title=f"Acceptance length by domain ({W.dataset_phrase(group, _split(frame, group))})",
-        columns=("Domain", *_label_header(present, "AL")),
+        columns=("Domain", *columns),
         rows=tuple(rows),
-        data=data,
+        data=merged,
         bold_rows=frozenset({len(rows) - 1}),
         footnotes=tuple(notes),
     )
 
 
-def al_by_context(frame: pd.DataFrame, labels: Sequence[str]) -> Table:
-    """AL per throughput split (1K … 32K) that was run."""
+def al_by_context(
+    frame: pd.DataFrame, labels: Sequence[str], definition: str = "official"
+) -> Table:
+    """AL per throughput split (1K … 32K) that was run, both definitions side by side."""
     data = D.context_data(frame, labels)
     if not len(data):
         raise TableUnavailable("AL by context length: no throughput split (throughput_Nk) was run")
     present = [label for label in labels if label in set(data[LABEL])]
-    value = data.set_index([LABEL, CONTEXT_K])[ACCEPTANCE_LENGTH]
+    indexed = data.set_index([LABEL, CONTEXT_K])
     contexts = sorted({int(k) for k in data[CONTEXT_K]})
     measured = D.context_input_data(frame, labels).set_index(CONTEXT_K)[D.MEAN_INPUT_TOKENS]
+    has_official = OFFICIAL_ACCEPTANCE_LENGTH in data
+    records = {(str(r[LABEL]), int(r[CONTEXT_K])): r for r in data.to_dict(orient="records")}
+
+    def official_text(label: str, k: int) -> str:
+        return _official_value(records.get((label, k))) if has_official else "n/a"
+
+    def cells(label: str, k: int) -> tuple[str, str]:
+        step = W.fixed(indexed[ACCEPTANCE_LENGTH].get((label, k), math.nan), 2)
+        official = official_text(label, k)
+        return (official, step) if definition == "official" else (step, official)
+
+    order = ("official", "step_weighted")
+    if definition != "official":
+        order = order[::-1]
+    columns = [
+        f"AL ({_AL_NAMES[shown]})" if len(labels) == 1 else f"{label} AL ({_AL_NAMES[shown]})"
+        for label in present
+        for shown in order
+    ]
     rows = tuple(
         (
             W.context_name(k),
             W.number(measured.get(k, math.nan), 0),
-            *(W.fixed(value.get((lb, k), math.nan), 2) for lb in present),
+            *(text for lb in present for text in cells(lb, k)),
         )
         for k in contexts
     )
+    out = data.copy()
+    out[STEP_WEIGHTED_ACCEPTANCE_LENGTH] = out[ACCEPTANCE_LENGTH]
+    shown = "step_weighted"
+    if definition == "official" and has_official and out[OFFICIAL_ACCEPTANCE_LENGTH].notna().all():
+        out[ACCEPTANCE_LENGTH] = out[OFFICIAL_ACCEPTANCE_LENGTH]
+        shown = "official"
+    out[AL_DEFINITION] = shown
     return Table(
         name="al_by_context",
         title="Acceptance length by context length (SPEED-Bench throughput splits)",
-        columns=("Context length", "Mean input tokens", *_label_header(present, "AL")),
+        columns=("Context length", "Mean input tokens", *columns),
         rows=rows,
-        data=data,
+        data=out,
         footnotes=(
+            OFFICIAL_FOOTNOTE.replace("per domain the mean over questions; Overall the", "the")
+            + " Mean over every question of every cell of the split (≈: merged chunks seen).",
             "Step-weighted from the server's spec-decode counters (1 + Σaccepted / Σdrafts), "
             "counts pooled over every concurrency and repeat of each split. Context lengths "
             "are thousands of o200k tokens per prompt.",
@@ -259,7 +426,7 @@ def acceptance_summary(frame: pd.DataFrame, labels: Sequence[str]) -> Table:
             ((str(r[LABEL]),) if several else ())
             + (
                 W.dataset_name(view, _split(frame, view)),
-                str(int(r[NUM_SUCCEEDED])),
+                W.fixed(r[D.NUM_PROMPTS], 0),
                 W.fixed(r[ACCEPTANCE_LENGTH], 3),
                 W.percent(r[DRAFT_ACCEPTANCE_RATE]),
                 rates,
@@ -279,9 +446,17 @@ def acceptance_summary(frame: pd.DataFrame, labels: Sequence[str]) -> Table:
         rows=tuple(rows),
         data=data,
         footnotes=(
-            "Server spec-decode counters pooled over every cell of the dataset (all "
-            "concurrencies and repeats); n counts their successful requests. Mean accepted "
-            "length = 1 + Σaccepted / Σdrafts (bonus token included).",
+            "n counts prompts (questions), as the model cards do. Server spec-decode counters "
+            "pooled over every cell of the dataset (all concurrencies and repeats): "
+            + "; ".join(
+                f"{W.dataset_name(str(r[VIEW]), _split(frame, str(r[VIEW])))}"
+                + (f" ({r[LABEL]})" if several else "")
+                + f": {int(r[NUM_SUCCEEDED])} turns pooled over {int(r[N_CELLS])} "
+                + ("cell" if int(r[N_CELLS]) == 1 else "cells")
+                for r in data.to_dict(orient="records")
+            )
+            + ". Mean accepted length = 1 + Σaccepted / Σdrafts (step-weighted, bonus token "
+            "included; steps without drafts are not counted).",
         ),
     )
 

@@ -36,12 +36,24 @@ def report(
     speculative: Annotated[
         str | None, typer.Option(help="Only this speculative label; default: all of them.")
     ] = None,
+    al_definition: Annotated[
+        str,
+        typer.Option(
+            "--al-definition",
+            help="AL printed first in the card tables: official (SPEED-Bench, specdec_bench's "
+            "definition) or step-weighted (vLLM's counters); the other is printed beside it.",
+        ),
+    ] = "official",
 ) -> None:
     """Aggregate summaries into model-card tables, figures and report.md (never the network)."""
     from rich.console import Console
 
     from specbench.analysis.report import ReportOptions, build_report, parse_formats
+    from specbench.common.errors import SpecbenchError
 
+    definitions = {"official": "official", "step-weighted": "step_weighted"}
+    if al_definition not in definitions:
+        raise SpecbenchError(f"--al-definition {al_definition!r}: allowed: official, step-weighted")
     options = ReportOptions(
         results_dirs=tuple(results_dirs),
         out=out,
@@ -49,5 +61,6 @@ def report(
         concurrency=concurrency,
         baseline=baseline,
         speculative=speculative,
+        al_definition=definitions[al_definition],
     )
     build_report(options, console=Console())

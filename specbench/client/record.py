@@ -35,6 +35,8 @@ class RequestRecord:
     input_tokens: int | None = None
     output_tokens: int | None = None
     finish_reason: str | None = None
+    #: vLLM's `stop_reason`: None with finish_reason "stop" means the EOS token ended the turn.
+    stop_reason: int | str | None = None
     error_type: str | None = None
     error_message: str | None = None
     #: vLLM's per-request `metrics.speculative_decoding` object, verbatim, when sent.

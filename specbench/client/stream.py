@@ -68,6 +68,8 @@ class StreamAccumulator:
             reason = choice.get("finish_reason")
             if reason:
                 record.finish_reason = reason
+                # vLLM's stop_reason: the stop string or token id that ended the turn.
+                record.stop_reason = choice.get("stop_reason")
             if usage:
                 self._continuous_usage = True
             if not self._continuous_usage:

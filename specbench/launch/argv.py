@@ -74,8 +74,9 @@ def _vllm_argv(config: ServerConfig, executable: str) -> list[str]:
     argv += config.extra_args
     if config.speculative is not None:
         argv += ["--speculative-config", speculative_config_json(config.speculative)]
-        if config.per_request_spec_decode_metrics:
-            argv += ["--per-request-spec-decode-metrics", "summary"]
+        level = config.per_request_spec_decode_metrics
+        if level:
+            argv += ["--per-request-spec-decode-metrics", "summary" if level is True else level]
     return argv
 
 

@@ -140,11 +140,13 @@ class ServerConfig(Frozen):
     speculative: SpeculativeConfig | None = Field(
         default=None, description="Speculative decoding; absent means speculation off."
     )
-    per_request_spec_decode_metrics: bool = Field(
+    per_request_spec_decode_metrics: bool | Literal["summary", "detailed"] = Field(
         default=True,
         description=(
-            "Add `--per-request-spec-decode-metrics summary` when speculating "
-            "(vLLM >= 0.32; switch off for older vLLMs)."
+            "Add `--per-request-spec-decode-metrics summary` when speculating (true or "
+            '"summary"; vLLM >= 0.32; false for older vLLMs). "detailed" adds the per-step '
+            "accepted/drafted arrays, which count steps exactly for the official AL's "
+            "merged-chunk check."
         ),
     )
     emulator: EmulatorConfig | None = Field(

@@ -1,4 +1,4 @@
-"""The three acceptance lengths a user meets, computed side by side for one speculative cell.
+"""The acceptance lengths a user meets, computed side by side for one speculative cell.
 
 1. `server_counters` (step-weighted): 1 + Δaccepted / Δdrafts from vLLM's `/metrics`
    counters over the measured window (`summary.json` → `spec_decode`). vLLM's own number.
@@ -10,10 +10,14 @@
    requests without the object.
 3. `tokens_per_chunk` (mean over requests): each request's Σ tokens of chunks 2..n /
    (n − 1), the prefill chunk dropped and the last chunk kept, then the plain mean over
-   requests (`specbench.metrics.per_request.mean_chunk_acceptance_length`; NVIDIA
-   specdec_bench's definition). It weights every request equally, counts engine steps
-   that carried no drafts (an n-gram miss) as 1-token steps, and is only an estimate when
-   a server coalesces steps into one chunk; so it differs from 1 and 2 in general.
+   requests (turns) (`specbench.metrics.per_request.mean_chunk_acceptance_length`). An
+   older estimate, NOT the official figure: per turn instead of per question, prefill
+   chunk dropped, EOS kept.
+4. `official` (SPEED-Bench, NVIDIA specdec_bench's definition, the one model cards
+   publish): per question Σ tokens / Σ chunks over all its turns (prefill chunk counted,
+   a final EOS removed), then the plain mean over questions (`specbench.metrics.official`).
+   It counts engine steps without drafts (an n-gram miss) as 1-token steps, weights every
+   question equally, and is an estimate when a server merges steps into one chunk.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from specbench.client.record import RequestRecord
+from specbench.measure.official_al import cell_official
 from specbench.metrics.per_request import mean_chunk_acceptance_length, pool_request_metrics
 from specbench.store.summary import SpecDecodeSummary
 
@@ -42,6 +47,9 @@ class AcceptanceLengths:
     #: How chunk token counts were known: usage (exact), token_ids (exact), chunks (1 each).
     chunk_token_sources: tuple[str, ...]
     num_requests: int
+    #: The official SPEED-Bench AL (mean over questions) and merged chunks seen.
+    official: float | None = None
+    official_merged_chunks: int | None = None
 
     @property
     def pooled_vs_counters(self) -> float | None:
@@ -54,11 +62,12 @@ class AcceptanceLengths:
 def acceptance_lengths(
     spec_decode: SpecDecodeSummary | None, records: Sequence[RequestRecord]
 ) -> AcceptanceLengths:
-    """The three definitions over one cell (records: its `requests.jsonl`)."""
+    """Every definition over one cell (records: its `requests.jsonl`)."""
     ok = [r for r in records if r.ok]
     objects = [r.spec_decode for r in ok if r.spec_decode]
     pooled = pool_request_metrics(objects) if objects else None
     with_chunks = [r.chunk_tokens for r in ok if len(r.chunk_tokens) >= 2]
+    official = cell_official(records)
     return AcceptanceLengths(
         server_counters=spec_decode.acceptance_length if spec_decode else None,
         num_drafts=spec_decode.num_drafts if spec_decode else None,
@@ -69,4 +78,6 @@ def acceptance_lengths(
         num_chunk_requests=len(with_chunks),
         chunk_token_sources=tuple(sorted({r.token_count_source for r in ok})),
         num_requests=len(ok),
+        official=official.official.overall if official else None,
+        official_merged_chunks=official.merged_chunks if official else None,
     )

@@ -221,6 +221,8 @@ def acceptance_row(cell: Cell, records: Sequence[RequestRecord]) -> AcceptanceRo
         per_request_coverage=lengths.per_request_coverage,
         pooled_vs_counters=lengths.pooled_vs_counters,
         tokens_per_chunk_al=lengths.tokens_per_chunk,
+        official_al=lengths.official,
+        official_merged_chunks=lengths.official_merged_chunks,
         num_chunk_requests=lengths.num_chunk_requests,
         chunk_token_sources=list(lengths.chunk_token_sources),
         num_requests=lengths.num_requests,

@@ -91,7 +91,7 @@ class CellCheck(Frozen):
 
 
 class AcceptanceRow(Frozen):
-    """One speculative cell's acceptance length by each of the three definitions."""
+    """One speculative cell's acceptance length by each definition."""
 
     label: str = Field(description="Speculative label.")
     dataset: str = Field(description="Dataset spec as given to the run.")
@@ -113,7 +113,16 @@ class AcceptanceRow(Frozen):
         description="per_request_pooled_al / server_counters_al − 1."
     )
     tokens_per_chunk_al: float | None = Field(
-        description="Mean over requests of Σ tokens of chunks 2..n / (n − 1) (specdec_bench)."
+        description="Mean over requests (turns) of Σ tokens of chunks 2..n / (n − 1): an older "
+        "estimate, not the official SPEED-Bench AL (see official_al)."
+    )
+    official_al: float | None = Field(
+        default=None,
+        description="Official SPEED-Bench AL (specdec_bench's definition): per question Σ "
+        "tokens / Σ chunks over its turns (prefill counted, EOS removed), mean over questions.",
+    )
+    official_merged_chunks: int | None = Field(
+        default=None, description="Merged chunks seen (the official AL is then an estimate)."
     )
     num_chunk_requests: int = Field(description="Requests with ≥ 2 chunks (with an estimate).")
     chunk_token_sources: list[str] = Field(

@@ -25,8 +25,11 @@ AL_NOTES = (
     "Per-request pooled: 1 + Σaccepted / Σsteps of vLLM's per-request "
     "`metrics.speculative_decoding` objects, step-weighted; equals the counters when every "
     "request reported it. Tokens per chunk: per request Σ tokens of chunks 2..n / (n − 1) "
-    "(prefill chunk dropped, last chunk kept), then the plain mean over requests "
-    "(specdec_bench's definition, an estimate). See docs/acceptance-length.md."
+    "(prefill chunk dropped, last chunk kept), then the plain mean over requests (an older "
+    "estimate, not the official figure). Official (SPEED-Bench, specdec_bench's definition, "
+    "what model cards publish): per question Σ tokens / Σ chunks over all its turns (prefill "
+    "chunk counted, a final EOS removed), mean over questions; ≈ marks merged chunks seen. "
+    "See docs/acceptance-length.md."
 )
 
 
@@ -159,7 +162,7 @@ def _divergence_lists(report: LosslessReport, h: str) -> list[str]:
 def acceptance_section(report: LosslessReport, heading_level: int = 2) -> str:
     """The three acceptance-length definitions side by side, one row per speculative cell."""
     h = "#" * heading_level
-    lines = [f"{h} Acceptance length: three definitions", ""]
+    lines = [f"{h} Acceptance length: four definitions", ""]
     if not report.acceptance:
         return "\n".join([*lines, "No speculative cell."]) + "\n"
     rows = [
@@ -170,6 +173,7 @@ def acceptance_section(report: LosslessReport, heading_level: int = 2) -> str:
             _fixed3(a.per_request_pooled_al),
             "–" if a.pooled_vs_counters is None else f"{a.pooled_vs_counters:+.2%}",
             _fixed3(a.tokens_per_chunk_al),
+            ("≈" if a.official_merged_chunks else "") + _fixed3(a.official_al),
             _fixed3(a.per_request_coverage, 2),
             f"{a.num_drafts if a.num_drafts is not None else '–'} / {a.num_spec_steps}",
         ]
@@ -183,6 +187,7 @@ def acceptance_section(report: LosslessReport, heading_level: int = 2) -> str:
             "Per-request pooled (step-weighted)",
             "Pooled vs counters",
             "Tokens per chunk (mean over requests)",
+            "Official SPEED-Bench (mean over questions)",
             "Per-request coverage",
             "Steps: counters / per-request",
         ),
@@ -221,6 +226,7 @@ def summary_lines(report: LosslessReport) -> list[str]:
             f"AL {row.label} {row.dataset_dir} c{row.concurrency} r{row.repeat}: counters "
             f"{_fixed3(row.server_counters_al)}, per-request pooled "
             f"{_fixed3(row.per_request_pooled_al)}, tokens per chunk "
-            f"{_fixed3(row.tokens_per_chunk_al)}"
+            f"{_fixed3(row.tokens_per_chunk_al)}, official SPEED-Bench "
+            f"{_fixed3(row.official_al)}"
         )
     return lines

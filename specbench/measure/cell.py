@@ -24,6 +24,7 @@ from specbench.client.record import RequestRecord
 from specbench.client.sender import Sender
 from specbench.common.errors import ServerError
 from specbench.data.conversation import Conversation
+from specbench.measure.history import replay_for
 from specbench.measure.loop import run_closed_loop
 from specbench.measure.summarize import CellSpec, PrefixCacheOutcome, Window, summarize_cell
 from specbench.metrics.acceptance import acceptance_length
@@ -104,6 +105,7 @@ async def measure_cell(
     progress: CellProgress | None = None,
 ) -> CellSummary:
     progress = progress or CellProgress()
+    replay = replay_for(spec.history, spec.tokenizer)
     if spec.warmup > 0:
         warmup = [conversations[i % len(conversations)] for i in range(spec.warmup)]
         await run_closed_loop(
@@ -113,6 +115,7 @@ async def measure_cell(
             spec.api,
             lambda _record: None,
             window_start_ns=time.perf_counter_ns(),
+            replay=replay,
         )
     # Prompts repeat across cells: a warm prefix cache would flatter TTFT and E2E. The
     # reset waits for idle and is checked; a refusal is recorded, never hidden.
@@ -147,6 +150,7 @@ async def measure_cell(
             spec.api,
             on_record,
             window_start_ns=window_start,
+            replay=replay,
         )
     finally:
         live.cancel()

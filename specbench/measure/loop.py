@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from specbench.client.record import RequestRecord
 from specbench.client.sender import Api, Prompt, Sender
 from specbench.data.conversation import Conversation
+from specbench.measure.history import streamed_text
 
 T = TypeVar("T")
 
@@ -67,8 +68,13 @@ async def run_closed_loop(
     on_record: Callable[[RequestRecord], None],
     *,
     window_start_ns: int,
+    replay: Callable[[RequestRecord], str] = streamed_text,
 ) -> int:
-    """Replay every conversation with `concurrency` slots; return the end instant (perf ns)."""
+    """Replay every conversation with `concurrency` slots; return the end instant (perf ns).
+
+    `replay` turns a finished turn into the answer later turns carry as history (taken
+    before `on_record`, which may drop the outputs it does not keep).
+    """
     if concurrency <= 0:
         raise ValueError(f"concurrency must be positive, got {concurrency}")
     work = iter(conversations)
@@ -99,7 +105,7 @@ async def run_closed_loop(
                 await sender.send(prompt, record)
                 record.duration_ns = time.perf_counter_ns() - start_ns
                 # Before on_record: it may drop the text from the saved record.
-                answer = record.output_text or ""
+                answer = replay(record) if record.ok else ""
                 on_record(record)
                 if not record.ok:
                     failed = record

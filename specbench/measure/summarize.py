@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 from specbench.client.record import RequestRecord
 from specbench.client.sender import Api, Client
+from specbench.measure.history import History
 from specbench.measure.loop import SKIPPED_AFTER_FAILED_TURN
+from specbench.measure.official_al import cell_official, official_summary
 from specbench.metrics.acceptance import (
     acceptance_length,
     conditional_acceptance,
@@ -65,6 +67,10 @@ class CellSpec:
     save_outputs: bool
     #: Reset the prefix cache before the window (False: prefix caching is off).
     reset_prefix_cache: bool = True
+    #: How later turns replay earlier answers (`specbench.measure.history`).
+    history: History = "streamed_text"
+    #: Tokenizer folder (needed by history "decoded").
+    tokenizer: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,5 +242,33 @@ def summarize_cell(
         server_prefix_cache_hits=cache_hits,
         prefix_cache_hit_rate=prefix_cache_hit_rate(cache_hits, cache_queries),
         spec_decode=acceptance,
-        per_category=category_acceptance(records, speculating=before.has_spec_decode),
+        per_category=with_official(
+            category_acceptance(records, speculating=before.has_spec_decode), records
+        )
+        if before.has_spec_decode
+        else category_acceptance(records, speculating=False),
+        history=spec.history,
+        official_acceptance=official_summary(cell_official(records))
+        if before.has_spec_decode
+        else None,
     )
+
+
+def with_official(
+    per_category: dict[str, CategoryAcceptance], records: Sequence[RequestRecord]
+) -> dict[str, CategoryAcceptance]:
+    """`per_category` with the official SPEED-Bench AL of each category added beside."""
+    official = cell_official(records)
+    if official is None:
+        return per_category
+    return {
+        name: category.model_copy(
+            update={
+                "official_acceptance_length": official.official.per_category.get(name),
+                "official_trimmed_acceptance_length": official.trimmed.per_category.get(name),
+                "num_questions": official.official.questions_per_category.get(name),
+                "official_merged_chunks": official.merged_per_category.get(name, 0),
+            }
+        )
+        for name, category in per_category.items()
+    }

@@ -10,8 +10,11 @@ Two sources, each with its own definition (record both with every number):
   The first chunk is dropped because it is the prefill step (one token, no drafts); the
   last chunk is kept (it is a real verification step, even when cut short by max_tokens or
   EOS, as in the counters). Requests with fewer than two chunks have no estimate. The
-  cell value is the plain mean of per-request values (NVIDIA specdec_bench's definition).
-  It is an estimate: a server that coalesces steps into one chunk inflates it.
+  cell value is the plain mean of per-request (per-turn) values. It is NOT the official
+  SPEED-Bench AL of NVIDIA specdec_bench (that one is per question over all its turns,
+  counts the prefill chunk and removes a final EOS: `specbench.metrics.official`). It is
+  an estimate: a server that coalesces steps into one chunk inflates it. Direction:
+  higher is better.
 """
 
 from __future__ import annotations

@@ -68,6 +68,22 @@ PER_POSITION_PREFIX = "per_position_acceptance_"
 CONDITIONAL_PREFIX = "conditional_acceptance_"
 ACCEPTED_PER_POSITION_PREFIX = "num_accepted_tokens_per_position_"
 
+# -- official SPEED-Bench AL (specdec_bench's formula; `specbench.metrics.official`) --
+OFFICIAL_ACCEPTANCE_LENGTH = "official_acceptance_length"
+OFFICIAL_TRIMMED_ACCEPTANCE_LENGTH = "official_trimmed_acceptance_length"
+NUM_QUESTIONS = "num_questions"
+NUM_TURNS = "num_turns"
+MERGED_CHUNKS = "merged_chunks"
+OFFICIAL_IS_ESTIMATE = "official_is_estimate"
+DRAFTED_STEP_SHARE = "drafted_step_share"
+#: "summary", "recomputed from requests.jsonl", or why the official AL is n/a.
+OFFICIAL_NOTE = "official_note"
+NUM_CONVERSATIONS = "num_conversations"
+#: What the merged-chunk check could use (per_step_metrics, num_spec_steps, chunk_size, none).
+COALESCING_CHECK = "coalescing_check"
+#: The step-weighted AL beside the official one in card tables.
+STEP_WEIGHTED_ACCEPTANCE_LENGTH = "step_weighted_acceptance_length"
+
 # -- per-category frame only --
 NUM_SPEC_STEPS = "num_spec_steps"
 

@@ -36,6 +36,7 @@ from specbench.results.columns import (  # noqa: F401  (re-exported: the frame's
     ACCEPTED_PER_POSITION_PREFIX,
     CATEGORY,
     CELL_DIR,
+    COALESCING_CHECK,
     CONCURRENCY,
     CONDITIONAL_PREFIX,
     CONTEXT_K,
@@ -44,6 +45,7 @@ from specbench.results.columns import (  # noqa: F401  (re-exported: the frame's
     DISTRIBUTION_STATS,
     DISTRIBUTIONS,
     DRAFT_ACCEPTANCE_RATE,
+    DRAFTED_STEP_SHARE,
     DURATION_S,
     E2E_MS_MEDIAN,
     FULL_SELECTION,
@@ -53,13 +55,20 @@ from specbench.results.columns import (  # noqa: F401  (re-exported: the frame's
     INPUT_TOKENS,
     IS_BASELINE,
     LABEL,
+    MERGED_CHUNKS,
     NUM_ACCEPTED_TOKENS,
     NUM_DRAFT_TOKENS,
     NUM_DRAFTS,
     NUM_FAILED,
+    NUM_QUESTIONS,
     NUM_REQUESTS,
     NUM_SPEC_STEPS,
     NUM_SUCCEEDED,
+    NUM_TURNS,
+    OFFICIAL_ACCEPTANCE_LENGTH,
+    OFFICIAL_IS_ESTIMATE,
+    OFFICIAL_NOTE,
+    OFFICIAL_TRIMMED_ACCEPTANCE_LENGTH,
     OUTPUT_TOK_S,
     OUTPUT_TOK_S_PER_GPU,
     OUTPUT_TOKENS,
@@ -87,6 +96,7 @@ from specbench.results.loading import (  # noqa: F401  (re-exported)
     LoadedCell,
     load_cells,
 )
+from specbench.results.official import CellOfficialFigures, official_figures
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -119,7 +129,9 @@ def _flatten(cell: LoadedCell, max_positions: int) -> dict[str, Any]:
         SCHEMA: summary.schema_version,
         NUM_SUCCEEDED: summary.num_requests - summary.num_failed,
     }
-    dumped = summary.model_dump(exclude={"spec_decode", "per_category", *DISTRIBUTIONS})
+    dumped = summary.model_dump(
+        exclude={"spec_decode", "per_category", "official_acceptance", *DISTRIBUTIONS}
+    )
     for key, value in dumped.items():
         if key not in (
             "label",
@@ -152,7 +164,26 @@ def _flatten(cell: LoadedCell, max_positions: int) -> dict[str, Any]:
         row[f"{PER_POSITION_PREFIX}{i + 1}"] = _at(per_position, i)
         row[f"{CONDITIONAL_PREFIX}{i + 1}"] = _at(conditional, i)
         row[f"{ACCEPTED_PER_POSITION_PREFIX}{i + 1}"] = _at(accepted, i)
+    row.update(_official_columns(cell))
     return row
+
+
+def _official_columns(cell: LoadedCell) -> dict[str, Any]:
+    figures = official_figures(cell)
+    official = figures.cell
+    return {
+        OFFICIAL_ACCEPTANCE_LENGTH: official.acceptance_length if official else None,
+        OFFICIAL_TRIMMED_ACCEPTANCE_LENGTH: official.trimmed_acceptance_length
+        if official
+        else None,
+        NUM_QUESTIONS: official.num_questions if official else None,
+        NUM_TURNS: official.num_turns if official else None,
+        MERGED_CHUNKS: official.merged_chunks if official else None,
+        OFFICIAL_IS_ESTIMATE: official.is_estimate if official else None,
+        DRAFTED_STEP_SHARE: official.drafted_step_share if official else None,
+        COALESCING_CHECK: official.coalescing_check if official else None,
+        OFFICIAL_NOTE: figures.note,
+    }
 
 
 QUOTE = '"'
@@ -245,6 +276,33 @@ def load_category_results(dirs: Sequence[Path]) -> pd.DataFrame:
     return category_frame(cells)
 
 
+def _category_official(figures: CellOfficialFigures, category: str) -> dict[str, Any]:
+    al, trimmed, questions, merged = figures.per_category.get(category, (None, None, None, None))
+    cell = figures.cell
+    if al is None and cell is not None and len(figures.per_category) <= 1:
+        # a single-category cell: its own official figure is the category's
+        al, trimmed, questions = (
+            cell.acceptance_length,
+            cell.trimmed_acceptance_length,
+            cell.num_questions,
+        )
+        merged = cell.merged_chunks
+    if cell is None:
+        estimate = None
+    elif merged is None:  # written before per-category merges were recorded: the cell's
+        estimate = cell.is_estimate
+    else:
+        estimate = merged > 0 or (cell.is_estimate and cell.merged_chunks == 0)
+    return {
+        OFFICIAL_ACCEPTANCE_LENGTH: al,
+        OFFICIAL_TRIMMED_ACCEPTANCE_LENGTH: trimmed,
+        NUM_QUESTIONS: questions,
+        OFFICIAL_IS_ESTIMATE: estimate,
+        MERGED_CHUNKS: merged if merged is not None else (cell.merged_chunks if cell else None),
+        OFFICIAL_NOTE: figures.note,
+    }
+
+
 def category_frame(cells: Sequence[LoadedCell]) -> pd.DataFrame:
     """The per-category frame of already loaded cells (what `load_category_results` returns)."""
     import pandas as pd
@@ -254,6 +312,7 @@ def category_frame(cells: Sequence[LoadedCell]) -> pd.DataFrame:
     for cell in cells:
         summary = cell.summary
         base = {k: v for k, v in _flatten(cell, 0).items() if k in IDENTITY_COLUMNS}
+        official = official_figures(cell)
         entries: list[tuple[str, dict[str, Any]]] = []
         for name, cat in summary.per_category.items():
             entries.append(
@@ -267,6 +326,7 @@ def category_frame(cells: Sequence[LoadedCell]) -> pd.DataFrame:
                         ACCEPTANCE_DEFINITION: cat.definition,
                         DRAFT_ACCEPTANCE_RATE: cat.draft_acceptance_rate,
                         NUM_SPEC_STEPS: cat.num_spec_steps,
+                        **_category_official(official, name),
                         "_positions": cat.per_position_acceptance,
                     },
                 )
@@ -284,6 +344,7 @@ def category_frame(cells: Sequence[LoadedCell]) -> pd.DataFrame:
                         ACCEPTANCE_DEFINITION: spec.definition,
                         DRAFT_ACCEPTANCE_RATE: spec.draft_acceptance_rate,
                         NUM_SPEC_STEPS: spec.num_drafts,
+                        **_category_official(official, summary.category),
                         "_positions": spec.per_position_acceptance,
                     },
                 )

@@ -498,6 +498,8 @@ def cell_spec(
         warmup=workload.warmup + (FIRST_CELL_EXTRA_WARMUP if first else 0),
         save_outputs=workload.keeps_outputs,
         reset_prefix_cache=not _prefix_caching_off(server.config),
+        history=workload.history,
+        tokenizer=workload.tokenizer,
     )
 
 

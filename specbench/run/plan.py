@@ -132,13 +132,19 @@ def suite_hash(suite: Suite) -> str:
         if isinstance(emulator, dict) and emulator.get("prompt_log") is None:
             emulator.pop("prompt_log", None)
     for workload in resolved.get("workloads", []):
-        if workload.get("per_chunk_usage") is True:
-            workload.pop("per_chunk_usage")
+        for name, default in HASH_NEUTRAL_WORKLOAD_DEFAULTS.items():
+            if workload.get(name) == default:
+                workload.pop(name, None)
     return hashlib.sha256(orjson.dumps(resolved, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 #: Server fields added after schema 2 → their default, left out of the suite hash.
 HASH_NEUTRAL_SERVER_DEFAULTS: dict[str, object] = {"pipeline_parallel_size": 1}
+#: Workload fields added after schema 2 → their default, left out of the suite hash.
+HASH_NEUTRAL_WORKLOAD_DEFAULTS: dict[str, object] = {
+    "per_chunk_usage": True,
+    "history": "streamed_text",
+}
 
 
 def select_cells(suite: Suite, options: RunOptions) -> list[Cell]:

@@ -6,8 +6,13 @@ says where it came from (`source`) and how it was averaged (`definition`):
 - `step_weighted`: tokens emitted per verification step over all steps of the window,
   AL = 1 + Σaccepted / Σsteps (vLLM's own definition, from its `/metrics` counters or the
   per-request `metrics.speculative_decoding` objects pooled over requests).
-- `mean_over_requests`: each request's own AL, then the plain mean over requests
-  (NVIDIA specdec_bench's definition).
+- `mean_over_requests`: each request's own tokens per chunk after the first, then the
+  plain mean over requests (an older estimate; NOT specdec_bench's definition).
+- `official` (`official_acceptance`, `per_category.*.official_acceptance_length`): the
+  official SPEED-Bench AL as NVIDIA `specdec_bench` computes it and model cards publish it:
+  per question Σ tokens / Σ streamed chunks over all its turns (prefill chunk counted, a
+  final EOS removed), per category the mean over questions, overall the mean over all
+  questions (`specbench.metrics.official`).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from specbench.metrics.latency import Distribution
 
 AcceptanceSource = Literal["server_counters", "per_request_metrics", "tokens_per_chunk"]
 AcceptanceDefinition = Literal["step_weighted", "mean_over_requests"]
+CoalescingCheck = Literal["per_step_metrics", "num_spec_steps", "chunk_size", "none"]
 
 
 class SpecDecodeSummary(Frozen):
@@ -66,6 +72,56 @@ class CategoryAcceptance(Frozen):
         default=None, description="Σ num_spec_steps; per_request_metrics only."
     )
     output_tokens: int = Field(description="Σ output tokens of this category's requests.")
+    official_acceptance_length: float | None = Field(
+        default=None,
+        description="Official SPEED-Bench AL (definition `official`): mean over this "
+        "category's questions of Σ tokens / Σ chunks over each question's turns.",
+    )
+    official_trimmed_acceptance_length: float | None = Field(
+        default=None,
+        description="The same with the newer specdec_bench branch's trim (per turn: leading "
+        "1-token chunk and last chunk dropped, EOS kept).",
+    )
+    num_questions: int | None = Field(
+        default=None, description="Questions averaged in official_acceptance_length."
+    )
+    official_merged_chunks: int | None = Field(
+        default=None,
+        description="Merged chunks seen in this category's turns (official AL then an estimate).",
+    )
+
+
+class OfficialAcceptanceSummary(Frozen):
+    """The official SPEED-Bench AL of the cell (NVIDIA specdec_bench's formula), from chunks."""
+
+    definition: Literal["official"] = "official"
+    acceptance_length: float | None = Field(
+        description="Mean over all questions of Σ tokens / Σ chunks over each question's turns "
+        "(prefill chunk counted, a final EOS removed)."
+    )
+    trimmed_acceptance_length: float | None = Field(
+        description="The newer branch's variant: per turn a leading 1-token chunk and the last "
+        "chunk dropped, EOS kept; same averaging."
+    )
+    num_questions: int = Field(description="Questions averaged.")
+    num_turns: int = Field(description="Turns (requests) pooled into their questions.")
+    num_chunks: int = Field(description="Token-carrying chunks counted.")
+    num_tokens: int = Field(description="Tokens counted (EOS removed).")
+    merged_chunks: int = Field(
+        description="Steps seen merged into other chunks (chunks above K + 1 tokens, or fewer "
+        "chunks than the steps vLLM's per-request object implies); 0 when none."
+    )
+    coalescing_check: CoalescingCheck = Field(description="What the merge check could use.")
+    is_estimate: bool = Field(
+        description="True when merged chunks were seen (chunks were not steps) or token "
+        "counts per chunk were not exact."
+    )
+    drafted_step_share: float | None = Field(
+        default=None,
+        description="Σ num_spec_steps / Σ (chunks − 1): decode steps that carried drafts "
+        "(below 1 for n-gram and other proposers that skip steps).",
+    )
+    eos_stripped_turns: int = Field(default=0, description="Turns that ended on EOS.")
 
 
 class CellSummary(Frozen):
@@ -174,3 +230,14 @@ class CellSummary(Frozen):
     )
     spec_decode: SpecDecodeSummary | None = Field(description="None: no spec-decode series.")
     per_category: dict[str, CategoryAcceptance] = Field(description="Category → acceptance.")
+    history: Literal["streamed_text", "decoded"] | None = Field(
+        default=None,
+        description="How later turns replayed earlier answers: streamed_text, or decoded "
+        "(token ids decoded with special tokens, as specdec_bench); None: written before it "
+        "was recorded (streamed_text).",
+    )
+    official_acceptance: OfficialAcceptanceSummary | None = Field(
+        default=None,
+        description="Official SPEED-Bench AL of the cell; None when not speculating or from "
+        "before it was recorded (recomputed from requests.jsonl by the report).",
+    )

@@ -201,6 +201,8 @@ def _server(name: str, table: dict[str, Any], own_keys: set[str], source: Path) 
 def _resolve_workload(item: Any, folder: Path) -> Any:
     if isinstance(item, dict) and isinstance(item.get("dataset"), str):
         item = {**item, "dataset": resolve_dataset(item["dataset"], folder)}
+    if isinstance(item, dict) and isinstance(item.get("tokenizer"), str):
+        item = {**item, "tokenizer": resolve_model(item["tokenizer"], folder)}
     return item
 
 

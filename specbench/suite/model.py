@@ -83,6 +83,14 @@ class WorkloadSpec(Frozen):
     strict: bool = Field(
         default=False, description="Fail when num_prompts exceeds the rows (default: use all)."
     )
+    history: Literal["streamed_text", "decoded"] = Field(
+        default="streamed_text",
+        description=(
+            "How later turns replay the target's earlier answers: streamed_text (as "
+            "streamed), or decoded (tokenizer.decode of the answer's token ids, special "
+            "tokens kept, as NVIDIA specdec_bench does; needs `tokenizer`)."
+        ),
+    )
     save_outputs: bool | None = Field(
         default=None,
         description="Keep output text and token ids in requests.jsonl; None: at temperature 0.",
@@ -135,6 +143,8 @@ class WorkloadSpec(Frozen):
     def _one_selector(self) -> WorkloadSpec:
         if self.categories is not None and self.entropy_tiers is not None:
             raise ValueError("give categories or entropy_tiers, not both")
+        if self.history == "decoded" and self.tokenizer is None:
+            raise ValueError('history = "decoded" needs tokenizer (the target\'s tokenizer folder)')
         return self
 
 
@@ -152,6 +162,7 @@ MEASURED_FIELDS = (
     "seed",
     "dataset_revision",
     "extra_body",
+    "history",
 )
 
 

@@ -378,3 +378,40 @@ def test_a_changed_workload_is_refused_then_measured_under_its_own_name(
     assert read_summary(out, "default", "mixed-16", 1)["max_tokens"] == 16
     manifest = json.loads((out / "manifest.json").read_text())
     assert [r["status"] for r in manifest["runs"]] == ["completed", "completed"]  # refused: none
+
+
+def test_official_al_is_recorded_and_recomputes_from_the_records(spec_server, dataset, tmp_path):
+    out = tmp_path / "results"
+    result = bench(
+        "--endpoint", spec_server.base_url, "--dataset", dataset, "--concurrency", "1",
+        "--max-tokens", "64", "--ignore-eos", "--label", "eagle3", "--output", out,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    cell = out / "eagle3" / "mixed" / "c1" / "r0"
+    summary = json.loads((cell / store.SUMMARY).read_text())
+    official = summary["official_acceptance"]
+    assert official["definition"] == "official"
+    assert (official["num_questions"], official["num_turns"]) == (48, 54)
+    assert official["num_tokens"] == 54 * 64
+    assert official["drafted_step_share"] == 1.0  # a draft model drafts at every step
+    # By hand from requests.jsonl: per question Σ tokens / Σ chunks over its turns (the
+    # prefill chunk counted), then the plain mean over questions / over a category's.
+    tokens: dict[str, int] = {}
+    chunks: dict[str, int] = {}
+    category: dict[str, str] = {}
+    for record in store.read_records(cell / store.REQUESTS):
+        assert record.chunk_tokens[0] == 1  # the prefill chunk
+        tokens[record.question_id] = tokens.get(record.question_id, 0) + sum(record.chunk_tokens)
+        chunks[record.question_id] = chunks.get(record.question_id, 0) + len(record.chunk_tokens)
+        category[record.question_id] = record.category
+    per_question = {q: tokens[q] / chunks[q] for q in tokens}
+    assert official["acceptance_length"] == pytest.approx(
+        sum(per_question.values()) / len(per_question), abs=1e-12
+    )
+    for name in CATEGORIES:
+        values = [v for q, v in per_question.items() if category[q] == name]
+        got = summary["per_category"][name]["official_acceptance_length"]
+        assert got == pytest.approx(sum(values) / len(values), abs=1e-12)
+        assert summary["per_category"][name]["num_questions"] == 16
+    # Every chunk counts (the prefill one too), so the official AL sits below vLLM's.
+    assert official["acceptance_length"] < summary["spec_decode"]["acceptance_length"]

@@ -113,6 +113,7 @@ def summary(
         started_at="2026-01-01T00:00:00Z",
         finished_at="2026-01-01T00:01:40Z",
         num_requests=num_requests,
+        num_conversations=extra.pop("num_conversations", num_requests),
         num_failed=0,
         duration_s=duration_s,
         input_tokens=num_requests * 500 if input_tokens is None else input_tokens,

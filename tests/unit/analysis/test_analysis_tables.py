@@ -43,11 +43,14 @@ def _body(markdown: str) -> list[str]:
 
 def test_al_by_domain_reproduces_the_card(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
     frame, categories = loaded
-    table = T.al_by_domain(frame, categories, QUALITATIVE, ["eagle3"])
+    table = T.al_by_domain(frame, categories, QUALITATIVE, ["eagle3"], "step_weighted")
     assert table.title == "Acceptance length by domain (SPEED-Bench qualitative)"
-    assert _body(to_markdown(table)) == [
-        "| Domain | AL |",
-        "|---|---:|",
+    lines = _body(to_markdown(table))
+    assert lines[:2] == ["| Domain | AL (step-weighted) | AL (official) |", "|---|---:|---:|"]
+    # these summaries have no requests.jsonl: the official figure is n/a, never guessed
+    assert all(line.endswith((" n/a |", " **n/a** |")) for line in lines[2:])
+    body = [line.replace(" **n/a** |", "").replace(" n/a |", "") for line in lines]
+    assert body[2:] == [
         "| Coding | 3.33 |",
         "| Math | 3.17 |",
         "| RAG | 3.14 |",
@@ -67,7 +70,8 @@ def test_al_by_domain_reproduces_the_card(loaded: tuple[pd.DataFrame, pd.DataFra
     # Overall pools counters over the 4 qualitative cells: 1 + 12670/7000 = 2.81
     # (the mean of the four cell ALs would be 2.799).
     assert data.loc[D.OVERALL, F.ACCEPTANCE_LENGTH] == pytest.approx(1 + 12670 / 7000)
-    per_domain, overall = table.footnotes
+    per_domain, overall = table.footnotes[-2:]
+    assert "Official AL" in table.footnotes[0] and "n/a" in table.footnotes[1]
     assert "step-weighted" in per_domain and "per-request metrics" in per_domain
     assert "3 cells (concurrency 1, 48; 2 repeats)" in per_domain
     assert "spec-decode counters" in overall and "not an average of ALs" in overall
@@ -88,21 +92,34 @@ def test_al_by_domain_side_by_side_for_two_drafts(tmp_path: Path) -> None:
         )  # fmt: skip
     cells, _ = F.load_cells([tmp_path])
     table = T.al_by_domain(F.cells_frame(cells), F.category_frame(cells), QUALITATIVE,
-                           ["eagle3", "ngram"])  # fmt: skip
-    assert table.columns == ("Domain", "eagle3 AL", "ngram AL")
+                           ["eagle3", "ngram"], "step_weighted")  # fmt: skip
+    assert table.columns == (
+        "Domain",
+        "eagle3 AL (step-weighted)",
+        "eagle3 AL (official)",
+        "ngram AL (step-weighted)",
+        "ngram AL (official)",
+    )
     assert table.rows == (
-        ("Coding", "3.00", "2.00"),
-        ("Writing", "2.00", "1.50"),
-        ("Overall", "2.20", "1.45"),
+        ("Coding", "3.00", "n/a", "2.00", "n/a"),
+        ("Writing", "2.00", "n/a", "1.50", "n/a"),
+        ("Overall", "2.20", "n/a", "1.45", "n/a"),
     )
 
 
 def test_al_by_context(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
     frame, _ = loaded
     table = T.al_by_context(frame, ["eagle3"])
-    assert table.columns == ("Context length", "Mean input tokens", "AL")
+    assert table.columns == (
+        "Context length",
+        "Mean input tokens",
+        "AL (official)",
+        "AL (step-weighted)",
+    )
     # Every fixture cell holds 500 prompt tokens per successful request.
-    assert table.rows == (("1K", "500", "2.71"), ("8K", "500", "2.72"))
+    assert table.rows == (("1K", "500", "n/a", "2.71"), ("8K", "500", "n/a", "2.72"))
+    table = T.al_by_context(frame, ["eagle3"], "step_weighted")
+    assert table.rows == (("1K", "500", "2.71", "n/a"), ("8K", "500", "2.72", "n/a"))
 
 
 def test_al_by_context_absent_is_reported_not_raised_as_error(tmp_path: Path) -> None:
@@ -181,9 +198,21 @@ def test_acceptance_summary_reproduces_the_gqa_card(tmp_path: Path) -> None:
 def test_acceptance_summary_pools_repeats(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
     frame, _ = loaded
     table = T.acceptance_summary(frame, ["eagle3"])
+    # n counts prompts (64), as the GQA card does; the footnote says what was pooled
     assert table.rows[0] == (
-        "SPEED-Bench (qualitative)", "256", "2.810", "60.33%", "0.821 / 0.587 / 0.401",
+        "SPEED-Bench (qualitative)", "64", "2.810", "60.33%", "0.821 / 0.587 / 0.401",
     )  # fmt: skip
+    assert "256 turns pooled over 4 cells" in " ".join(table.footnotes)
+
+
+def test_acceptance_summary_n_counts_prompts_not_turns(tmp_path: Path) -> None:
+    # MT-Bench on the GQA card: 80 prompts × 2 turns is n = 80, not 160.
+    write_cell(tmp_path, summary(label="eagle3", dataset="mt-bench", concurrency=16,
+                                 num_requests=160, num_conversations=80,
+                                 spec=spec_decode(10000, [7446, 5368, 3866], 29990)))  # fmt: skip
+    table = T.acceptance_summary(F.load_results([tmp_path]), ["eagle3"])
+    assert table.rows[0][:2] == ("MT-Bench", "80")
+    assert "160 turns pooled over 1 cell" in " ".join(table.footnotes)
 
 
 def test_selection_from_manifest_and_errors(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
@@ -243,9 +272,14 @@ def test_al_by_domain_from_single_category_runs(tmp_path: Path) -> None:
         cell = summary(label="eagle3", dataset=QUALITATIVE, concurrency=4, category=name, spec=spec)
         write_cell(tmp_path, cell, slug=f"speed-bench-qualitative-{name}")
     cells, _ = F.load_cells([tmp_path])
-    table = T.al_by_domain(F.cells_frame(cells), F.category_frame(cells), QUALITATIVE, ["eagle3"])
-    assert table.rows == (("Coding", "4.00"), ("Writing", "1.50"), ("Overall", "2.33"))
-    assert "single-category runs" in table.footnotes[0]
+    frame, categories = F.cells_frame(cells), F.category_frame(cells)
+    table = T.al_by_domain(frame, categories, QUALITATIVE, ["eagle3"], "step_weighted")
+    assert table.rows == (
+        ("Coding", "4.00", "n/a"),
+        ("Writing", "1.50", "n/a"),
+        ("Overall", "2.33", "n/a"),
+    )
+    assert any("single-category runs" in note for note in table.footnotes)
 
 
 def test_mean_input_tokens_are_pooled_over_requests_not_cells(tmp_path: Path) -> None:
@@ -259,7 +293,7 @@ def test_mean_input_tokens_are_pooled_over_requests_not_cells(tmp_path: Path) ->
         )  # fmt: skip
     table = T.al_by_context(F.load_results([tmp_path]), ["eagle3"])
     # (8,000 + 276,000) / 40 requests = 7,100, not the mean of 800 and 9,200 (5,000).
-    assert table.rows == (("8K", "7,100", "1.50"),)
+    assert table.rows == (("8K", "7,100", "n/a", "1.50"),)
 
 
 def test_throughput_without_a_gpu_count_is_per_server_and_says_so(tmp_path: Path) -> None:

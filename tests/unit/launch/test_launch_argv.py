@@ -276,3 +276,9 @@ def test_env_numbers_become_text_but_booleans_are_refused() -> None:
     assert config.env == {"A": "1", "B": "0.5", "C": "x"}
     with pytest.raises(ValidationError, match="valid string"):
         ServerConfig.model_validate({"model": "m", "env": {"A": True}})
+
+
+def test_per_request_metrics_detailed_level() -> None:
+    argv = build_argv(card_config(per_request_spec_decode_metrics="detailed"))
+    index = argv.index("--per-request-spec-decode-metrics")
+    assert argv[index + 1] == "detailed"

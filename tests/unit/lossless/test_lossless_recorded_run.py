@@ -57,6 +57,8 @@ def test_three_acceptance_lengths_hand_checked() -> None:
     per_request = [23 / 9, 23 / 10, 23 / 12, 23 / 16, 23 / 6]
     assert row.tokens_per_chunk_al == pytest.approx(sum(per_request) / 5)
     assert row.tokens_per_chunk_al == pytest.approx(2.40861, abs=1e-5)
+    assert row.official_al == pytest.approx((24 / 10 + 24 / 11 + 48 / 30 + 24 / 7) / 4)
+    assert row.official_merged_chunks == 6
     assert row.num_chunk_requests == 5
     assert row.chunk_token_sources == ["usage"]
 
@@ -169,8 +171,10 @@ def test_out_folder_and_report_section(tmp_path: Path) -> None:
     assert section is not None
     assert "## Lossless check (temperature 0)" in section
     assert "| ngram | baseline | lossless-prompts c1 r0 | 1.000 (5/5) |" in section
-    assert "## Acceptance length: three definitions" in section
-    assert "| ngram | lossless-prompts c1 r0 | 2.300 | 2.300 | +0.00% | 2.409 |" in section
+    assert "## Acceptance length: four definitions" in section
+    # official: per question, turns pooled: (24/10 + 24/11 + 48/30 + 24/7) / 4 = 2.403,
+    # marked ≈ (six 6-token chunks: merged steps)
+    assert "| ngram | lossless-prompts c1 r0 | 2.300 | 2.300 | +0.00% | 2.409 | ≈2.403 |" in section
 
 
 def test_report_md_carries_the_lossless_section(tmp_path: Path) -> None:

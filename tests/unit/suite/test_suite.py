@@ -328,3 +328,15 @@ def test_describe_suite_prints_matrix_and_commands() -> None:
     )
     assert "(relaunched with --max-model-len 40960 for some workloads)" in text
     assert "  eagle3/speed-bench-throughput_8k/c48/r0" in text
+
+
+def test_decoded_history_and_tokenizer_path_resolve_against_the_suite(tmp_path: Path) -> None:
+    text = MINIMAL.replace(
+        "[[workloads]]", '[[workloads]]\nhistory = "decoded"\ntokenizer = "./tok"', 1
+    )
+    suite = load_suite(write(tmp_path, text))
+    assert suite.workloads[0].history == "decoded"
+    assert suite.workloads[0].tokenizer == str(tmp_path / "tok")
+    broken = MINIMAL.replace("[[workloads]]", '[[workloads]]\nhistory = "decoded"', 1)
+    with pytest.raises(SpecbenchError, match="needs tokenizer"):
+        load_suite(write(tmp_path, broken))
