@@ -24,19 +24,23 @@ from specbench.client.control import discover_model, scrape, server_version
 from specbench.client.sender import AiohttpSender, RequestSettings, Sender
 from specbench.common.errors import ServerError, SpecbenchError
 from specbench.data.context import check_context_fit
+from specbench.data.conversation import Conversation
 from specbench.data.loader import Workload, load_workload
 from specbench.launch import ServerConfig, ServerProcess
 from specbench.launch.health import is_ready, log_tail
 from specbench.measure.cell import CellOutcome, CellProgress, run_cell
 from specbench.measure.loop import run_event_loop
+from specbench.measure.precision import default_floor
 from specbench.measure.summarize import CellSpec
 from specbench.run.plan import Plan, PlanServer, RunOptions, suite_hash
 from specbench.store.failure import FailureRecord, write_failure
 from specbench.store.manifest import (
     Manifest,
     RunStatus,
+    ServerCost,
     WorkloadRecord,
     new_run,
+    run_cost,
     update_manifest,
     utc_now,
 )
@@ -121,6 +125,7 @@ def run_plan(plan: Plan, options: RunOptions, progress: RunProgress | None = Non
                 "status": status,
                 "cells_measured": sorted(c.key for c in runner.result.measured),
                 "cells_failed": sorted(c.key for c in runner.result.failed),
+                "cost": run_cost(list(runner.costs.values())),
             }
         )
         update_manifest(options.output, lambda m: m.with_run(finished))
@@ -169,7 +174,13 @@ def _claim(manifest: Manifest, plan: Plan, output: Path) -> Manifest:
 
 def workload_identity(workload: WorkloadSpec) -> dict[str, object]:
     """What defines a workload's cells (concurrencies and repeats only choose which exist)."""
-    return workload.model_dump(mode="json", exclude=set(NOT_IDENTITY))
+    spec = workload.model_dump(mode="json", exclude=set(NOT_IDENTITY))
+    # Fields added later are left out while unset, so older manifests still match.
+    return {k: v for k, v in spec.items() if k not in OPTIONAL_IDENTITY or v is not None}
+
+
+#: Workload fields absent from older manifests: part of the identity only when set.
+OPTIONAL_IDENTITY = frozenset({"precision", "min_conversations", "full_set_concurrency"})
 
 
 def _prefix_cache_mode(config: ServerConfig | None, attached: bool) -> str:
@@ -232,6 +243,23 @@ class _Runner:
         self.api_key = api_key
         self.result = RunResult()
         self.loaded: dict[int, Workload] = {}
+        self.costs: dict[str, ServerCost] = {}
+
+    def _account(self, server: PlanServer, **seconds: float) -> None:
+        """Add seconds (server_s, starting_s, measuring_s) to the server's cost."""
+        old = self.costs.get(server.name) or ServerCost(
+            server=server.name, gpus=server.gpus, server_s=0, starting_s=0, measuring_s=0, other_s=0
+        )
+        update = {k: getattr(old, k) + v for k, v in seconds.items()}
+        new = old.model_copy(update=update)
+        other = max(0.0, new.server_s - new.starting_s - new.measuring_s)
+        self.costs[server.name] = new.model_copy(update={"other_s": other})
+
+    def _account_cell(self, server: PlanServer, cell: Cell, wall_s: float, window_s: float) -> None:
+        self._account(server, measuring_s=window_s)
+        cost = self.costs[server.name]
+        walls = {**cost.cell_wall_s, cell.key: round(wall_s, 3)}
+        self.costs[server.name] = cost.model_copy(update={"cell_wall_s": walls})
 
     def run_server(
         self, server: PlanServer, config: ServerConfig | None, cells: Sequence[Cell]
@@ -248,13 +276,18 @@ class _Runner:
                 pending.append(cell)
         restarts = 0
         while pending:
+            spawned = time.perf_counter()
             try:
                 with self._started(server, config) as live:
                     pending = run_event_loop(self._measure(server, live, pending))
-            except ServerError as error:  # the server did not start: its cells cannot run
+            except ServerError as error:
+                self._account(
+                    server, server_s=time.perf_counter() - spawned
+                )  # the server did not start: its cells cannot run
                 for cell in pending:
                     self._fail(cell, str(error))
                 return
+            self._account(server, server_s=time.perf_counter() - spawned)
             if pending:
                 restarts += 1
                 if restarts > self.options.max_restarts:
@@ -287,6 +320,7 @@ class _Runner:
         ) as process:
             provenance = process.provenance
             assert provenance is not None
+            self._account(server, starting_s=provenance.startup_s)
             update_manifest(
                 output,
                 lambda m: m.with_server(server.name, provenance=provenance.model_dump(mode="json")),
@@ -321,6 +355,13 @@ class _Runner:
             )
             self.loaded[index] = loaded
             key = self.plan.keys[index]
+            if spec.min_conversations is not None and spec.min_conversations > len(
+                loaded.conversations
+            ):
+                raise SpecbenchError(
+                    f"workload {key!r}: min_conversations = {spec.min_conversations} is more "
+                    f"than its {len(loaded.conversations)} conversations"
+                )
 
             def record(manifest: Manifest) -> Manifest:
                 old = manifest.workloads[key]
@@ -389,9 +430,18 @@ class _Runner:
                         senders[cell.workload_index] = make_sender(
                             spec_w, session, live.base_url, model, api_key, limit
                         )
-                    spec = cell_spec(server, cell, spec_w, model, live.base_url, first=first)
+                    spec = cell_spec(
+                        server,
+                        cell,
+                        spec_w,
+                        model,
+                        live.base_url,
+                        first=first,
+                        conversations=workload.conversations,
+                    )
                     first = False
                     health.clear()
+                    cell_started = time.perf_counter()
                     outcome = await run_cell(
                         spec,
                         workload.conversations,
@@ -403,6 +453,9 @@ class _Runner:
                         progress=self.progress.cell(cell),
                         failure_details=failure_details,
                     )
+                    if not outcome.skipped:
+                        window = outcome.summary.duration_s if outcome.summary else 0.0
+                        self._account_cell(server, cell, time.perf_counter() - cell_started, window)
                     self.result.outcomes[cell] = outcome
                     self.progress.cell_done(cell, outcome)
                     if outcome.error and not health.get("alive", True):
@@ -425,9 +478,12 @@ def cell_spec(
     base_url: str,
     *,
     first: bool,
+    conversations: Sequence[Conversation] = (),
 ) -> CellSpec:
     """How one cell is measured and labelled in its summary."""
     categories = workload.categories
+    precision = workload.precision_at(cell.concurrency)
+    floor = workload.min_conversations or default_floor(conversations)
     return CellSpec(
         label=server.name,
         workload=cell.workload,
@@ -446,6 +502,10 @@ def cell_spec(
         temperature=workload.temperature,
         warmup=workload.warmup + (FIRST_CELL_EXTRA_WARMUP if first else 0),
         save_outputs=workload.keeps_outputs,
+        precision=precision,
+        min_conversations=floor if precision is not None else 0,
+        conversations_available=len(conversations),
+        seed=workload.seed,
     )
 
 

@@ -55,7 +55,15 @@ def test_the_recorded_summary_is_recomputed_from_its_raw_files(label: str) -> No
         "num_conversations",
         "server_prompt_tokens",
         "server_preemptions",
+        # issue 19: steady-state throughput and bootstrap precision
+        "steady_state_duration_s",
+        "steady_state_output_tok_s_per_gpu",
+        "full_window_output_tok_s_per_gpu",
+        "throughput_window",
+        "precision",
     }
+    assert recomputed["throughput_window"] == "full"
+    assert recomputed["precision"]["stopping_rule"] == "all_conversations"
     assert recomputed["num_conversations"] == 4
     assert recomputed["server_prompt_tokens"] == saved["input_tokens"]
     assert recomputed["server_preemptions"] == 0
