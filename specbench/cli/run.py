@@ -141,6 +141,10 @@ def run(
     with RichRunProgress() as progress:
         result = run_plan(plan, options, progress)
     console.print(run_table(plan, result))
+    from specbench.analysis.al_consistency import check_acceptance, describe_checks
+
+    for line in describe_checks(check_acceptance(options.output)):
+        console.print(line)
     skipped = len(result.outcomes) - len(result.measured) - len(result.failed)
     console.print(
         f"{len(result.measured)} cells measured, {skipped} already complete, "
