@@ -20,8 +20,9 @@ from specbench.store.manifest import read_manifest
 def report_section(root: Path) -> str | None:
     """Markdown for one results directory; None when it predates precision records."""
     rows = []
-    for path in sorted(root.glob("*/*/c*/r*/summary.json")):
-        s = store.read_summary(path.parent)
+    summaries = [store.read_summary(p.parent) for p in root.glob("*/*/c*/r*/summary.json")]
+    summaries.sort(key=lambda s: (s.label, s.workload, s.concurrency, s.repeat))
+    for s in summaries:
         if s.precision is None:
             continue
         p = s.precision
