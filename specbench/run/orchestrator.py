@@ -149,10 +149,10 @@ def _claim(manifest: Manifest, plan: Plan, output: Path) -> Manifest:
         spec = workload_identity(workload)
         old = workloads.get(key)
         if old is not None and old.spec != spec:
-            changed = next(f for f in spec if old.spec.get(f) != spec[f])
+            changed = next(f for f in {**old.spec, **spec} if old.spec.get(f) != spec.get(f))
             raise SpecbenchError(
                 f"{output}: workload {key!r} was measured here with {changed}="
-                f"{old.spec.get(changed)!r}, this run asks {spec[changed]!r}; give the workload "
+                f"{old.spec.get(changed)!r}, this run asks {spec.get(changed)!r}; give the workload "
                 "its own name (--workload-name, or `name` in the suite) or use a new --output"
             )
         if old is None:
