@@ -152,8 +152,9 @@ def _claim(manifest: Manifest, plan: Plan, output: Path) -> Manifest:
             changed = next(f for f in {**old.spec, **spec} if old.spec.get(f) != spec.get(f))
             raise SpecbenchError(
                 f"{output}: workload {key!r} was measured here with {changed}="
-                f"{old.spec.get(changed)!r}, this run asks {spec.get(changed)!r}; give the workload "
-                "its own name (--workload-name, or `name` in the suite) or use a new --output"
+                f"{old.spec.get(changed)!r}, this run asks {spec.get(changed)!r}; give the "
+                "workload its own name (--workload-name, or `name` in the suite) or use a "
+                "new --output"
             )
         if old is None:
             workloads[key] = WorkloadRecord(spec=spec)
