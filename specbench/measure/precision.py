@@ -149,17 +149,26 @@ def bootstrap_intervals(
     draws = rng.integers(0, n, size=(resamples, n))
     alpha = (1 - CONFIDENCE) / 2
 
+    # times[r, i]: how often resample r drew conversation i
+    times = np.zeros((resamples, n))
+    np.add.at(times, (np.repeat(np.arange(resamples), n), draws.ravel()), 1)
+
     def pooled_median(values: list[np.ndarray]) -> Interval:
-        lengths = np.array([len(v) for v in values])
+        """Median over the turns of the drawn conversations, as a weighted median.
+
+        A value of conversation i enters resample r times[r, i] times: one sort of all
+        values, then per resample the first value whose cumulative weight reaches half
+        (the lower median; vectorised, so a check never stalls the event loop).
+        """
         flat = np.concatenate(values)
-        offsets = np.concatenate([[0], np.cumsum(lengths)])
-        point = float(np.median(flat))
-        stats = []
-        for row in draws:
-            picked = np.concatenate([flat[offsets[i] : offsets[i + 1]] for i in row])
-            stats.append(np.median(picked))
+        owner = np.repeat(np.arange(n), [len(v) for v in values])
+        order = np.argsort(flat, kind="stable")
+        weights = np.cumsum(times[:, owner[order]], axis=1)
+        half = weights[:, -1:] / 2
+        index = np.minimum((weights < half).sum(axis=1), len(flat) - 1)
+        stats = flat[order][index]
         low, high = np.quantile(stats, [alpha, 1 - alpha])
-        return Interval(point, float(low), float(high))
+        return Interval(float(np.median(flat)), float(low), float(high))
 
     ratio = concurrency * tokens.sum() / busy_s.sum()
     ratios = concurrency * tokens[draws].sum(axis=1) / busy_s[draws].sum(axis=1)
