@@ -22,6 +22,7 @@ from pathlib import Path
 import orjson
 
 from specbench import store
+from specbench.run.estimate import summaries_with_precision
 
 #: |difference| / combined standard error beyond which a category is flagged (~0.3% of
 #: comparisons by chance when AL truly does not depend on concurrency).
@@ -73,12 +74,15 @@ def _mean_se(values: list[float]) -> tuple[float, float]:
 def check_acceptance(root: Path) -> list[CategoryCheck]:
     """Every (subset cell, category) against its full-set cell; [] when there is none."""
     cells: dict[tuple[str, str], list[tuple[int, Path, bool]]] = defaultdict(list)
-    for path in sorted(root.glob("*/*/c*/r*/summary.json")):
-        summary = store.read_summary(path.parent)
+    for summary in summaries_with_precision(root):
         if summary.spec_decode is None or summary.precision is None:
             continue
         full = summary.precision.target is None
-        cells[(summary.label, summary.workload)].append((summary.concurrency, path.parent, full))
+        directory = store.cell_path(
+            root,
+            store.CellKey(summary.label, summary.workload, summary.concurrency, summary.repeat),
+        )
+        cells[(summary.label, summary.workload)].append((summary.concurrency, directory, full))
     checks = []
     for (server, workload), members in cells.items():
         fulls = [m for m in members if m[2]]

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from specbench import store
 from specbench.analysis.al_consistency import check_acceptance, describe_checks
 from specbench.measure.precision import TARGETED_FIGURES
+from specbench.run.estimate import summaries_with_precision
 from specbench.store.manifest import read_manifest
 
 
 def report_section(root: Path) -> str | None:
     """Markdown for one results directory; None when it predates precision records."""
     rows = []
-    summaries = [store.read_summary(p.parent) for p in root.glob("*/*/c*/r*/summary.json")]
+    summaries = summaries_with_precision(root)
     summaries.sort(key=lambda s: (s.label, s.workload, s.concurrency, s.repeat))
     for s in summaries:
         if s.precision is None:

@@ -72,6 +72,17 @@ class Estimate:
         return sum(self.server_wall_s(name) * gpus / 3600 for name, gpus in self.gpus.items())
 
 
+def summaries_with_precision(root: Path) -> list[CellSummary]:
+    """The cells of `root` that record steady-state and precision figures (older ones skipped:
+    they lack both, so they can neither be fitted nor checked)."""
+    found = []
+    for path in sorted(root.glob("*/*/c*/r*/summary.json")):
+        raw = store.read_json(path)
+        if isinstance(raw, dict) and raw.get("precision") is not None:
+            found.append(CellSummary.model_validate(raw))
+    return found
+
+
 def check_source(plan: Plan, root: Path, manifest: Manifest | None) -> Manifest:
     """The source's manifest if it holds results of the plan's suite and model; else one line."""
     assert plan.suite is not None
@@ -111,8 +122,7 @@ def estimate_plan(plan: Plan, sources: Sequence[Path]) -> Estimate | None:
         for key, record in manifest.workloads.items():
             if record.num_conversations:
                 workload_size[key] = record.num_conversations
-        for path in sorted(root.glob("*/*/c*/r*/summary.json")):
-            summary = store.read_summary(path.parent)
+        for summary in summaries_with_precision(root):
             point = _point(summary, walls)
             if point is not None:
                 points[(summary.label, summary.workload)].append(point)
