@@ -232,6 +232,14 @@ def _lossless_sections(options: ReportOptions) -> list[str]:
     return [section for section in found if section]
 
 
+def _cost_sections(options: ReportOptions) -> list[str]:
+    """Optional: conversations, precision and GPU-hours per directory (issue 19)."""
+    from specbench.analysis.cost_report import report_section
+
+    found = (report_section(d) for d in options.results_dirs)
+    return [section for section in found if section]
+
+
 def _markdown(
     outcome: ReportOutcome,
     selection: Selection,
@@ -255,6 +263,7 @@ def _markdown(
             figure_lines.append("")
         sections.append("\n".join(figure_lines))
     sections += _lossless_sections(options)
+    sections += _cost_sections(options)
     if outcome.not_built:
         sections.append("## Not built\n\n" + "\n".join(f"- {n}" for n in outcome.not_built))
     if failed:

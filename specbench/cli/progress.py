@@ -41,6 +41,8 @@ class RichCellProgress(CellProgress):
             MofNCompleteColumn(),
             TextColumn("{task.fields[rate]}"),
             TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
             console=console,
             transient=True,
             refresh_per_second=4,
@@ -50,9 +52,12 @@ class RichCellProgress(CellProgress):
         self._failed = 0
         self._start = 0.0
         self._acceptance = ""
+        self._precision = ""
+        self._target: float | None = None
 
     def start(self, spec: CellSpec, total_conversations: int) -> None:
         self._start = time.monotonic()
+        self._target = spec.precision
         self._progress.start()
         self._task = self._progress.add_task(
             f"{spec.label} c={spec.concurrency} r={spec.repeat}", total=total_conversations, rate=""
@@ -64,7 +69,7 @@ class RichCellProgress(CellProgress):
         # Every turn gets a record (turns after a failed one as skipped): the last one ends it.
         done = record.turn + 1 == record.num_turns
         elapsed = max(time.monotonic() - self._start, 1e-9)
-        rate = f"{self._tokens / elapsed:,.0f} tok/s{self._acceptance}" + (
+        rate = f"{self._tokens / elapsed:,.0f} tok/s{self._acceptance}{self._precision}" + (
             f" [red]{self._failed} failed[/]" if self._failed else ""
         )
         if self._task is not None:
@@ -72,6 +77,11 @@ class RichCellProgress(CellProgress):
 
     def acceptance(self, acceptance_length: float) -> None:
         self._acceptance = f" AL {acceptance_length:.2f}"
+
+    def precision(self, worst: float | None, conversations: int) -> None:
+        # The ETA column assumes every conversation: an upper bound for a targeted cell.
+        if worst is not None and self._target is not None:
+            self._precision = f" ±{worst:.1%} (target {self._target:.0%}, eta ≤)"
 
     def stop(self) -> None:
         self._progress.stop()

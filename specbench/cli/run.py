@@ -34,6 +34,13 @@ def run(
     workload: Annotated[
         list[str] | None, typer.Option(help="Run only this workload key (repeatable).")
     ] = None,
+    estimate_from: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="With --dry-run: estimate time and GPU-hours from these earlier results "
+            "of the same suite and model (repeatable)."
+        ),
+    ] = None,
     force: o.Force = False,
     fail_fast: Annotated[bool, typer.Option(help="Stop at the first failed cell.")] = False,
     max_restarts: o.MaxRestarts = o.MAX_RESTARTS,
@@ -65,8 +72,22 @@ def run(
 
     loaded = load_suite(suite, set_ or ())
     if dry_run and executor == "local":
+        from specbench.run.estimate import describe_estimate, estimate_plan
+
         typer.echo(describe_suite(loaded))
+        plan = plan_suite(
+            loaded,
+            RunOptions(
+                output=output or Path("results") / loaded.name,
+                servers=tuple(server or ()),
+                workloads=tuple(workload or ()),
+                endpoints=parse_endpoints(endpoint or []),
+            ),
+        )
+        typer.echo(describe_estimate(estimate_plan(plan, estimate_from or [])))
         return
+    if estimate_from:
+        raise SpecbenchError("--estimate-from: only with --dry-run")
     options = RunOptions(
         output=output or Path("results") / loaded.name,
         endpoints=parse_endpoints(endpoint or []),
@@ -120,6 +141,10 @@ def run(
     with RichRunProgress() as progress:
         result = run_plan(plan, options, progress)
     console.print(run_table(plan, result))
+    from specbench.analysis.al_consistency import check_acceptance, describe_checks
+
+    for line in describe_checks(check_acceptance(options.output)):
+        console.print(line)
     skipped = len(result.outcomes) - len(result.measured) - len(result.failed)
     console.print(
         f"{len(result.measured)} cells measured, {skipped} already complete, "

@@ -8,6 +8,7 @@ early. Refusals carry vLLM's error body and status.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,11 @@ class RequestError(Exception):
                 "code": self.status,
             }
         }
+
+
+#: A prompt containing `<|emulator_output_tokens=N|>` is answered with at most N tokens
+#: (the last such marker counts): lets a synthetic dataset vary output length by category.
+OUTPUT_TOKENS_MARKER = re.compile(r"<\|emulator_output_tokens=(\d+)\|>")
 
 
 @dataclass(slots=True)
@@ -98,12 +104,14 @@ def parse_request(
         raise RequestError("the emulator serves n=1 only", param="n")
 
     prompt_token_ids: list[int] | None
+    marked: str = ""
     if chat:
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise RequestError("'messages' must be a non-empty list", param="messages")
         text = render_chat([m if isinstance(m, dict) else {} for m in messages])
         prompt_digest = prompt_digest_of_text(text)
+        marked = text
         num_prompt_tokens = count_prompt_tokens(text)
         prompt_token_ids = encode(text) if body.get("return_token_ids") else None
         cache_tokens: list[str] | list[int] = text.split()
@@ -112,6 +120,7 @@ def parse_request(
         if isinstance(prompt, list) and len(prompt) == 1 and not isinstance(prompt[0], int):
             prompt = prompt[0]
         if isinstance(prompt, str):
+            marked = prompt
             prompt_digest = prompt_digest_of_text(prompt)
             num_prompt_tokens = count_prompt_tokens(prompt)
             prompt_token_ids = encode(prompt) if body.get("return_token_ids") else None
@@ -146,6 +155,9 @@ def parse_request(
         raise RequestError(f"max_tokens must be at least 1, got {requested}.", param="max_tokens")
     room = max_model_len - num_prompt_tokens
     max_tokens = room if requested is None else min(requested, room)
+    lengths = OUTPUT_TOKENS_MARKER.findall(marked)
+    if lengths:  # the prompt's own answer length (test datasets): the last marker wins
+        max_tokens = max(1, min(max_tokens, int(lengths[-1])))
 
     stream = bool(body.get("stream", False))
     options = body.get("stream_options")

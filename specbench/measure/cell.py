@@ -26,6 +26,7 @@ from specbench.common.errors import ServerError
 from specbench.data.conversation import Conversation
 from specbench.measure.history import replay_for
 from specbench.measure.loop import run_closed_loop
+from specbench.measure.precision import StoppingRule, stratified_order
 from specbench.measure.summarize import CellSpec, PrefixCacheOutcome, Window, summarize_cell
 from specbench.metrics.acceptance import acceptance_length
 from specbench.metrics.prometheus import SPEC_ACCEPTED, SPEC_DRAFTS
@@ -57,6 +58,9 @@ class CellProgress:
 
     def acceptance(self, acceptance_length: float) -> None:
         """Called with the AL so far, from a mid-cell scrape."""
+
+    def precision(self, worst: float | None, conversations: int) -> None:
+        """Called after a precision check: the largest relative CI half-width so far."""
 
     def stop(self) -> None:
         """Called when the window closes (also on errors)."""
@@ -129,6 +133,7 @@ async def measure_cell(
 
     records: list[RequestRecord] = []
     writer = store.RecordWriter(directory / store.REQUESTS)
+    rule, order = _stopping_rule(spec, conversations)
 
     def on_record(record: RequestRecord) -> None:
         if not spec.save_outputs:
@@ -137,6 +142,11 @@ async def measure_cell(
         records.append(record)
         writer.write(record)
         progress.record(record)
+        if rule is not None:
+            checked = rule.next_check
+            rule.observe(record)
+            if rule.next_check != checked:
+                progress.precision(rule.worst(), rule.completed)
 
     started_at = utc_now()
     progress.start(spec, len(conversations))
@@ -144,13 +154,14 @@ async def measure_cell(
     window_start = time.perf_counter_ns()
     try:
         window_end = await run_closed_loop(
-            conversations,
+            order,
             spec.concurrency,
             sender,
             spec.api,
             on_record,
             window_start_ns=window_start,
             replay=replay,
+            should_stop=rule.should_stop if rule is not None else None,
         )
     finally:
         live.cancel()
@@ -183,6 +194,16 @@ async def measure_cell(
     summary = summarize_cell(records, before.snapshot, after.snapshot, spec, window, prefix_cache)
     store.write_json(directory / store.SUMMARY, summary)
     return summary
+
+
+def _stopping_rule(
+    spec: CellSpec, conversations: Sequence[Conversation]
+) -> tuple[StoppingRule | None, Sequence[Conversation]]:
+    """A precision-targeted cell's rule and stratified order; else none and the given order."""
+    if spec.precision is None:
+        return None, conversations
+    rule = StoppingRule(spec.precision, spec.min_conversations, spec.concurrency, spec.seed)
+    return rule, stratified_order(conversations, spec.seed)
 
 
 async def _report_live_acceptance(

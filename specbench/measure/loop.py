@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from specbench.client.record import RequestRecord
@@ -69,18 +69,28 @@ async def run_closed_loop(
     *,
     window_start_ns: int,
     replay: Callable[[RequestRecord], str] = streamed_text,
+    should_stop: Callable[[], bool] | None = None,
 ) -> int:
     """Replay every conversation with `concurrency` slots; return the end instant (perf ns).
 
     `replay` turns a finished turn into the answer later turns carry as history (taken
-    before `on_record`, which may drop the outputs it does not keep).
+    before `on_record`, which may drop the outputs it does not keep). Once `should_stop()`
+    is true no slot takes a new conversation; those in flight finish.
     """
     if concurrency <= 0:
         raise ValueError(f"concurrency must be positive, got {concurrency}")
     work = iter(conversations)
 
+    def next_conversation() -> Iterator[Conversation]:
+        while should_stop is None or not should_stop():
+            conversation = next(work, None)
+            if conversation is None:
+                return
+            yield conversation
+
     async def slot() -> None:
-        for conversation in work:  # the shared iterator hands each conversation to one slot
+        # the shared iterator hands each conversation to one slot
+        for conversation in next_conversation():
             answers: list[str] = []
             failed: RequestRecord | None = None
             for turn in range(len(conversation.turns)):

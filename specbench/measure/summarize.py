@@ -15,6 +15,12 @@ from specbench.client.sender import Api, Client
 from specbench.measure.history import History
 from specbench.measure.loop import SKIPPED_AFTER_FAILED_TURN
 from specbench.measure.official_al import cell_official, official_summary
+from specbench.measure.precision import (
+    BOOTSTRAP_RESAMPLES,
+    bootstrap_intervals,
+    precise_enough,
+    steady_state_window,
+)
 from specbench.metrics.acceptance import (
     acceptance_length,
     conditional_acceptance,
@@ -41,7 +47,14 @@ from specbench.metrics.prometheus import (
     counter_delta,
     per_position_delta,
 )
-from specbench.store.summary import CategoryAcceptance, CellSummary, SpecDecodeSummary
+from specbench.store.summary import (
+    CategoryAcceptance,
+    CellPrecision,
+    CellSummary,
+    FigurePrecision,
+    SpecDecodeSummary,
+)
+from specbench.store.summary import StoppingRule as StoppingRuleName
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +84,12 @@ class CellSpec:
     history: History = "streamed_text"
     #: Tokenizer folder (needed by history "decoded").
     tokenizer: str | None = None
+    #: Precision target of the cell (None: every conversation), its floor, the workload's
+    #: size and the seed of the stratified order and bootstrap (see measure.precision).
+    precision: float | None = None
+    min_conversations: int = 0
+    conversations_available: int = 0
+    seed: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +216,7 @@ def summarize_cell(
         if r.duration_ns is not None or r.e2e_ns is not None
     ]
     prefix_cache = prefix_cache or PrefixCacheOutcome(reset=None, detail=None)
-    return CellSummary(
+    summary = CellSummary(
         label=spec.label,
         workload=spec.workload,
         dataset=spec.dataset,
@@ -252,6 +271,7 @@ def summarize_cell(
         if before.has_spec_decode
         else None,
     )
+    return with_precision(summary, records, spec)
 
 
 def with_official(
@@ -272,3 +292,66 @@ def with_official(
         )
         for name, category in per_category.items()
     }
+
+
+def with_precision(
+    summary: CellSummary, records: Sequence[RequestRecord], spec: CellSpec
+) -> CellSummary:
+    """Add the steady-state throughput and the bootstrap precision (measure.precision).
+
+    A precision-targeted cell reports the steady-state throughput as its
+    output_tok_s(_per_gpu): with fewer conversations, the drain tail would otherwise be a
+    larger share of the window and bias it low.
+    """
+    steady = steady_state_window(records)
+    update: dict[str, object] = {"full_window_output_tok_s_per_gpu": summary.output_tok_s_per_gpu}
+    steady_per_gpu = None
+    if steady is not None:
+        seconds, tokens = steady
+        steady_per_gpu = per_gpu(output_tok_s(tokens, seconds), spec.gpus)
+        update["steady_state_duration_s"] = seconds
+        update["steady_state_output_tok_s_per_gpu"] = steady_per_gpu
+    if spec.precision is not None and steady is not None and steady_per_gpu is not None:
+        update["output_tok_s"] = output_tok_s(steady[1], steady[0])
+        update["output_tok_s_per_gpu"] = steady_per_gpu
+        ok_in_window = sum(
+            1 for r in records if r.ok and r.start_ns + (r.e2e_ns or 0) <= steady[0] * 1e9
+        )
+        update["request_per_s"] = ok_in_window / steady[0]
+        update["throughput_window"] = "steady_state"
+    reported = update.get("output_tok_s_per_gpu", summary.output_tok_s_per_gpu)
+    intervals = bootstrap_intervals(
+        records,
+        spec.concurrency,
+        seed=spec.seed,
+        throughput_value=float(reported),  # type: ignore[arg-type]
+    )
+    used = summary.num_conversations
+    available = max(spec.conversations_available, used)
+    if spec.precision is None:
+        rule: StoppingRuleName = "all_conversations"
+    elif used < available:
+        rule = "precision_reached"
+    elif precise_enough(intervals, spec.precision):
+        rule = "all_conversations_precision_reached"
+    else:
+        rule = "all_conversations_without_precision"
+    update["precision"] = CellPrecision(
+        target=spec.precision,
+        min_conversations=spec.min_conversations,
+        stopping_rule=rule,
+        conversations_used=used,
+        conversations_available=available,
+        figures={
+            name: FigurePrecision(
+                value=i.value,
+                ci_low=i.low,
+                ci_high=i.high,
+                relative_half_width=i.relative_half_width,
+            )
+            for name, i in intervals.items()
+        },
+        bootstrap_resamples=BOOTSTRAP_RESAMPLES,
+        seed=spec.seed,
+    )
+    return summary.model_copy(update=update)

@@ -24,20 +24,30 @@ from specbench.client.control import discover_model, scrape, server_version
 from specbench.client.sender import AiohttpSender, RequestSettings, Sender
 from specbench.common.errors import ServerError, SpecbenchError
 from specbench.data.context import check_context_fit
+from specbench.data.conversation import Conversation
 from specbench.data.loader import Workload, load_workload
 from specbench.launch import ServerConfig, ServerProcess
 from specbench.launch.health import is_ready, log_tail
 from specbench.measure.cell import CellOutcome, CellProgress, run_cell
 from specbench.measure.checks import cell_warnings, concurrency_warning
 from specbench.measure.loop import run_event_loop
+from specbench.measure.precision import default_floor
 from specbench.measure.summarize import CellSpec
-from specbench.run.plan import Plan, PlanServer, RunOptions, suite_hash
+from specbench.run.plan import (
+    HASH_NEUTRAL_WORKLOAD_DEFAULTS,
+    Plan,
+    PlanServer,
+    RunOptions,
+    suite_hash,
+)
 from specbench.store.failure import FailureRecord, write_failure
 from specbench.store.manifest import (
     Manifest,
     RunStatus,
+    ServerCost,
     WorkloadRecord,
     new_run,
+    run_cost,
     update_manifest,
     utc_now,
 )
@@ -123,6 +133,7 @@ def run_plan(plan: Plan, options: RunOptions, progress: RunProgress | None = Non
                 "status": status,
                 "cells_measured": sorted(c.key for c in runner.result.measured),
                 "cells_failed": sorted(c.key for c in runner.result.failed),
+                "cost": run_cost(list(runner.costs.values())),
             }
         )
         update_manifest(options.output, lambda m: m.with_run(finished))
@@ -146,11 +157,12 @@ def _claim(manifest: Manifest, plan: Plan, output: Path) -> Manifest:
         spec = workload_identity(workload)
         old = workloads.get(key)
         if old is not None and old.spec != spec:
-            changed = next(f for f in spec if old.spec.get(f) != spec[f])
+            changed = next(f for f in {**old.spec, **spec} if old.spec.get(f) != spec.get(f))
             raise SpecbenchError(
                 f"{output}: workload {key!r} was measured here with {changed}="
-                f"{old.spec.get(changed)!r}, this run asks {spec[changed]!r}; give the workload "
-                "its own name (--workload-name, or `name` in the suite) or use a new --output"
+                f"{old.spec.get(changed)!r}, this run asks {spec.get(changed)!r}; give the "
+                "workload its own name (--workload-name, or `name` in the suite) or use a "
+                "new --output"
             )
         if old is None:
             workloads[key] = WorkloadRecord(spec=spec)
@@ -172,9 +184,13 @@ def _claim(manifest: Manifest, plan: Plan, output: Path) -> Manifest:
 def workload_identity(workload: WorkloadSpec) -> dict[str, object]:
     """What defines a workload's cells (concurrencies and repeats only choose which exist)."""
     identity = workload.model_dump(mode="json", exclude=set(NOT_IDENTITY))
-    if identity.get("per_chunk_usage") is True:  # added later: its default keeps old keys
-        identity.pop("per_chunk_usage")
-    return identity
+    # Fields added later are left out at their default, so older manifests still match.
+    return {
+        name: value
+        for name, value in identity.items()
+        if name not in HASH_NEUTRAL_WORKLOAD_DEFAULTS
+        or value != HASH_NEUTRAL_WORKLOAD_DEFAULTS[name]
+    }
 
 
 def _prefix_caching_off(config: ServerConfig | None) -> bool:
@@ -255,6 +271,23 @@ class _Runner:
         self.result = RunResult()
         self.loaded: dict[int, Workload] = {}
         self.last_reset_failure: dict[str, str] = {}
+        self.costs: dict[str, ServerCost] = {}
+
+    def _account(self, server: PlanServer, **seconds: float) -> None:
+        """Add seconds (server_s, starting_s, measuring_s) to the server's cost."""
+        old = self.costs.get(server.name) or ServerCost(
+            server=server.name, gpus=server.gpus, server_s=0, starting_s=0, measuring_s=0, other_s=0
+        )
+        update = {k: getattr(old, k) + v for k, v in seconds.items()}
+        new = old.model_copy(update=update)
+        other = max(0.0, new.server_s - new.starting_s - new.measuring_s)
+        self.costs[server.name] = new.model_copy(update={"other_s": other})
+
+    def _account_cell(self, server: PlanServer, cell: Cell, wall_s: float, window_s: float) -> None:
+        self._account(server, measuring_s=window_s)
+        cost = self.costs[server.name]
+        walls = {**cost.cell_wall_s, cell.key: round(wall_s, 3)}
+        self.costs[server.name] = cost.model_copy(update={"cell_wall_s": walls})
 
     def run_server(
         self, server: PlanServer, config: ServerConfig | None, cells: Sequence[Cell]
@@ -271,13 +304,18 @@ class _Runner:
                 pending.append(cell)
         restarts = 0
         while pending:
+            spawned = time.perf_counter()
             try:
                 with self._started(server, config) as live:
                     pending = run_event_loop(self._measure(server, live, pending))
-            except ServerError as error:  # the server did not start: its cells cannot run
+            except ServerError as error:
+                self._account(
+                    server, server_s=time.perf_counter() - spawned
+                )  # the server did not start: its cells cannot run
                 for cell in pending:
                     self._fail(cell, str(error))
                 return
+            self._account(server, server_s=time.perf_counter() - spawned)
             if pending:
                 restarts += 1
                 if restarts > self.options.max_restarts:
@@ -310,6 +348,7 @@ class _Runner:
         ) as process:
             provenance = process.provenance
             assert provenance is not None
+            self._account(server, starting_s=provenance.startup_s)
             update_manifest(
                 output,
                 lambda m: m.with_server(server.name, provenance=provenance.model_dump(mode="json")),
@@ -363,6 +402,13 @@ class _Runner:
             )
             self.loaded[index] = loaded
             key = self.plan.keys[index]
+            if spec.min_conversations is not None and spec.min_conversations > len(
+                loaded.conversations
+            ):
+                raise SpecbenchError(
+                    f"workload {key!r}: min_conversations = {spec.min_conversations} is more "
+                    f"than its {len(loaded.conversations)} conversations"
+                )
 
             def record(manifest: Manifest) -> Manifest:
                 old = manifest.workloads[key]
@@ -438,9 +484,18 @@ class _Runner:
                         senders[cell.workload_index] = make_sender(
                             spec_w, session, live.base_url, model, api_key, limit
                         )
-                    spec = cell_spec(server, cell, spec_w, model, live.base_url, first=first)
+                    spec = cell_spec(
+                        server,
+                        cell,
+                        spec_w,
+                        model,
+                        live.base_url,
+                        first=first,
+                        conversations=workload.conversations,
+                    )
                     first = False
                     health.clear()
+                    cell_started = time.perf_counter()
                     outcome = await run_cell(
                         spec,
                         workload.conversations,
@@ -452,6 +507,9 @@ class _Runner:
                         progress=self.progress.cell(cell),
                         failure_details=failure_details,
                     )
+                    if not outcome.skipped:
+                        window = outcome.summary.duration_s if outcome.summary else 0.0
+                        self._account_cell(server, cell, time.perf_counter() - cell_started, window)
                     self.result.outcomes[cell] = outcome
                     self.progress.cell_done(cell, outcome)
                     if outcome.summary is not None and not outcome.skipped:
@@ -476,9 +534,12 @@ def cell_spec(
     base_url: str,
     *,
     first: bool,
+    conversations: Sequence[Conversation] = (),
 ) -> CellSpec:
     """How one cell is measured and labelled in its summary."""
     categories = workload.categories
+    precision = workload.precision_at(cell.concurrency)
+    floor = workload.min_conversations or default_floor(conversations)
     return CellSpec(
         label=server.name,
         workload=cell.workload,
@@ -500,6 +561,10 @@ def cell_spec(
         reset_prefix_cache=not _prefix_caching_off(server.config),
         history=workload.history,
         tokenizer=workload.tokenizer,
+        precision=precision,
+        min_conversations=floor if precision is not None else 0,
+        conversations_available=len(conversations),
+        seed=workload.seed,
     )
 
 

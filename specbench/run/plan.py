@@ -144,6 +144,9 @@ HASH_NEUTRAL_SERVER_DEFAULTS: dict[str, object] = {"pipeline_parallel_size": 1}
 HASH_NEUTRAL_WORKLOAD_DEFAULTS: dict[str, object] = {
     "per_chunk_usage": True,
     "history": "streamed_text",
+    "precision": None,
+    "min_conversations": None,
+    "full_set_concurrency": None,
 }
 
 

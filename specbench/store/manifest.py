@@ -64,6 +64,56 @@ class WorkloadRecord(Frozen):
     num_conversations: int | None = Field(default=None, description="Conversations loaded.")
 
 
+class ServerCost(Frozen):
+    """Where one server's time went during one invocation (seconds of wall time)."""
+
+    server: str = Field(description="Server name.")
+    gpus: int | None = Field(
+        description="GPUs it held (TP × PP × DP): the multiplier of GPU-hours. None: unknown "
+        "(an attached endpoint without --gpus); its hours stay out of the GPU-hour totals."
+    )
+    server_s: float = Field(description="Spawn → stopped (attached: first → last request).")
+    starting_s: float = Field(description="Spawn → ready, summed over (re)starts.")
+    measuring_s: float = Field(description="Σ measured windows of its cells.")
+    other_s: float = Field(
+        description="server_s − starting_s − measuring_s: warmup, scrapes, idle waits."
+    )
+    cell_wall_s: dict[str, float] = Field(
+        default_factory=dict,
+        description="Cell key → warmup + scrapes + window: what the estimator fits overheads on.",
+    )
+
+
+class RunCost(Frozen):
+    """GPU-hours one invocation spent: Σ seconds × gpus / 3600, split by what they paid for."""
+
+    servers: list[ServerCost] = Field(default_factory=list, description="Per server.")
+    gpu_hours: float = Field(description="Σ server_s × gpus / 3600.")
+    gpu_hours_measuring: float = Field(description="Σ measuring_s × gpus / 3600.")
+    gpu_hours_starting: float = Field(description="Σ starting_s × gpus / 3600.")
+    gpu_hours_other: float = Field(description="Σ other_s × gpus / 3600.")
+    servers_without_gpus: list[str] = Field(
+        default_factory=list,
+        description="Servers whose GPU count is unknown: left out of every GPU-hour total.",
+    )
+
+
+def run_cost(servers: list[ServerCost]) -> RunCost:
+    """Totals of the per-server costs."""
+
+    def hours(field: str) -> float:
+        return sum(getattr(s, field) * s.gpus for s in servers if s.gpus is not None) / 3600
+
+    return RunCost(
+        servers=servers,
+        gpu_hours=hours("server_s"),
+        gpu_hours_measuring=hours("measuring_s"),
+        gpu_hours_starting=hours("starting_s"),
+        gpu_hours_other=hours("other_s"),
+        servers_without_gpus=[s.server for s in servers if s.gpus is None],
+    )
+
+
 class RunRecord(Frozen):
     """One invocation that measured into this directory."""
 
@@ -76,6 +126,9 @@ class RunRecord(Frozen):
     status: RunStatus = Field(default="running", description="How it ended.")
     cells_measured: list[str] = Field(default_factory=list, description="Cell keys measured.")
     cells_failed: list[str] = Field(default_factory=list, description="Cell keys that failed.")
+    cost: RunCost | None = Field(
+        default=None, description="GPU-hours spent, by server; None in older manifests."
+    )
 
 
 class Manifest(Frozen):

@@ -124,6 +124,43 @@ class OfficialAcceptanceSummary(Frozen):
     eos_stripped_turns: int = Field(default=0, description="Turns that ended on EOS.")
 
 
+StoppingRule = Literal[
+    "all_conversations",
+    "precision_reached",
+    "all_conversations_precision_reached",
+    "all_conversations_without_precision",
+]
+
+
+class FigurePrecision(Frozen):
+    """One figure's 95% percentile-bootstrap interval (resampling conversations)."""
+
+    value: float = Field(description="The figure as reported.")
+    ci_low: float = Field(description="2.5th percentile of the bootstrap distribution.")
+    ci_high: float = Field(description="97.5th percentile of the bootstrap distribution.")
+    relative_half_width: float = Field(
+        description="(ci_high − ci_low) / 2 / |value|: the achieved precision (lower is better)."
+    )
+
+
+class CellPrecision(Frozen):
+    """How precise the cell's figures are, and why it stopped where it did."""
+
+    target: float | None = Field(description="Precision target; None: every conversation.")
+    min_conversations: int = Field(description="Floor before the cell may stop.")
+    stopping_rule: StoppingRule = Field(
+        description="precision_reached: stopped dispatching early; all_conversations*: "
+        "measured every conversation (with or without reaching the target)."
+    )
+    conversations_used: int = Field(description="Conversations measured (drained included).")
+    conversations_available: int = Field(description="Conversations of the workload.")
+    figures: dict[str, FigurePrecision] = Field(
+        description="output_tok_s_per_gpu, e2e_ms_median, ttft_ms_median → interval."
+    )
+    bootstrap_resamples: int = Field(description="Resamples of conversations.")
+    seed: int = Field(description="Seed of the stratified order and of the bootstrap.")
+
+
 class CellSummary(Frozen):
     """One measured cell: one server config × dataset × concurrency × repeat."""
 
@@ -227,6 +264,25 @@ class CellSummary(Frozen):
         default=None,
         description="server_prefix_cache_hits / server_prefix_cache_queries over the window, "
         "in [0, 1]; None without the counters.",
+    )
+    steady_state_duration_s: float | None = Field(
+        default=None,
+        description="Window start → first slot idle (all `concurrency` slots busy before).",
+    )
+    steady_state_output_tok_s_per_gpu: float | None = Field(
+        default=None,
+        description="Output tokens of chunks inside the steady-state window / its length / gpus.",
+    )
+    full_window_output_tok_s_per_gpu: float | None = Field(
+        default=None, description="output_tokens / duration_s / gpus (drain tail included)."
+    )
+    throughput_window: Literal["full", "steady_state"] = Field(
+        default="full",
+        description="Which window output_tok_s(_per_gpu) and request_per_s use: full for "
+        "cells that measure every conversation, steady_state for precision-targeted ones.",
+    )
+    precision: CellPrecision | None = Field(
+        default=None, description="Bootstrap intervals and stopping rule; None in older results."
     )
     spec_decode: SpecDecodeSummary | None = Field(description="None: no spec-decode series.")
     per_category: dict[str, CategoryAcceptance] = Field(description="Category → acceptance.")

@@ -107,6 +107,31 @@ class WorkloadSpec(Frozen):
         "(exact tokens per chunk). False: usage on the final chunk only; output tokens stay "
         "exact, per-chunk counts become estimates; use where per-request spec metrics give AL.",
     )
+    precision: float | None = Field(
+        default=None,
+        gt=0,
+        lt=1,
+        description=(
+            "Stop a cell once the 95% CI half-width of output tok/s/GPU, median E2E and "
+            "median TTFT, relative to each value, is at most this (e.g. 0.02); None "
+            "measures every conversation."
+        ),
+    )
+    min_conversations: int | None = Field(
+        default=None,
+        ge=1,
+        description=(
+            "Conversations a precision-targeted cell measures before it may stop; None: "
+            "3 per category."
+        ),
+    )
+    full_set_concurrency: int | None = Field(
+        default=None,
+        description=(
+            "With `precision`: the concurrency whose cell measures every conversation "
+            "(the full-set acceptance); the others stop at the precision."
+        ),
+    )
     name: str | None = Field(
         default=None,
         description=(
@@ -145,7 +170,25 @@ class WorkloadSpec(Frozen):
             raise ValueError("give categories or entropy_tiers, not both")
         if self.history == "decoded" and self.tokenizer is None:
             raise ValueError('history = "decoded" needs tokenizer (the target\'s tokenizer folder)')
+        if self.precision is None and (
+            self.min_conversations is not None or self.full_set_concurrency is not None
+        ):
+            raise ValueError("min_conversations and full_set_concurrency need precision")
+        if (
+            self.full_set_concurrency is not None
+            and self.full_set_concurrency not in self.concurrency
+        ):
+            raise ValueError(
+                f"full_set_concurrency {self.full_set_concurrency} is not one of the "
+                f"concurrencies {self.concurrency}"
+            )
         return self
+
+    def precision_at(self, concurrency: int) -> float | None:
+        """The precision target of the cell at `concurrency` (None: every conversation)."""
+        if concurrency == self.full_set_concurrency:
+            return None
+        return self.precision
 
 
 #: Fields that never tell two workloads' cells apart (they choose which cells exist).

@@ -72,8 +72,16 @@ def test_the_recorded_summary_is_recomputed_from_its_raw_files(label: str) -> No
         "prefix_cache_hit_rate",
         "official_acceptance",
         "history",
+        # issue 19: steady-state throughput and bootstrap precision
+        "steady_state_duration_s",
+        "steady_state_output_tok_s_per_gpu",
+        "full_window_output_tok_s_per_gpu",
+        "throughput_window",
+        "precision",
     }
     assert recomputed["history"] == "streamed_text"
+    assert recomputed["throughput_window"] == "full"
+    assert recomputed["precision"]["stopping_rule"] == "all_conversations"
     assert recomputed["num_conversations"] == 4
     assert recomputed["num_skipped_turns"] == 0
     # vLLM counts exactly the tokens the client counted (no failure, nothing else running).

@@ -1,0 +1,69 @@
+"""The report's "Precision and cost" section: what each figure rests on, and what it cost.
+
+Per cell: conversations used of those available, why the cell stopped, which window its
+throughput uses, and the 95% bootstrap half-width of each targeted figure (relative).
+Per directory: GPU-hours of every invocation, split into measuring, starting servers and
+the rest (manifest `runs[].cost`); and the acceptance check of early-stopped cells
+against the full-set cell (specbench.analysis.al_consistency).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from specbench.analysis.al_consistency import check_acceptance, describe_checks
+from specbench.measure.precision import TARGETED_FIGURES
+from specbench.run.estimate import summaries_with_precision
+from specbench.store.manifest import read_manifest
+
+
+def report_section(root: Path) -> str | None:
+    """Markdown for one results directory; None when it predates precision records."""
+    rows = []
+    summaries = summaries_with_precision(root)
+    summaries.sort(key=lambda s: (s.label, s.workload, s.concurrency, s.repeat))
+    for s in summaries:
+        if s.precision is None:
+            continue
+        p = s.precision
+        widths = [
+            f"±{p.figures[f].relative_half_width:.1%}" if f in p.figures else "–"
+            for f in TARGETED_FIGURES
+        ]
+        target = "–" if p.target is None else f"{p.target:.0%}"
+        rows.append(
+            f"| {s.label} | {s.workload} | {s.concurrency} | "
+            f"{p.conversations_used}/{p.conversations_available} | {target} | "
+            f"{p.stopping_rule} | {s.throughput_window} | " + " | ".join(widths) + " |"
+        )
+    if not rows:
+        return None
+    lines = [
+        f"## Precision and cost (`{root}`)",
+        "",
+        "Each figure rests on the conversations shown; ± is the 95% bootstrap half-width "
+        "(resampling conversations) relative to the figure. Tables use output tok/s/GPU of "
+        "the window named (steady_state: while every slot was busy).",
+        "",
+        "| server | workload | c | conversations | target | stopped | throughput window "
+        "| ± tok/s/GPU | ± E2E p50 | ± TTFT p50 |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        *rows,
+    ]
+    manifest = read_manifest(root)
+    costs = [run.cost for run in (manifest.runs if manifest else []) if run.cost]
+    if costs:
+        total = sum(c.gpu_hours for c in costs)
+        measuring = sum(c.gpu_hours_measuring for c in costs)
+        starting = sum(c.gpu_hours_starting for c in costs)
+        other = sum(c.gpu_hours_other for c in costs)
+        lines += [
+            "",
+            f"GPU-hours spent ({len(costs)} invocation(s)): {total:.4f} total = "
+            f"{measuring:.4f} measuring + {starting:.4f} starting servers + {other:.4f} "
+            "other (warmup, scrapes, idle).",
+        ]
+    checks = describe_checks(check_acceptance(root))
+    if checks:
+        lines += ["", *checks]
+    return "\n".join(lines)

@@ -1,0 +1,237 @@
+"""Precision-targeted cells: stratified order, bootstrap confidence intervals, stopping rule.
+
+A cell with a precision target dispatches its conversations round-robin over categories
+(seeded shuffle inside each category), and stops dispatching once every targeted figure's
+95% confidence half-width, relative to the figure, is at most the target. What is in
+flight then drains and is kept, so the measured set is always the first N conversations of
+the stratified order: no conversation is dropped for being slow.
+
+The intervals come from the per-request records by the percentile bootstrap, resampling
+whole conversations (turns of one conversation are not independent):
+
+- `e2e_ms_median`, `ttft_ms_median`: the median over all turns of the resampled
+  conversations (lower is better).
+- `output_tok_s_per_gpu` (higher is better): its sampling spread is that of the slot-time
+  ratio `c × Σ output tokens / Σ E2E` over the resampled conversations (in a closed loop
+  every slot is busy, so that ratio is the steady-state throughput up to the microsecond
+  gaps between a turn's end and the next send); the figure itself is the steady-state
+  window's throughput (`steady_state_window`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from specbench.client.record import RequestRecord
+from specbench.data.conversation import Conversation
+
+#: Bootstrap resamples per interval (the interval ends move by < 1% of the width past ~200).
+BOOTSTRAP_RESAMPLES = 400
+#: Conversations per category a precision-targeted cell measures before it may stop.
+FLOOR_PER_CATEGORY = 3
+CONFIDENCE = 0.95
+#: The figures a precision target applies to, in the order they are reported.
+TARGETED_FIGURES = ("output_tok_s_per_gpu", "e2e_ms_median", "ttft_ms_median")
+
+
+def stratified_order(conversations: Sequence[Conversation], seed: int) -> list[Conversation]:
+    """Round-robin over categories (sorted by name), each category shuffled with `seed`.
+
+    Any prefix of the result holds every category in proportion, to within one conversation.
+    """
+    by_category: dict[str, list[Conversation]] = defaultdict(list)
+    for conversation in conversations:
+        by_category[conversation.category].append(conversation)
+    rng = random.Random(seed)
+    queues = []
+    for category in sorted(by_category):
+        members = list(by_category[category])
+        rng.shuffle(members)
+        queues.append(members)
+    ordered: list[Conversation] = []
+    depth = max((len(q) for q in queues), default=0)
+    # Large categories keep their share: take ⌈len/depth × round⌉ per round, not one each.
+    for position in range(depth):
+        for queue in queues:
+            share = len(queue) / depth
+            start, end = round(position * share), round((position + 1) * share)
+            ordered.extend(queue[start:end])
+    return ordered
+
+
+def default_floor(conversations: Sequence[Conversation]) -> int:
+    """`FLOOR_PER_CATEGORY` conversations per category (capped at the dataset)."""
+    categories = {c.category for c in conversations}
+    return min(len(conversations), FLOOR_PER_CATEGORY * max(1, len(categories)))
+
+
+def steady_state_window(records: Sequence[RequestRecord]) -> tuple[float, int] | None:
+    """(seconds, output tokens) of the steady-state window: from its start until a slot idles.
+
+    The last conversation to be dispatched starts at T_d (its first turn's send); after
+    T_d no slot takes new work, so the first conversation to end after T_d frees the first
+    idle slot. Until then all c slots were busy. Tokens are those of chunks that arrived
+    inside [0, end]. None when nothing succeeded.
+    """
+    first_start: dict[str, int] = {}
+    last_end: dict[str, int] = {}
+    for r in records:
+        first_start[r.question_id] = min(first_start.get(r.question_id, r.start_ns), r.start_ns)
+        end = r.start_ns + (r.e2e_ns or 0)
+        last_end[r.question_id] = max(last_end.get(r.question_id, end), end)
+    if not first_start:
+        return None
+    last_dispatch = max(first_start.values())
+    end_ns = min((e for e in last_end.values() if e > last_dispatch), default=None)
+    if end_ns is None:  # the last dispatched conversation failed instantly
+        end_ns = max(last_end.values())
+    if end_ns <= 0:
+        return None
+    tokens = sum(
+        count
+        for r in records
+        if r.ok
+        for offset, count in zip(r.chunk_offsets_ns, r.chunk_tokens, strict=False)
+        if r.start_ns + offset <= end_ns
+    )
+    return end_ns / 1e9, tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A figure, its 95% percentile-bootstrap interval, and half-width / |value|."""
+
+    value: float
+    low: float
+    high: float
+
+    @property
+    def relative_half_width(self) -> float:
+        """(high − low) / 2 / |value|; lower is more precise; inf when the value is 0."""
+        if self.value == 0:
+            return float("inf")
+        return (self.high - self.low) / 2 / abs(self.value)
+
+
+def bootstrap_intervals(
+    records: Sequence[RequestRecord],
+    concurrency: int,
+    *,
+    seed: int = 0,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    throughput_value: float | None = None,
+) -> dict[str, Interval]:
+    """95% intervals of the targeted figures, resampling conversations; {} without data.
+
+    `throughput_value` is the point value reported for throughput (the steady-state
+    figure); its interval is the slot-time ratio's relative interval scaled onto it.
+    """
+    conversations: dict[str, list[RequestRecord]] = defaultdict(list)
+    for r in records:
+        if r.ok and r.e2e_ns is not None:
+            conversations[r.question_id].append(r)
+    if len(conversations) < 2:
+        return {}
+    groups = list(conversations.values())
+    e2e = [np.array([r.e2e_ns for r in g], dtype=float) / 1e6 for g in groups]
+    ttft = [
+        np.array([r.ttft_ns for r in g if r.ttft_ns is not None], dtype=float) / 1e6 for g in groups
+    ]
+    tokens = np.array([sum(r.output_tokens or 0 for r in g) for g in groups], dtype=float)
+    busy_s = np.array([sum(r.e2e_ns or 0 for r in g) for g in groups], dtype=float) / 1e9
+    rng = np.random.default_rng(seed)
+    n = len(groups)
+    draws = rng.integers(0, n, size=(resamples, n))
+    alpha = (1 - CONFIDENCE) / 2
+
+    # times[r, i]: how often resample r drew conversation i
+    times = np.zeros((resamples, n))
+    np.add.at(times, (np.repeat(np.arange(resamples), n), draws.ravel()), 1)
+
+    def pooled_median(values: list[np.ndarray]) -> Interval:
+        """Median over the turns of the drawn conversations, as a weighted median.
+
+        A value of conversation i enters resample r times[r, i] times: one sort of all
+        values, then per resample the first value whose cumulative weight reaches half
+        (the lower median; vectorised, so a check never stalls the event loop).
+        """
+        flat = np.concatenate(values)
+        owner = np.repeat(np.arange(n), [len(v) for v in values])
+        order = np.argsort(flat, kind="stable")
+        weights = np.cumsum(times[:, owner[order]], axis=1)
+        half = weights[:, -1:] / 2
+        index = np.minimum((weights < half).sum(axis=1), len(flat) - 1)
+        stats = flat[order][index]
+        low, high = np.quantile(stats, [alpha, 1 - alpha])
+        return Interval(float(np.median(flat)), float(low), float(high))
+
+    ratio = concurrency * tokens.sum() / busy_s.sum()
+    ratios = concurrency * tokens[draws].sum(axis=1) / busy_s[draws].sum(axis=1)
+    low, high = np.quantile(ratios, [alpha, 1 - alpha])
+    scale = (throughput_value / ratio) if throughput_value and ratio > 0 else 1.0
+    result = {
+        "output_tok_s_per_gpu": Interval(
+            ratio * scale if throughput_value is None else throughput_value,
+            float(low) * scale,
+            float(high) * scale,
+        ),
+        "e2e_ms_median": pooled_median(e2e),
+    }
+    if all(len(v) for v in ttft):
+        result["ttft_ms_median"] = pooled_median(ttft)
+    return result
+
+
+def precise_enough(intervals: dict[str, Interval], target: float) -> bool:
+    """Every targeted figure has an interval and its relative half-width is ≤ `target`."""
+    return all(
+        name in intervals and intervals[name].relative_half_width <= target
+        for name in TARGETED_FIGURES
+    )
+
+
+class StoppingRule:
+    """Watches a cell's records; `should_stop()` once the floor is met and figures are precise.
+
+    The check runs on completed conversations only, every ~10% more of them (bootstrapping
+    after every request would cost more CPU than the client itself).
+    """
+
+    def __init__(self, target: float, floor: int, concurrency: int, seed: int) -> None:
+        self.target = target
+        self.floor = floor
+        self.concurrency = concurrency
+        self.seed = seed
+        self.records: list[RequestRecord] = []
+        self.completed = 0
+        self.next_check = floor
+        self.stopped = False
+        self.last: dict[str, Interval] = {}
+
+    def observe(self, record: RequestRecord) -> None:
+        self.records.append(record)
+        if not record.ok or record.turn == record.num_turns - 1:
+            self.completed += 1
+        if self.stopped or self.completed < self.next_check:
+            return
+        self.next_check = self.completed + max(1, self.completed // 10)
+        done = {r.question_id for r in self.records if not r.ok or r.turn == r.num_turns - 1}
+        finished = [r for r in self.records if r.question_id in done]
+        self.last = bootstrap_intervals(
+            finished, self.concurrency, seed=self.seed, resamples=BOOTSTRAP_RESAMPLES // 2
+        )
+        self.stopped = precise_enough(self.last, self.target)
+
+    def should_stop(self) -> bool:
+        return self.stopped
+
+    def worst(self) -> float | None:
+        """The largest relative half-width of the last check (progress display)."""
+        if not self.last:
+            return None
+        return max(i.relative_half_width for i in self.last.values())

@@ -1,0 +1,230 @@
+"""Cost before the run: wall time and GPU-hours of a plan, fitted on earlier results.
+
+From each earlier cell of the same suite and model (any results directory, early-stopped
+cells included) the estimator takes, per server × workload × concurrency:
+
+- the steady-state conversation rate r = (n − min(c, n)) / steady_state_duration_s
+  (conversations finished while every slot was busy; `summary.steady_state_*`),
+- the drain tail = duration_s − steady_state_duration_s,
+- the per-cell overhead (warmup, scrapes, prefix-cache reset) = the cell's wall time in
+  the manifest's `cost.cell_wall_s` − duration_s,
+
+and predicts a cell of N conversations as (N − min(c, N)) / r + tail + overhead. A
+concurrency not measured is interpolated (log r and the tail linear in log c between the
+nearest measured concurrencies) or, outside them, extrapolated from the two nearest and
+flagged. Server starts are the recorded `startup_s` of each server's provenance. A
+precision-targeted cell is predicted at the conversations the source's matching cell used
+when the source had the same target, else at the full workload (an upper bound, flagged).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from specbench import store
+from specbench.common.errors import SpecbenchError
+from specbench.run.plan import Plan
+from specbench.store.manifest import Manifest, read_manifest
+from specbench.store.summary import CellSummary
+from specbench.suite.model import Cell
+
+
+@dataclass(frozen=True)
+class _Point:
+    concurrency: int
+    rate: float  # conversations / s while every slot was busy
+    tail_s: float
+    overhead_s: float | None
+    conversations: int
+    target: float | None
+
+
+@dataclass(frozen=True)
+class CellEstimate:
+    cell: Cell
+    conversations: int
+    wall_s: float
+    gpu_hours: float
+    how: str  # "measured", "interpolated", "extrapolated", + ", upper bound" when so
+
+
+@dataclass(frozen=True)
+class Estimate:
+    cells: list[CellEstimate]
+    starting_s: dict[str, float]
+    #: Server → GPUs; None (an attached endpoint without --gpus) is counted as 1.
+    gpus: dict[str, int | None]
+
+    def server_wall_s(self, server: str) -> float:
+        return self.starting_s.get(server, 0.0) + sum(
+            e.wall_s for e in self.cells if e.cell.server == server
+        )
+
+    @property
+    def wall_s(self) -> float:
+        return sum(self.server_wall_s(name) for name in self.gpus)
+
+    @property
+    def gpu_hours(self) -> float:
+        return sum(
+            self.server_wall_s(name) * (gpus or 1) / 3600 for name, gpus in self.gpus.items()
+        )
+
+
+def summaries_with_precision(root: Path) -> list[CellSummary]:
+    """The cells of `root` that record steady-state and precision figures (older ones skipped:
+    they lack both, so they can neither be fitted nor checked)."""
+    found = []
+    for path in sorted(root.glob("*/*/c*/r*/summary.json")):
+        raw = store.read_json(path)
+        if isinstance(raw, dict) and raw.get("precision") is not None:
+            found.append(CellSummary.model_validate(raw))
+    return found
+
+
+def check_source(plan: Plan, root: Path, manifest: Manifest | None) -> Manifest:
+    """The source's manifest if it holds results of the plan's suite and model; else one line."""
+    assert plan.suite is not None
+    if manifest is None or manifest.suite is None:
+        raise SpecbenchError(f"--estimate-from {root}: no manifest.json with a suite there")
+    name = manifest.suite.get("name")
+    if name != plan.suite.name:
+        raise SpecbenchError(
+            f"--estimate-from {root}: results of suite {name!r}, not {plan.suite.name!r}"
+        )
+    theirs = {k: v.get("model") for k, v in (manifest.suite.get("servers") or {}).items()}
+    ours = {k: c.model for k, c in plan.suite.servers.items()}
+    for server, model in ours.items():
+        if server in theirs and theirs[server] != model:
+            raise SpecbenchError(
+                f"--estimate-from {root}: server {server!r} ran model {theirs[server]!r}, "
+                f"not {model!r}"
+            )
+    return manifest
+
+
+def estimate_plan(plan: Plan, sources: Sequence[Path]) -> Estimate | None:
+    """The plan's cost fitted on `sources`; None when they hold no usable cell."""
+    points: dict[tuple[str, str], list[_Point]] = defaultdict(list)
+    startups: dict[str, list[float]] = defaultdict(list)
+    workload_size: dict[str, int] = {}
+    for root in sources:
+        manifest = check_source(plan, root, read_manifest(root))
+        walls: dict[str, float] = {}
+        for run in manifest.runs:
+            for server_cost in run.cost.servers if run.cost else []:
+                walls.update(server_cost.cell_wall_s)
+        for name, server_record in manifest.servers.items():
+            startup = (server_record.provenance or {}).get("startup_s")
+            if isinstance(startup, int | float):
+                startups[name].append(float(startup))
+        for key, record in manifest.workloads.items():
+            if record.num_conversations:
+                workload_size[key] = record.num_conversations
+        for summary in summaries_with_precision(root):
+            point = _point(summary, walls)
+            if point is not None:
+                points[(summary.label, summary.workload)].append(point)
+    if not points:
+        return None
+    estimates = []
+    for cell in plan.cells:
+        workload = plan.workload(cell)
+        known = sorted(points.get((cell.server, cell.workload), []), key=lambda p: p.concurrency)
+        size = workload_size.get(cell.workload)
+        if not known or size is None:
+            return None
+        target = workload.precision_at(cell.concurrency)
+        estimates.append(
+            _cell_estimate(cell, known, size, target, plan.servers[cell.server].gpus or 1)
+        )
+    all_startups = [s for values in startups.values() for s in values]
+    starting = {}
+    for name, server in plan.servers.items():
+        values = startups.get(name) or all_startups
+        starting[name] = 0.0 if server.attached or not values else sum(values) / len(values)
+    return Estimate(estimates, starting, {n: s.gpus for n, s in plan.servers.items()})
+
+
+def _point(summary: CellSummary, walls: dict[str, float]) -> _Point | None:
+    steady = summary.steady_state_duration_s
+    n = summary.num_conversations
+    if steady is None or steady <= 0 or n < 2:
+        return None
+    busy = n - min(summary.concurrency, n)
+    rate = max(busy, 1) / steady
+    key = f"{summary.label}/{summary.workload}/c{summary.concurrency}/r{summary.repeat}"
+    wall = walls.get(key)
+    target = summary.precision.target if summary.precision else None
+    return _Point(
+        concurrency=summary.concurrency,
+        rate=rate,
+        tail_s=max(0.0, summary.duration_s - steady),
+        overhead_s=None if wall is None else max(0.0, wall - summary.duration_s),
+        conversations=n,
+        target=target,
+    )
+
+
+def _cell_estimate(
+    cell: Cell, known: list[_Point], size: int, target: float | None, gpus: int
+) -> CellEstimate:
+    c = cell.concurrency
+    exact = [p for p in known if p.concurrency == c]
+    how = "measured" if exact else "interpolated"
+    if exact:
+        rate, tail = exact[0].rate, exact[0].tail_s
+    elif len(known) == 1:
+        rate, tail, how = known[0].rate, known[0].tail_s, "extrapolated"
+    else:
+        below = [p for p in known if p.concurrency < c]
+        above = [p for p in known if p.concurrency > c]
+        if below and above:
+            a, b = below[-1], above[0]
+        else:
+            how = "extrapolated"
+            a, b = (known[-2], known[-1]) if below else (known[0], known[1])
+        x = (math.log(c) - math.log(a.concurrency)) / (
+            math.log(b.concurrency) - math.log(a.concurrency)
+        )
+        rate = math.exp(math.log(a.rate) + x * (math.log(b.rate) - math.log(a.rate)))
+        tail = max(0.0, a.tail_s + x * (b.tail_s - a.tail_s))
+    conversations = size
+    if target is not None:
+        same = [p for p in exact if p.target == target]
+        if same:
+            conversations = same[0].conversations
+        else:
+            how += ", upper bound (all conversations)"
+    overheads = [p.overhead_s for p in known if p.overhead_s is not None]
+    overhead = sum(overheads) / len(overheads) if overheads else 0.0
+    wall = (conversations - min(c, conversations)) / rate + tail + overhead
+    return CellEstimate(cell, conversations, wall, wall * gpus / 3600, how)
+
+
+def describe_estimate(estimate: Estimate | None) -> str:
+    """The estimate as lines: per cell, per server and in total."""
+    if estimate is None:
+        return (
+            "cost: cannot estimate (give --estimate-from DIR with earlier results of this "
+            "suite and model)"
+        )
+    lines = ["cost estimate (wall s, GPU-h; fitted on earlier results):"]
+    for e in estimate.cells:
+        lines.append(
+            f"  {e.cell.key}: {e.conversations} conversations, {e.wall_s:.1f} s, "
+            f"{e.gpu_hours:.4f} GPU-h ({e.how})"
+        )
+    for name, gpus in estimate.gpus.items():
+        wall = estimate.server_wall_s(name)
+        lines.append(
+            f"  server {name}: start {estimate.starting_s.get(name, 0):.1f} s, total "
+            f"{wall:.1f} s, {wall * (gpus or 1) / 3600:.4f} GPU-h "
+            + (f"({gpus} GPU)" if gpus else "(GPU count unknown: 1 assumed; give --gpus)")
+        )
+    lines.append(f"  total: {estimate.wall_s:.1f} s, {estimate.gpu_hours:.4f} GPU-h")
+    return "\n".join(lines)

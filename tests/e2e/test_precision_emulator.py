@@ -1,0 +1,170 @@
+"""Precision-targeted cells end to end on the emulator: early stop, known truths, cost.
+
+The dataset gives every turn a fixed answer length (the emulator's output-length marker),
+so the figures converge fast and the truths are known: every request emits exactly
+`ANSWER_TOKENS` tokens, the measured conversations are the first N of the stratified
+order (all categories in proportion), and the early-stopped cell's throughput agrees
+with the full cell's within the target.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from collections import Counter
+from pathlib import Path
+
+from specbench.data.conversation import Conversation
+from specbench.measure.precision import stratified_order
+
+CATEGORIES = ("chat", "code", "math")
+PER_CATEGORY = 60
+ANSWER_TOKENS = 12
+TARGET = 0.5
+FLOOR = 15
+
+
+def write_dataset(path: Path) -> list[Conversation]:
+    rows = []
+    for category in CATEGORIES:
+        for index in range(PER_CATEGORY):
+            question_id = f"{category}-{index:02d}"
+            turns = [f"{category} question {index} <|emulator_output_tokens={ANSWER_TOKENS}|>"]
+            rows.append({"question_id": question_id, "category": category, "turns": turns})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return [
+        Conversation(question_id=r["question_id"], category=r["category"], turns=r["turns"])
+        for r in rows
+    ]
+
+
+def write_suite(tmp_path: Path, dataset: Path) -> Path:
+    tag = uuid.uuid4().hex[:10]
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        f"""
+name = "precision-emu"
+[target]
+engine = "emulator"
+model = "emu-{tag}"
+emulator = {{ prefill_ms = 5.0, step_ms = 5.0, per_request_step_ms = 0.1, seed = 1 }}
+[servers.baseline]
+baseline = true
+[[workloads]]
+name = "fixed"
+dataset = "{dataset}"
+concurrency = [4]
+max_tokens = 64
+warmup = 1
+"""
+    )
+    return suite
+
+
+def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "specbench.cli.main", "run", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def cell(root: Path) -> dict:
+    return json.loads((root / "baseline" / "fixed" / "c4" / "r0" / "summary.json").read_text())
+
+
+def test_a_precision_targeted_cell_stops_early_and_agrees_with_the_full_cell(tmp_path):
+    conversations = write_dataset(tmp_path / "data.jsonl")
+    suite = write_suite(tmp_path, tmp_path / "data.jsonl")
+    full_out, early_out = tmp_path / "full", tmp_path / "early"
+    full = run(suite, "--output", full_out)
+    assert full.returncode == 0, full.stderr
+    early = run(
+        suite,
+        "--output",
+        early_out,
+        "--set",
+        f"workloads.0.precision={TARGET}",
+        "--set",
+        f"workloads.0.min_conversations={FLOOR}",
+    )
+    assert early.returncode == 0, early.stderr
+
+    whole, part = cell(full_out), cell(early_out)
+    assert whole["precision"]["stopping_rule"] == "all_conversations"
+    assert whole["num_conversations"] == len(conversations)
+    assert whole["throughput_window"] == "full"
+    precision = part["precision"]
+    assert precision["stopping_rule"] == "precision_reached"
+    used = precision["conversations_used"]
+    assert FLOOR <= used < len(conversations)
+    assert precision["conversations_available"] == len(conversations)
+    assert part["throughput_window"] == "steady_state"
+    for figure in ("output_tok_s_per_gpu", "e2e_ms_median", "ttft_ms_median"):
+        assert precision["figures"][figure]["relative_half_width"] <= TARGET
+
+    # Known truths: the measured set is the first `used` of the stratified order, every
+    # category in proportion, every answer exactly ANSWER_TOKENS long.
+    lines = (early_out / "baseline" / "fixed" / "c4" / "r0" / "requests.jsonl").read_text()
+    records = [json.loads(line) for line in lines.splitlines()]
+    measured = {r["question_id"] for r in records}
+    expected = {c.question_id for c in stratified_order(conversations, 0)[:used]}
+    assert measured == expected
+    per_category = Counter(r["category"] for r in records)
+    assert max(per_category.values()) - min(per_category.values()) <= 1
+    assert {r["output_tokens"] for r in records} == {ANSWER_TOKENS}
+    assert part["output_tokens"] == used * ANSWER_TOKENS
+
+    # Unbiased by the early stop: the steady-state throughputs agree within the target.
+    ratio = part["output_tok_s_per_gpu"] / whole["steady_state_output_tok_s_per_gpu"]
+    assert abs(ratio - 1) <= TARGET
+
+    # The manifest holds the GPU time spent, split by what it paid for.
+    cost = json.loads((early_out / "manifest.json").read_text())["runs"][-1]["cost"]
+    (server,) = cost["servers"]
+    assert server["server"] == "baseline" and server["gpus"] == 1
+    assert server["measuring_s"] == part["duration_s"]
+    assert server["starting_s"] > 0
+    parts = server["starting_s"] + server["measuring_s"] + server["other_s"]
+    assert abs(parts - server["server_s"]) < 1e-6
+    assert cost["gpu_hours"] == server["server_s"] / 3600
+
+    # The dry run estimates the full cell from the early-stopped one.
+    estimate = run(suite, "--dry-run", "--estimate-from", early_out)
+    assert estimate.returncode == 0, estimate.stderr
+    assert f"baseline/fixed/c4/r0: {len(conversations)} conversations" in estimate.stdout
+    assert "total:" in estimate.stdout
+    other = tmp_path / "other.toml"
+    other.write_text(suite.read_text().replace('name = "precision-emu"', 'name = "other"'))
+    refused = run(other, "--dry-run", "--estimate-from", early_out)
+    assert refused.returncode == 2
+    assert "results of suite 'precision-emu', not 'other'" in refused.stderr
+
+
+def test_bad_precision_inputs_are_one_line_exit_2(tmp_path):
+    write_dataset(tmp_path / "data.jsonl")
+    suite = write_suite(tmp_path, tmp_path / "data.jsonl")
+    out = tmp_path / "out"
+    for override in ("workloads.0.precision=0", "workloads.0.precision=1.0"):
+        result = run(suite, "--output", out, "--set", override, "--dry-run")
+        assert result.returncode == 2, result.stderr
+        assert "workloads[0].precision" in result.stderr and "Traceback" not in result.stderr
+    floor = run(
+        suite,
+        "--output",
+        out,
+        "--set",
+        "workloads.0.precision=0.05",
+        "--set",
+        f"workloads.0.min_conversations={len(CATEGORIES) * PER_CATEGORY + 1}",
+    )
+    assert floor.returncode == 2
+    assert "min_conversations = 181 is more than its 180 conversations" in floor.stderr
+    assert "starting" not in floor.stderr
+    refused = run(suite, "--dry-run", "--estimate-from", tmp_path / "nowhere")
+    assert refused.returncode == 2
+    assert "--estimate-from" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
