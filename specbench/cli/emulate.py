@@ -75,12 +75,62 @@ def emulate(
         str | None,
         typer.Option(help="Append each request's messages or prompt to this JSONL file."),
     ] = None,
+    per_request_spec_decode_metrics: Annotated[
+        str | None,
+        typer.Option(
+            help=(
+                "As vLLM's flag: none, summary or detailed (adds per_step_accepted and "
+                "per_step_drafted); overrides --per-request-spec-metrics when given."
+            )
+        ),
+    ] = None,
+    reasoning_tokens: Annotated[
+        int,
+        typer.Option(
+            help=(
+                "Thinking span at the start of every answer, in tokens, <think> and </think> "
+                "included; 0 = no reasoning."
+            )
+        ),
+    ] = 0,
+    reasoning_acceptance: Annotated[
+        str | None,
+        typer.Option(
+            help="Conditional acceptance of steps starting in the thinking span (K values)."
+        ),
+    ] = None,
+    reasoning_output: Annotated[
+        str,
+        typer.Option(
+            help=(
+                "How thinking is streamed: reasoning (delta.reasoning, vLLM 0.32), "
+                "reasoning_content (older servers) or inline (<think> tags in the content)."
+            )
+        ),
+    ] = "reasoning",
+    acceptance_decay: Annotated[
+        float,
+        typer.Option(help="Acceptance factor per --acceptance-decay-tokens of output position."),
+    ] = 1.0,
+    acceptance_decay_tokens: Annotated[
+        int, typer.Option(help="Output tokens per acceptance decay interval.")
+    ] = 256,
 ) -> None:
     """Serve a deterministic vLLM-compatible emulator until SIGINT/SIGTERM."""
     import logging
 
+    from specbench.common.errors import SpecbenchError
     from specbench.emulator import make_emulator_config, parse_acceptance, serve_emulator
 
+    per_step_spec_metrics = False
+    if per_request_spec_decode_metrics is not None:
+        if per_request_spec_decode_metrics not in ("none", "summary", "detailed"):
+            raise SpecbenchError(
+                f"--per-request-spec-decode-metrics {per_request_spec_decode_metrics!r}: "
+                "expected none, summary or detailed"
+            )
+        per_request_spec_metrics = per_request_spec_decode_metrics != "none"
+        per_step_spec_metrics = per_request_spec_decode_metrics == "detailed"
     config = make_emulator_config(
         host=host,
         port=port,
@@ -98,6 +148,16 @@ def emulate(
         continuous_usage_stats=continuous_usage_stats,
         dev_mode=dev_mode,
         prompt_log=prompt_log,
+        per_step_spec_metrics=per_step_spec_metrics,
+        reasoning_tokens=reasoning_tokens,
+        reasoning_acceptance=(
+            parse_acceptance(reasoning_acceptance, "--reasoning-acceptance")
+            if reasoning_acceptance is not None
+            else None
+        ),
+        reasoning_output=reasoning_output,
+        acceptance_decay=acceptance_decay,
+        acceptance_decay_tokens=acceptance_decay_tokens,
     )
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     serve_emulator(config)

@@ -43,6 +43,16 @@ class RequestRecord:
     spec_decode: dict[str, Any] | None = None
     output_token_ids: list[int] | None = None
     output_text: str | None = None
+    #: Thinking text the server sent apart from the content (`delta.reasoning` or
+    #: `delta.reasoning_content`), joined; None when it sent none.
+    reasoning_text: str | None = None
+    #: Where the thinking span was found: "reasoning", "reasoning_content" (delta field)
+    #: or "think_tags" (`<think>…</think>` inline in the content); None = no span found.
+    reasoning_source: str | None = None
+    #: Output tokens before the first chunk whose tokens all follow `</think>` (the
+    #: thinking/answer boundary for `metrics.cuts.acceptance_length_by_span`); None when
+    #: no thinking span was found, never guessed.
+    answer_start_token: int | None = None
 
     @property
     def ok(self) -> bool:

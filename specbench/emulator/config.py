@@ -6,7 +6,7 @@ here and every violation becomes a one-line `SpecbenchError` naming the option.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -117,6 +117,50 @@ class EmulatorConfig(BaseModel):
         default=None,
         description="Append each request's prompt (messages or text) to this JSONL file.",
     )
+    per_step_spec_metrics: bool = Field(
+        default=False,
+        description=(
+            "vLLM's `--per-request-spec-decode-metrics detailed`: add `per_step_accepted` "
+            "and `per_step_drafted` (one entry per verify step, in order) to that object."
+        ),
+    )
+    reasoning_tokens: int = Field(
+        default=0,
+        ge=0,
+        description=(
+            "Thinking span at the start of every answer, in output tokens, both markers "
+            "included (position 0 is `<think>`, position N-1 is `</think>`); 0 = no reasoning."
+        ),
+    )
+    reasoning_acceptance: tuple[float, ...] | None = Field(
+        default=None,
+        description=(
+            "Conditional acceptance (length K) of steps that start inside the thinking span; "
+            "None = the same as `acceptance`."
+        ),
+    )
+    reasoning_output: Literal["reasoning", "reasoning_content", "inline"] = Field(
+        default="reasoning",
+        description=(
+            "How thinking is streamed: in `delta.reasoning` (vLLM 0.32 with a reasoning "
+            "parser), in `delta.reasoning_content` (older vLLMs, other servers), or inline "
+            "in the content between `<think>` and `</think>` (no reasoning parser)."
+        ),
+    )
+    acceptance_decay: float = Field(
+        default=1.0,
+        gt=0.0,
+        le=1.0,
+        description=(
+            "Factor applied to every conditional acceptance probability per "
+            "`acceptance_decay_tokens` of output position (1.0 = no decay)."
+        ),
+    )
+    acceptance_decay_tokens: int = Field(
+        default=256,
+        ge=1,
+        description="Output tokens per decay interval (the step's start position // this).",
+    )
 
     @model_validator(mode="after")
     def _check_acceptance(self) -> EmulatorConfig:
@@ -130,6 +174,20 @@ class EmulatorConfig(BaseModel):
             for value in self.acceptance:
                 if not 0.0 <= value <= 1.0:
                     raise ValueError(f"--acceptance value {value} is outside [0, 1]")
+        if self.reasoning_acceptance is not None:
+            if len(self.reasoning_acceptance) != self.num_speculative_tokens:
+                raise ValueError(
+                    f"--reasoning-acceptance has {len(self.reasoning_acceptance)} values but "
+                    f"--num-speculative-tokens is {self.num_speculative_tokens}; "
+                    "give one value per draft position"
+                )
+            for value in self.reasoning_acceptance:
+                if not 0.0 <= value <= 1.0:
+                    raise ValueError(f"--reasoning-acceptance value {value} is outside [0, 1]")
+        if self.reasoning_tokens == 1:
+            raise ValueError(
+                "--reasoning-tokens 1 cannot hold both <think> and </think>; give 0 or at least 2"
+            )
         return self
 
     @property
@@ -138,6 +196,13 @@ class EmulatorConfig(BaseModel):
         if self.acceptance is not None:
             return self.acceptance
         return default_acceptance(self.num_speculative_tokens)
+
+    @property
+    def thinking_acceptance(self) -> tuple[float, ...]:
+        """Conditional acceptance of steps that start inside the thinking span."""
+        if self.reasoning_acceptance is not None:
+            return self.reasoning_acceptance
+        return self.conditional_acceptance
 
     @property
     def expected_acceptance_length(self) -> float:
@@ -149,12 +214,12 @@ class EmulatorConfig(BaseModel):
         return total
 
 
-def parse_acceptance(text: str) -> tuple[float, ...]:
+def parse_acceptance(text: str, option: str = "--acceptance") -> tuple[float, ...]:
     """Parse `--acceptance 0.8,0.75,0.7` into floats, with a one-line error on bad input."""
     parts = [part.strip() for part in text.split(",")]
     if not parts or any(part == "" for part in parts):
         raise SpecbenchError(
-            f"--acceptance {text!r}: expected comma-separated numbers in [0, 1], e.g. 0.8,0.75,0.7"
+            f"{option} {text!r}: expected comma-separated numbers in [0, 1], e.g. 0.8,0.75,0.7"
         )
     values: list[float] = []
     for part in parts:
@@ -162,7 +227,7 @@ def parse_acceptance(text: str) -> tuple[float, ...]:
             values.append(float(part))
         except ValueError:
             raise SpecbenchError(
-                f"--acceptance {text!r}: {part!r} is not a number; expected e.g. 0.8,0.75,0.7"
+                f"{option} {text!r}: {part!r} is not a number; expected e.g. 0.8,0.75,0.7"
             ) from None
     return tuple(values)
 

@@ -14,10 +14,14 @@ Time model (per engine step, as vLLM's scheduler batches work):
 
 Acceptance process (speculation on): in each decode step every running request proposes
 K drafts; draft i is accepted with conditional probability p_i until the first
-rejection; the request emits accepted + 1 (bonus) tokens, capped at what `max_tokens`
-leaves. Counters follow vLLM: drafts += 1 and draft_tokens += K per request per decode
-step, accepted += n and per_pos[i] += 1 for i < n, counted before the cap (vLLM
-also counts acceptance before its stop checks). Draws come from a per-request generator
+rejection, where p depends on the step's start position (the request's tokens so far):
+the thinking span's acceptance inside `--reasoning-tokens`, decayed per
+`--acceptance-decay-tokens` (see `emulator.acceptance` for the schedule and its truth);
+the request emits accepted + 1 (bonus) tokens, capped at what `max_tokens` leaves.
+With `--per-request-spec-decode-metrics detailed` each step's accepted count is kept.
+Counters follow vLLM: drafts += 1 and draft_tokens += K per request per decode step,
+accepted += n and per_pos[i] += 1 for i < n, counted before the cap (vLLM also counts
+acceptance before its stop checks). Draws come from a per-request generator
 seeded by (seed, prompt, occurrence of that prompt), so results do not depend on how
 concurrent requests happen to interleave.
 """
@@ -30,6 +34,7 @@ import random
 from collections import deque
 from dataclasses import dataclass
 
+from specbench.emulator.acceptance import step_acceptance
 from specbench.emulator.config import EmulatorConfig
 from specbench.emulator.metrics import EmulatorMetrics
 from specbench.emulator.request import EngineRequest, StepOutput
@@ -70,7 +75,9 @@ class Engine:
     def __init__(self, config: EmulatorConfig, metrics: EmulatorMetrics) -> None:
         self.config = config
         self.metrics = metrics
-        self._acceptance = config.conditional_acceptance
+        # Conditional acceptance per (starts in thinking, decay interval): a few entries.
+        self._acceptance_cache: dict[tuple[bool, int], tuple[float, ...]] = {}
+        self._per_step = config.per_step_spec_metrics
         self._num_spec_tokens = config.num_speculative_tokens if config.speculative else 0
         self._attach_spec_metrics = config.speculative and config.per_request_spec_metrics
         self._waiting: deque[EngineRequest] = deque()
@@ -111,6 +118,7 @@ class Engine:
             rng=rng,
             corrupt_from=corrupt_from,
             histogram=[0] * (self._num_spec_tokens + 1),
+            reasoning_tokens=self.config.reasoning_tokens,
         )
 
     @property
@@ -206,12 +214,14 @@ class Engine:
             if num_spec:
                 accepted = 0
                 rng_random = request.rng.random
-                for probability in self._acceptance:
+                for probability in self._acceptance_at(request.num_generated):
                     if rng_random() >= probability:
                         break
                     accepted_per_position[accepted] += 1
                     accepted += 1
                 request.histogram[accepted] += 1
+                if self._per_step:
+                    request.per_step_accepted.append(accepted)
                 request.num_draft_tokens += num_spec
                 num_drafts += 1
                 count = accepted + 1
@@ -227,11 +237,25 @@ class Engine:
             accepted_per_position=accepted_per_position,
         )
 
+    def _acceptance_at(self, start_position: int) -> tuple[float, ...]:
+        config = self.config
+        key = (
+            start_position < config.reasoning_tokens,
+            start_position // config.acceptance_decay_tokens
+            if config.acceptance_decay != 1.0
+            else 0,
+        )
+        acceptance = self._acceptance_cache.get(key)
+        if acceptance is None:
+            acceptance = step_acceptance(config, start_position)
+            self._acceptance_cache[key] = acceptance
+        return acceptance
+
     def _output(self, request: EngineRequest, token_ids: list[int]) -> StepOutput:
         if request.num_generated < request.max_tokens:
             return StepOutput(token_ids=token_ids, finish_reason=None)
         spec = (
-            request.spec_decode_metrics(self._num_spec_tokens)
+            request.spec_decode_metrics(self._num_spec_tokens, self._per_step)
             if self._attach_spec_metrics
             else None
         )

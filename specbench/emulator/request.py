@@ -6,7 +6,7 @@ import asyncio
 import random
 from dataclasses import dataclass, field
 
-from specbench.emulator.tokens import corrupted_token_id, output_token_id
+from specbench.emulator.tokens import corrupted_token_id, marker_at, output_token_id
 
 
 @dataclass(slots=True)
@@ -35,6 +35,10 @@ class EngineRequest:
     num_draft_tokens: int = 0
     aborted: bool = False
     last_token_s: float = 0.0
+    #: Thinking span length (markers included); 0 = no reasoning.
+    reasoning_tokens: int = 0
+    #: Accepted drafts of each verify step, in order (kept for vLLM's `detailed` level).
+    per_step_accepted: list[int] = field(default_factory=list)
 
     def next_token_ids(self, count: int) -> list[int]:
         """The fake model's next `count` tokens, corrupted where configured."""
@@ -44,14 +48,23 @@ class EngineRequest:
             for offset in range(count):
                 if start + offset >= self.corrupt_from:
                     token_ids[offset] = corrupted_token_id(token_ids[offset])
+        if self.reasoning_tokens and start < self.reasoning_tokens:
+            for offset in range(count):
+                marker = marker_at(start + offset, self.reasoning_tokens)
+                if marker is not None:
+                    token_ids[offset] = marker
         self.num_generated += count
         return token_ids
 
-    def spec_decode_metrics(self, num_spec_tokens: int) -> dict[str, object]:
-        """Per-request acceptance, with vLLM 0.32's `SpeculativeDecodingMetrics` fields."""
+    def spec_decode_metrics(self, num_spec_tokens: int, detailed: bool) -> dict[str, object]:
+        """Per-request acceptance, with vLLM 0.32's `SpeculativeDecodingMetrics` fields.
+
+        `detailed` adds `per_step_accepted` and `per_step_drafted` (every step drafts K
+        here), left out when the request had no verify step, as vLLM's `to_dict` does.
+        """
         num_spec_steps = sum(self.histogram)
         num_accepted = sum(j * count for j, count in enumerate(self.histogram))
-        return {
+        metrics: dict[str, object] = {
             "mean_acceptance_length": 1.0 + num_accepted / num_spec_steps
             if num_spec_steps
             else 1.0,
@@ -64,3 +77,7 @@ class EngineRequest:
             "num_draft_tokens": self.num_draft_tokens,
             "num_spec_tokens": num_spec_tokens,
         }
+        if detailed and self.per_step_accepted:
+            metrics["per_step_accepted"] = list(self.per_step_accepted)
+            metrics["per_step_drafted"] = [num_spec_tokens] * len(self.per_step_accepted)
+        return metrics

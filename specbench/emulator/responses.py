@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from specbench.emulator.protocol import ParsedRequest
+from specbench.emulator.reasoning import message_parts, reasoning_token_count, reports_reasoning
 from specbench.emulator.tokens import token_text
 
 
@@ -55,7 +56,11 @@ def per_request_metrics_full(spec: dict[str, Any] | None) -> dict[str, Any] | No
         "queue_time_ms": None,
         "mean_itl_ms": None,
         "tokens_per_second": None,
-        "speculative_decoding": {**spec, "per_step_accepted": None, "per_step_drafted": None},
+        "speculative_decoding": {
+            **spec,
+            "per_step_accepted": spec.get("per_step_accepted"),
+            "per_step_drafted": spec.get("per_step_drafted"),
+        },
     }
 
 
@@ -68,8 +73,28 @@ def chat_response(
     finish_reason: str,
     fingerprint: str,
     spec: dict[str, Any] | None,
+    reasoning_tokens: int = 0,
+    reasoning_output: str = "reasoning",
 ) -> dict[str, Any]:
-    """A non-streaming `ChatCompletionResponse`."""
+    """A non-streaming `ChatCompletionResponse`; thinking split off per `emulator.reasoning`."""
+    content, reasoning = message_parts(token_ids, reasoning_tokens, reasoning_output)
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": content,
+        "refusal": None,
+        "annotations": None,
+        "audio": None,
+        "function_call": None,
+        "reasoning": None,
+    }
+    if reasoning is not None:
+        message.pop("reasoning")
+        message[reasoning_output] = reasoning
+    completion_details = (
+        {"reasoning_tokens": reasoning_token_count(len(token_ids), reasoning_tokens)}
+        if reports_reasoning(reasoning_tokens, reasoning_output)
+        else None
+    )
     return {
         "id": request_id,
         "object": "chat.completion",
@@ -78,15 +103,7 @@ def chat_response(
         "choices": [
             {
                 "index": 0,
-                "message": {
-                    "role": "assistant",
-                    "content": text_of(token_ids),
-                    "refusal": None,
-                    "annotations": None,
-                    "audio": None,
-                    "function_call": None,
-                    "reasoning": None,
-                },
+                "message": message,
                 "logprobs": None,
                 "finish_reason": finish_reason,
                 "stop_reason": None,
@@ -99,7 +116,7 @@ def chat_response(
         "usage": {
             **usage(parsed.num_prompt_tokens, len(token_ids)),
             "prompt_tokens_details": None,
-            "completion_tokens_details": None,
+            "completion_tokens_details": completion_details,
         },
         "prompt_logprobs": None,
         "prompt_token_ids": parsed.prompt_token_ids if parsed.return_token_ids else None,

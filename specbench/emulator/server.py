@@ -173,7 +173,15 @@ async def _generate(request: web.Request, *, chat: bool) -> web.StreamResponse:
             )
             state.engine.add(engine_request)
             await response.prepare(request)
-            encoder = StreamEncoder(parsed, request_id, created, config.model, state.fingerprint)
+            encoder = StreamEncoder(
+                parsed,
+                request_id,
+                created,
+                config.model,
+                state.fingerprint,
+                reasoning_tokens=config.reasoning_tokens,
+                reasoning_output=config.reasoning_output,
+            )
             try:
                 while not finished:
                     output = await engine_request.outputs.get()
@@ -192,9 +200,21 @@ async def _generate(request: web.Request, *, chat: bool) -> web.StreamResponse:
             token_ids.extend(last.token_ids)
             finished = last.finish_reason is not None
         assert last is not None and last.finish_reason is not None
-        build = chat_response if chat else completion_response
-        return _json(
-            build(
+        if chat:
+            body = chat_response(
+                request_id,
+                created,
+                config.model,
+                parsed,
+                token_ids,
+                last.finish_reason,
+                state.fingerprint,
+                last.spec_decode_metrics,
+                reasoning_tokens=config.reasoning_tokens,
+                reasoning_output=config.reasoning_output,
+            )
+        else:
+            body = completion_response(
                 request_id,
                 created,
                 config.model,
@@ -204,7 +224,7 @@ async def _generate(request: web.Request, *, chat: bool) -> web.StreamResponse:
                 state.fingerprint,
                 last.spec_decode_metrics,
             )
-        )
+        return _json(body)
     finally:
         if not finished:
             # The client went away (write failed or handler cancelled): free the slot.

@@ -5,7 +5,8 @@ one chunk per engine step, the last carrying `finish_reason`; with
 `stream_options.include_usage` a final chunk with `choices: []`, the usage and (when
 speculating) `metrics.speculative_decoding`; then `data: [DONE]`. Completions have no
 role chunk and carry `prompt_token_ids` in the first choice. With
-`continuous_usage_stats` every chunk carries cumulative usage.
+`continuous_usage_stats` every chunk carries cumulative usage. In reasoning mode the chat
+deltas and usage details follow `emulator.reasoning` (a lone marker token may send no chunk).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import orjson
 
 from specbench.emulator.protocol import ParsedRequest
+from specbench.emulator.reasoning import chat_delta, reasoning_token_count, reports_reasoning
 from specbench.emulator.request import StepOutput
 from specbench.emulator.responses import chat_stream_usage, text_of, usage
 
@@ -28,12 +30,31 @@ def _event(payload: dict[str, Any]) -> bytes:
 class StreamEncoder:
     """Turns a request's step outputs into SSE bytes; holds the per-request constants."""
 
-    __slots__ = ("_completion_tokens", "_fingerprint", "_first", "_head", "_parsed")
+    __slots__ = (
+        "_completion_tokens",
+        "_fingerprint",
+        "_first",
+        "_head",
+        "_parsed",
+        "_reasoning_output",
+        "_reasoning_tokens",
+        "_usage_details",
+    )
 
     def __init__(
-        self, parsed: ParsedRequest, request_id: str, created: int, model: str, fingerprint: str
+        self,
+        parsed: ParsedRequest,
+        request_id: str,
+        created: int,
+        model: str,
+        fingerprint: str,
+        reasoning_tokens: int = 0,
+        reasoning_output: str = "reasoning",
     ) -> None:
         self._parsed = parsed
+        self._reasoning_tokens = reasoning_tokens
+        self._reasoning_output = reasoning_output
+        self._usage_details = reports_reasoning(reasoning_tokens, reasoning_output)
         self._fingerprint = fingerprint
         self._head: dict[str, Any] = {
             "id": request_id,
@@ -50,8 +71,11 @@ class StreamEncoder:
         parts: list[bytes] = []
         if self._first and parsed.chat:
             parts.append(self._chat_role_chunk())
+        start = self._completion_tokens
         self._completion_tokens += len(output.token_ids)
-        parts.append(self._chat_chunk(output) if parsed.chat else self._completion_chunk(output))
+        parts.append(
+            self._chat_chunk(output, start) if parsed.chat else self._completion_chunk(output)
+        )
         self._first = False
         if output.finish_reason is not None:
             if parsed.include_usage:
@@ -73,16 +97,29 @@ class StreamEncoder:
             ],
         }
         if parsed.continuous_usage:
-            chunk["usage"] = chat_stream_usage(parsed.num_prompt_tokens, 0)
+            chunk["usage"] = self._chat_usage(0)
         chunk["prompt_token_ids"] = parsed.prompt_token_ids if parsed.return_token_ids else None
         chunk["prompt_text"] = None
         return _event(chunk)
 
-    def _chat_chunk(self, output: StepOutput) -> bytes:
+    def _chat_usage(self, completion_tokens: int) -> dict[str, Any]:
+        usage_info = chat_stream_usage(self._parsed.num_prompt_tokens, completion_tokens)
+        if self._usage_details:
+            usage_info["completion_tokens_details"] = {
+                "reasoning_tokens": reasoning_token_count(completion_tokens, self._reasoning_tokens)
+            }
+        return usage_info
+
+    def _chat_chunk(self, output: StepOutput, start: int) -> bytes:
         parsed = self._parsed
+        delta = chat_delta(output.token_ids, start, self._reasoning_tokens, self._reasoning_output)
+        if delta is None:
+            if output.finish_reason is None and not parsed.return_token_ids:
+                return b""
+            delta = {}
         choice: dict[str, Any] = {
             "index": 0,
-            "delta": {"content": text_of(output.token_ids)},
+            "delta": delta,
             "logprobs": None,
             "finish_reason": output.finish_reason,
         }
@@ -91,7 +128,7 @@ class StreamEncoder:
         choice["token_ids"] = output.token_ids if parsed.return_token_ids else None
         chunk: dict[str, Any] = {**self._head, "choices": [choice]}
         if parsed.continuous_usage:
-            chunk["usage"] = chat_stream_usage(parsed.num_prompt_tokens, self._completion_tokens)
+            chunk["usage"] = self._chat_usage(self._completion_tokens)
         if output.finish_reason is not None and not parsed.include_usage:
             chunk["system_fingerprint"] = self._fingerprint
         return _event(chunk)
@@ -116,10 +153,17 @@ class StreamEncoder:
         return _event(chunk)
 
     def _final_usage_chunk(self, output: StepOutput) -> bytes:
+        final_usage: dict[str, Any] = usage(self._parsed.num_prompt_tokens, self._completion_tokens)
+        if self._usage_details and self._parsed.chat:
+            final_usage["completion_tokens_details"] = {
+                "reasoning_tokens": reasoning_token_count(
+                    self._completion_tokens, self._reasoning_tokens
+                )
+            }
         chunk: dict[str, Any] = {
             **self._head,
             "choices": [],
-            "usage": usage(self._parsed.num_prompt_tokens, self._completion_tokens),
+            "usage": final_usage,
             "system_fingerprint": self._fingerprint,
         }
         if output.spec_decode_metrics is not None:

@@ -15,6 +15,11 @@ Output tokens (the fake model):
   `seed`, or a draw from the server's seeded stream) is mixed in;
 - the text of a token is `" tok<id>"`.
 
+Reasoning mode (`--reasoning-tokens N`): output position 0 is the `<think>` marker
+(id 32000) and position N-1 the `</think>` marker (id 32001), added tokens outside the
+ordinary range as a real reasoning model's are; positions 1..N-2 are thinking text and
+N onward the answer. Corruption never touches the markers.
+
 Corruption (`--corrupt-rate R`): a prompt is corrupted when a hash of (seed, prompt)
 falls below R; its ids from a hashed position on are shifted by one, so they differ from
 the clean ids exactly from that position.
@@ -30,6 +35,10 @@ VOCAB_SIZE = 32000
 PAD_TOKEN_ID = 0
 BOS_TOKEN_ID = 1
 EOS_TOKEN_ID = 2
+THINK_START_TOKEN_ID = 32000
+THINK_END_TOKEN_ID = 32001
+THINK_START_TEXT = "<think>"
+THINK_END_TEXT = "</think>"
 _FIRST_ORDINARY_ID = 3
 _ORDINARY_SPAN = VOCAB_SIZE - _FIRST_ORDINARY_ID
 _MASK64 = (1 << 64) - 1
@@ -115,6 +124,21 @@ def corruption_start(prompt_digest: int, seed: int, rate: float, max_tokens: int
     return splitmix64(draw ^ _CORRUPT_POSITION_SALT) % max_tokens
 
 
+def marker_at(position: int, reasoning_tokens: int) -> int | None:
+    """The reasoning marker id at an output position, or None for an ordinary token."""
+    if reasoning_tokens <= 0:
+        return None
+    if position == 0:
+        return THINK_START_TOKEN_ID
+    if position == reasoning_tokens - 1:
+        return THINK_END_TOKEN_ID
+    return None
+
+
 def token_text(token_id: int) -> str:
     """Detokenized text of one fake token."""
+    if token_id == THINK_START_TOKEN_ID:
+        return THINK_START_TEXT
+    if token_id == THINK_END_TOKEN_ID:
+        return THINK_END_TEXT
     return f" tok{token_id}"

@@ -90,6 +90,13 @@ def _emulator_argv(config: ServerConfig, python: str) -> list[str]:
     if settings is not None:
         if settings.acceptance is not None and config.speculative is not None:
             argv += ["--acceptance", ",".join(repr(p) for p in settings.acceptance)]
+        if settings.reasoning_acceptance is not None and config.speculative is not None:
+            argv += [
+                "--reasoning-acceptance",
+                ",".join(repr(p) for p in settings.reasoning_acceptance),
+            ]
+        if settings.per_step_spec_metrics and config.speculative is not None:
+            argv += ["--per-request-spec-decode-metrics", "detailed"]
         valued = [
             ("--prefill-ms", settings.prefill_ms),
             ("--step-ms", settings.step_ms),
@@ -97,6 +104,10 @@ def _emulator_argv(config: ServerConfig, python: str) -> list[str]:
             ("--seed", settings.seed),
             ("--corrupt-rate", settings.corrupt_rate),
             ("--prompt-log", settings.prompt_log),
+            ("--reasoning-tokens", settings.reasoning_tokens),
+            ("--reasoning-output", settings.reasoning_output),
+            ("--acceptance-decay", settings.acceptance_decay),
+            ("--acceptance-decay-tokens", settings.acceptance_decay_tokens),
         ]
         for flag, value in valued:
             if value is not None:

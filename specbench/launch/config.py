@@ -94,14 +94,42 @@ class EmulatorConfig(Frozen):
     prompt_log: str | None = Field(
         default=None, description="JSONL file the emulator appends every received prompt to."
     )
+    per_step_spec_metrics: bool = Field(
+        default=False,
+        description="Per-step arrays in per-request metrics (vLLM's `detailed` level).",
+    )
+    reasoning_tokens: int | None = Field(
+        default=None,
+        ge=0,
+        description="Thinking span per answer in tokens, <think> and </think> included.",
+    )
+    reasoning_acceptance: list[float] | None = Field(
+        default=None,
+        description="Acceptance per draft position of steps starting in the thinking span.",
+    )
+    reasoning_output: Literal["reasoning", "reasoning_content", "inline"] | None = Field(
+        default=None,
+        description="Thinking sent as delta.reasoning, delta.reasoning_content or inline tags.",
+    )
+    acceptance_decay: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="Acceptance factor per `acceptance_decay_tokens` of output position.",
+    )
+    acceptance_decay_tokens: int | None = Field(
+        default=None, ge=1, description="Output tokens per acceptance decay interval."
+    )
 
     @model_validator(mode="after")
     def _check_acceptance(self) -> EmulatorConfig:
-        if self.acceptance is not None:
-            if not self.acceptance:
-                raise ValueError("acceptance must list at least one probability")
-            if any(not 0.0 <= p <= 1.0 for p in self.acceptance):
-                raise ValueError("acceptance probabilities must lie in [0, 1]")
+        for name in ("acceptance", "reasoning_acceptance"):
+            values = getattr(self, name)
+            if values is not None:
+                if not values:
+                    raise ValueError(f"{name} must list at least one probability")
+                if any(not 0.0 <= p <= 1.0 for p in values):
+                    raise ValueError(f"{name} probabilities must lie in [0, 1]")
         return self
 
 

@@ -45,6 +45,9 @@ def http(
         (["--acceptance", "0.8,1.2,0.7"], "outside [0, 1]"),
         (["--acceptance", "0.8,x,0.7"], "'x' is not a number"),
         (["--corrupt-rate", "-0.1"], "--corrupt-rate"),
+        (["--reasoning-tokens", "1"], "cannot hold both <think> and </think>"),
+        (["--reasoning-output", "xml"], "--reasoning-output"),
+        (["--per-request-spec-decode-metrics", "full"], "expected none, summary or detailed"),
     ],
 )
 def test_cli_rejects_bad_options_with_one_line_and_exit_2(args: list[str], fragment: str) -> None:

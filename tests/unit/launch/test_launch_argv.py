@@ -282,3 +282,37 @@ def test_per_request_metrics_detailed_level() -> None:
     argv = build_argv(card_config(per_request_spec_decode_metrics="detailed"))
     index = argv.index("--per-request-spec-decode-metrics")
     assert argv[index + 1] == "detailed"
+
+
+def test_emulator_argv_reasoning_decay_and_detailed_metrics() -> None:
+    config = ServerConfig(
+        engine="emulator",
+        model="emu",
+        speculative=SpeculativeConfig(method="eagle3", model="d", num_speculative_tokens=2),
+        emulator=EmulatorConfig(
+            reasoning_tokens=300,
+            reasoning_acceptance=[0.5, 0.4],
+            reasoning_output="inline",
+            acceptance_decay=0.9,
+            acceptance_decay_tokens=128,
+            per_step_spec_metrics=True,
+        ),
+    )
+    assert build_argv(config, python="/py", port=1)[6:] == [
+        "--num-speculative-tokens",
+        "2",
+        "--reasoning-acceptance",
+        "0.5,0.4",
+        "--per-request-spec-decode-metrics",
+        "detailed",
+        "--reasoning-tokens",
+        "300",
+        "--reasoning-output",
+        "inline",
+        "--acceptance-decay",
+        "0.9",
+        "--acceptance-decay-tokens",
+        "128",
+        "--port",
+        "1",
+    ]
