@@ -311,7 +311,7 @@ def with_precision(
         steady_per_gpu = per_gpu(output_tok_s(tokens, seconds), spec.gpus)
         update["steady_state_duration_s"] = seconds
         update["steady_state_output_tok_s_per_gpu"] = steady_per_gpu
-    if spec.precision is not None and steady is not None and steady_per_gpu is not None:
+    if spec.precision is not None and steady is not None:
         update["output_tok_s"] = output_tok_s(steady[1], steady[0])
         update["output_tok_s_per_gpu"] = steady_per_gpu
         ok_in_window = sum(
@@ -320,12 +320,17 @@ def with_precision(
         update["request_per_s"] = ok_in_window / steady[0]
         update["throughput_window"] = "steady_state"
     reported = update.get("output_tok_s_per_gpu", summary.output_tok_s_per_gpu)
+    if reported is None:  # no GPU count (an attached endpoint): the per-server rate
+        reported = update.get("output_tok_s", summary.output_tok_s)
     intervals = bootstrap_intervals(
         records,
         spec.concurrency,
         seed=spec.seed,
         throughput_value=float(reported),  # type: ignore[arg-type]
     )
+    if spec.gpus is None and "output_tok_s_per_gpu" in intervals:
+        # The same relative interval, on the rate it was computed for.
+        intervals["output_tok_s"] = intervals.pop("output_tok_s_per_gpu")
     used = summary.num_conversations
     available = max(spec.conversations_available, used)
     if spec.precision is None:

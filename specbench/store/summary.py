@@ -155,7 +155,8 @@ class CellPrecision(Frozen):
     conversations_used: int = Field(description="Conversations measured (drained included).")
     conversations_available: int = Field(description="Conversations of the workload.")
     figures: dict[str, FigurePrecision] = Field(
-        description="output_tok_s_per_gpu, e2e_ms_median, ttft_ms_median → interval."
+        description="output_tok_s_per_gpu (output_tok_s when the GPU count is unknown), "
+        "e2e_ms_median, ttft_ms_median → interval."
     )
     bootstrap_resamples: int = Field(description="Resamples of conversations.")
     seed: int = Field(description="Seed of the stratified order and of the bootstrap.")

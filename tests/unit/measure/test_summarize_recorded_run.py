@@ -109,3 +109,30 @@ def test_the_recorded_summary_is_recomputed_from_its_raw_files(label: str) -> No
     else:
         assert recomputed["official_acceptance"] is None
         assert all(c["official_acceptance_length"] is None for c in per_category.values())
+
+
+@pytest.mark.parametrize("precision", [None, 0.5])
+def test_a_cell_without_a_gpu_count_gets_its_intervals_per_server(precision: float | None) -> None:
+    # `bench` on an attached endpoint without --gpus: no per-GPU figure exists.
+    directory = RUN / "ngram" / "lossless-prompts" / "c1" / "r0"
+    saved = store.read_json(directory / store.SUMMARY)
+    records = list(store.read_records(directory / store.REQUESTS))
+    before = parse_metrics((directory / store.METRICS_BEFORE).read_text())
+    after = parse_metrics((directory / store.METRICS_AFTER).read_text())
+    spec = CellSpec(
+        label="ngram", workload="lossless-prompts", dataset=saved["dataset"], categories=None,
+        entropy_tiers=None, category=None, concurrency=1, repeat=0, gpus=None,
+        model=saved["model"], endpoint=saved["endpoint"], api="chat", client="aiohttp",
+        max_tokens=saved["max_tokens"], temperature=0.0, warmup=1, save_outputs=True,
+        precision=precision, min_conversations=2 if precision else 0,
+        conversations_available=4,
+    )  # fmt: skip
+    window = Window(saved["started_at"], saved["finished_at"], saved["duration_s"])
+    summary = summarize_cell(records, before, after, spec, window)
+    assert summary.output_tok_s_per_gpu is None
+    assert summary.precision is not None
+    figures = summary.precision.figures
+    assert "output_tok_s_per_gpu" not in figures
+    assert figures["output_tok_s"].value == pytest.approx(summary.output_tok_s)
+    assert figures["output_tok_s"].ci_low <= summary.output_tok_s <= figures["output_tok_s"].ci_high
+    assert set(figures) == {"output_tok_s", "e2e_ms_median", "ttft_ms_median"}
