@@ -135,7 +135,8 @@ def test_a_server_that_refuses_the_reset_is_warned_recorded_and_reported(
     report = run("report", tmp_path / "r", "--format", "md")
     assert report.returncode == 0, report.stderr
     text = (tmp_path / "r" / "report" / "report.md").read_text()
-    rows = [line for line in text.splitlines() if line.startswith("| default |")]
+    health = text.split("### Cell health", 1)[1].split("\n#", 1)[0]
+    rows = [line for line in health.splitlines() if line.startswith("| default |")]
     assert len(rows) == 2 and all("| **NO** |" in row for row in rows)
 
 
