@@ -142,6 +142,11 @@ def domain_speedup(cells: Sequence[LoadedCell], comparison: Comparison, workload
         assert not isinstance(spec_records, str) and not isinstance(base_records, str)
         assert not isinstance(timing[0], str) and not isinstance(timing[1], str)
         spec_rates, base_rates = _rates(spec_records), _rates(base_records)
+        if OVERALL not in spec_rates or OVERALL not in base_rates:
+            raise TableUnavailable(
+                f"per-domain speedup on {workload} at c={concurrency}: n/a, no request with a "
+                "decode phase (E2E > TTFT) in both configs"
+            )
         t_ar, t_sd = _step_time(timing[0], False), _step_time(timing[1], True)
         notes.append(
             f"c={concurrency}: t_ar {fixed(t_ar, 3)} ms per baseline step, t_sd {fixed(t_sd, 3)} "
