@@ -4,7 +4,9 @@ and thinking vs answer AL per domain.
 Cells of one config and workload are pooled by summing their steps and accepted drafts
 per bin (or per span): the step-weighted AL of the pooled steps, never a mean of ALs. A
 cell whose cut was refused stays out of the pool and is named in a footnote; a config
-with no usable cell prints "n/a" with the reason.
+with no usable cell prints "n/a" with the reason. Cells written before the cuts were
+recorded get them recomputed from their `requests.jsonl` (the run's own function,
+`measure.cuts.cell_cuts`).
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from specbench import store
 from specbench.analysis.markdown import Table
 from specbench.analysis.tables import TableUnavailable
 from specbench.common.text import fixed
 from specbench.data.categories import category_name
+from specbench.measure.cuts import cell_cuts
 from specbench.results.loading import LoadedCell
-from specbench.store.summary import CutGroup
+from specbench.store.summary import AcceptanceCuts, CutGroup
 
 if TYPE_CHECKING:
     pass
@@ -87,17 +91,30 @@ def _pools(cells: Sequence[LoadedCell], labels: Sequence[str]) -> dict[tuple[str
         if cell.label not in labels or summary.spec_decode is None:
             continue
         where = f"{cell.label}/{summary.workload}/c{summary.concurrency}/r{summary.repeat}"
-        cuts = summary.acceptance_cuts
+        cuts = summary.acceptance_cuts or _recomputed(cell)
         if cuts is None:
             pools[(cell.label, summary.workload, OVERALL)].refusals.append(
-                f"{where}: no acceptance_cuts in summary.json (written before they were "
-                "recorded, or no per-request data)"
+                f"{where}: no acceptance_cuts in summary.json and no requests.jsonl to "
+                "recompute them from"
             )
             continue
         pools[(cell.label, summary.workload, OVERALL)].add(cuts.overall, where)
         for name, group in cuts.per_category.items():
             pools[(cell.label, summary.workload, name)].add(group, where)
     return pools
+
+
+def _recomputed(cell: LoadedCell) -> AcceptanceCuts | None:
+    """Cuts of a cell written before they were recorded, from its `requests.jsonl`."""
+    path = cell.path.parent / store.REQUESTS
+    counters = cell.summary.spec_decode
+    if not path.is_file() or counters is None:
+        return None
+    return cell_cuts(
+        list(store.read_records(path)),
+        cell.summary.max_tokens,
+        len(counters.num_accepted_tokens_per_position) or None,
+    )
 
 
 def _bin_name(start: int, end: int) -> str:
