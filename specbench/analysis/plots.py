@@ -217,6 +217,69 @@ def al_vs_context(context: pd.DataFrame, labels: Sequence[str], title: str) -> F
     return figure
 
 
+def al_by_position(data: pd.DataFrame, title: str) -> Figure:
+    """AL against output position (bin midpoints), one line per config × workload.
+
+    `data` is `cuts_tables.al_by_position`'s frame (label, workload, start_token,
+    end_token, acceptance_length); bins without steps are gaps.
+    """
+    figure, axes = _new()
+    groups = list(data.groupby(["label", "workload"], sort=True))
+    for index, ((label, workload), rows) in enumerate(groups):
+        rows = rows.sort_values("start_token")
+        middle = (rows["start_token"] + rows["end_token"]) / 2
+        name = (
+            str(label)
+            if len(groups) == 1 or data["workload"].nunique() == 1
+            else (f"{label} ({workload})")
+        )
+        axes.plot(
+            middle, rows["acceptance_length"].astype(float), marker="o",
+            color=_COLORS[index % len(_COLORS)], label=name,
+        )  # fmt: skip
+    axes.set_xlabel("Output position (tokens; bin midpoints)")
+    axes.set_ylabel("Acceptance length (tokens per verification step)")
+    axes.set_ylim(bottom=1.0)
+    axes.set_title(title)
+    axes.legend(frameon=False, fontsize=8)
+    return figure
+
+
+def thinking_vs_answer(data: pd.DataFrame, title: str) -> Figure:
+    """Paired bars per domain: thinking AL (solid) and answer AL (hatched), per config.
+
+    `data` is `cuts_tables.thinking_vs_answer`'s frame; Overall is the last group.
+    """
+    import numpy as np
+
+    names = [*sorted(set(data["category"]) - {"overall"}), "overall"]
+    groups = list(data.groupby(["label", "workload"], sort=True))
+    figure, axes = _new((max(8.0, 0.7 * len(names) * max(1, len(groups)) + 2), 4.5))
+    x = np.arange(len(names))
+    width = 0.8 / (2 * len(groups))
+    for index, ((label, workload), rows) in enumerate(groups):
+        by_name = rows.set_index("category")
+        color = _COLORS[index % len(_COLORS)]
+        prefix = str(label) if len(groups) == 1 else f"{label} ({workload})"
+        for side, hatch in (("thinking", None), ("answer", "//")):
+            offset = (2 * index + (side == "answer") - (2 * len(groups) - 1) / 2) * width
+            values = [
+                float(by_name[f"{side}_acceptance_length"].get(name, math.nan) or math.nan)
+                for name in names
+            ]
+            axes.bar(
+                x + offset, values, width=width * 0.92, color=color if hatch is None else "white",
+                edgecolor=color, hatch=hatch, label=f"{prefix} {side}",
+            )  # fmt: skip
+    axes.set_xticks(x, ["Overall" if n == "overall" else category_name(n) for n in names])
+    axes.tick_params(axis="x", labelrotation=30)
+    axes.set_ylabel("Acceptance length (tokens per verification step)")
+    axes.set_ylim(bottom=1.0)
+    axes.set_title(title)
+    axes.legend(frameon=False, fontsize=8, ncol=2)
+    return figure
+
+
 def _percent_formatter() -> Formatter:
     from matplotlib.ticker import PercentFormatter
 

@@ -29,6 +29,8 @@ from specbench.analysis import plots as P
 from specbench.analysis import table_data as D
 from specbench.analysis import tables as T
 from specbench.analysis import wording as W
+from specbench.analysis.cuts_tables import al_by_position, thinking_vs_answer
+from specbench.analysis.domain_speedup import domain_speedup, mixed_workloads
 from specbench.analysis.health import cell_health
 from specbench.analysis.markdown import Table, join_sections, to_json, to_markdown, to_rich
 from specbench.common.errors import SpecbenchError
@@ -185,6 +187,38 @@ def _build(
             _figure(outcome, "per_position_acceptance", title, figure, formats)
 
 
+def _cuts_and_speedup(
+    outcome: ReportOutcome,
+    cells: Sequence[F.LoadedCell],
+    selection: Selection,
+    options: ReportOptions,
+) -> None:
+    """Issue 18: AL by output position, thinking vs answer, per-domain speedup + proxy."""
+    speculative = list(selection.speculative)
+    if not speculative:
+        return
+    table = _try(outcome, partial(al_by_position, cells, speculative))
+    if table is not None:
+        title = "Acceptance length by output position (step-weighted)"
+        _figure(
+            outcome, "al_by_position", title, P.al_by_position(table.data, title), options.formats
+        )
+    table = _try(outcome, partial(thinking_vs_answer, cells, speculative))
+    if table is not None:
+        title = "Acceptance length, thinking vs answer, by domain (step-weighted)"
+        figure = P.thinking_vs_answer(table.data, title)
+        _figure(outcome, "thinking_vs_answer", title, figure, options.formats)
+    for comparison in selection.comparisons:
+        workloads = mixed_workloads(cells, comparison)
+        if not workloads:
+            outcome.not_built.append(
+                f"per-domain speedup {comparison.speculative} vs {comparison.baseline}: n/a, "
+                "no mixed workload run by both"
+            )
+        for workload in workloads:
+            _try(outcome, partial(domain_speedup, cells, comparison, workload))
+
+
 def _serving(
     outcome: ReportOutcome, frame: pd.DataFrame, comparison: Comparison, options: ReportOptions
 ) -> None:
@@ -287,6 +321,7 @@ def build_report(options: ReportOptions, console: Console | None = None) -> Repo
     out.mkdir(parents=True, exist_ok=True)
     outcome = ReportOutcome(out_dir=out)
     _build(outcome, frame, categories, selection, options)
+    _cuts_and_speedup(outcome, cells, selection, options)
 
     frame.to_csv(out / "summary.csv", index=False)
     frame.to_parquet(out / "summary.parquet", index=False)

@@ -29,6 +29,7 @@ from specbench.cli import (  # noqa: E402
     bench,
     data,
     emulate,
+    export,
     gate,
     lossless,
     report,
@@ -37,7 +38,7 @@ from specbench.cli import (  # noqa: E402
     status,
 )
 
-for _module in (run, bench, serve, emulate, data, report, lossless, gate, status):
+for _module in (run, bench, serve, emulate, data, report, export, lossless, gate, status):
     _module.register(app)
 
 

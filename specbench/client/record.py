@@ -59,6 +59,18 @@ class RequestRecord:
         return self.error_type is None
 
     @property
+    def thinking_tokens(self) -> int | None:
+        """Output tokens of the thinking span (markers included); None without a span."""
+        return self.answer_start_token
+
+    @property
+    def answer_tokens(self) -> int | None:
+        """Output tokens after the thinking span; None without a span."""
+        if self.answer_start_token is None or self.output_tokens is None:
+            return None
+        return self.output_tokens - self.answer_start_token
+
+    @property
     def ttft_ms(self) -> float | None:
         return None if self.ttft_ns is None else self.ttft_ns / 1e6
 

@@ -87,6 +87,13 @@ def _emulator_argv(config: ServerConfig, python: str) -> list[str]:
     else:
         argv += ["--num-speculative-tokens", str(config.speculative.num_speculative_tokens)]
     settings = config.emulator
+    # The server-level "detailed" (what a vLLM config asks for the acceptance cuts) or the
+    # emulator's own switch: either gives the per-step arrays.
+    detailed = config.per_request_spec_decode_metrics == "detailed" or (
+        settings is not None and settings.per_step_spec_metrics
+    )
+    if detailed and config.speculative is not None:
+        argv += ["--per-request-spec-decode-metrics", "detailed"]
     if settings is not None:
         if settings.acceptance is not None and config.speculative is not None:
             argv += ["--acceptance", ",".join(repr(p) for p in settings.acceptance)]
@@ -95,8 +102,6 @@ def _emulator_argv(config: ServerConfig, python: str) -> list[str]:
                 "--reasoning-acceptance",
                 ",".join(repr(p) for p in settings.reasoning_acceptance),
             ]
-        if settings.per_step_spec_metrics and config.speculative is not None:
-            argv += ["--per-request-spec-decode-metrics", "detailed"]
         valued = [
             ("--prefill-ms", settings.prefill_ms),
             ("--step-ms", settings.step_ms),

@@ -139,6 +139,7 @@ async def measure_cell(
         if not spec.save_outputs:
             record.output_text = None
             record.output_token_ids = None
+            record.reasoning_text = None
         records.append(record)
         writer.write(record)
         progress.record(record)

@@ -62,3 +62,64 @@ def _cached_tokenizer(path: str, load: Callable[[str], Any]) -> Any:
     if path not in _TOKENIZERS:
         _TOKENIZERS[path] = load(path)
     return _TOKENIZERS[path]
+
+
+#: How a later turn carries earlier thinking: back as the server gave it (the assistant
+#: message's `reasoning` field, or inline `<think>` text in the content; a decoded replay
+#: holds it in the ids), so the chat template keeps or drops it by its own rule.
+THINKING_REPLAY = "as_streamed_template_decides"
+_THINKING_MARK = "specbench-earlier-thinking"
+
+
+def template_thinking_rule(tokenizer: Any) -> dict[str, str]:
+    """Whether the chat template keeps earlier thinking: {"field": …, "inline": …}.
+
+    Renders a two-turn chat whose first answer carries a marked thinking text, once in the
+    reasoning field (both `reasoning` and `reasoning_content`, as templates read either)
+    and once inline between `<think>` tags, and looks for the mark: "kept" or "dropped".
+    """
+    rules: dict[str, str] = {}
+    forms = {
+        "field": {
+            "role": "assistant",
+            "content": "The answer.",
+            "reasoning": _THINKING_MARK,
+            "reasoning_content": _THINKING_MARK,
+        },
+        "inline": {
+            "role": "assistant",
+            "content": f"<think>\n{_THINKING_MARK}\n</think>\n\nThe answer.",
+        },
+    }
+    for name, answer in forms.items():
+        messages = [
+            {"role": "user", "content": "First question?"},
+            answer,
+            {"role": "user", "content": "Second question?"},
+        ]
+        rendered = tokenizer.apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=True
+        )
+        rules[name] = "kept" if _THINKING_MARK in str(rendered) else "dropped"
+    return rules
+
+
+def thinking_replay_record(tokenizer_path: str | None) -> dict[str, str]:
+    """The manifest's record of how earlier thinking is replayed (`WorkloadRecord`)."""
+    record = {"replay": THINKING_REPLAY}
+    if tokenizer_path is None:
+        record["template"] = "not checked: the workload names no tokenizer"
+        return record
+    from specbench.common.errors import SpecbenchError
+    from specbench.data.context import load_tokenizer
+
+    try:
+        rules = template_thinking_rule(_cached_tokenizer(tokenizer_path, load_tokenizer))
+    except SpecbenchError as error:
+        record["template"] = f"not checked: {error}"
+        return record
+    except Exception as error:  # noqa: BLE001 - a template that cannot render is recorded, not fatal
+        record["template"] = f"not checked: the chat template did not render ({error})"[:300]
+        return record
+    record.update({f"template_{name}": rule for name, rule in rules.items()})
+    return record

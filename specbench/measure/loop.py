@@ -44,13 +44,28 @@ def run_event_loop(main: Coroutine[Any, Any, T]) -> T:
         return runner.run(main)
 
 
-def build_prompt(api: Api, turns: Sequence[str], answers: Sequence[str]) -> Prompt:
-    """The prompt of turn len(answers): all earlier turns with the target's own answers."""
+def build_prompt(
+    api: Api,
+    turns: Sequence[str],
+    answers: Sequence[str],
+    reasoning: Sequence[str | None] = (),
+) -> Prompt:
+    """The prompt of turn len(answers): all earlier turns with the target's own answers.
+
+    `reasoning[i]`, when the server sent answer i's thinking apart, goes back in the
+    assistant message's `reasoning` field (vLLM 0.32's name; it renames
+    `reasoning_content`): the chat template then keeps or drops earlier thinking by its
+    own rule (`history.THINKING_REPLAY`). Inline `<think>` text stays in the content.
+    """
     if api == "chat":
         messages: list[dict[str, str]] = []
         for index, answer in enumerate(answers):
             messages.append({"role": "user", "content": turns[index]})
-            messages.append({"role": "assistant", "content": answer})
+            message = {"role": "assistant", "content": answer}
+            thinking = reasoning[index] if index < len(reasoning) else None
+            if thinking is not None:
+                message["reasoning"] = thinking
+            messages.append(message)
         messages.append({"role": "user", "content": turns[len(answers)]})
         return messages
     parts: list[str] = []
@@ -92,6 +107,7 @@ async def run_closed_loop(
         # the shared iterator hands each conversation to one slot
         for conversation in next_conversation():
             answers: list[str] = []
+            reasoning: list[str | None] = []
             failed: RequestRecord | None = None
             for turn in range(len(conversation.turns)):
                 record = RequestRecord(
@@ -109,18 +125,21 @@ async def run_closed_loop(
                     )
                     on_record(record)
                     continue
-                prompt = build_prompt(api, conversation.turns, answers)
+                prompt = build_prompt(api, conversation.turns, answers, reasoning)
                 start_ns = time.perf_counter_ns()
                 record.start_ns = start_ns - window_start_ns
                 await sender.send(prompt, record)
                 record.duration_ns = time.perf_counter_ns() - start_ns
                 # Before on_record: it may drop the text from the saved record.
                 answer = replay(record) if record.ok else ""
+                # Decoded replay already holds the thinking (the ids include it).
+                thinking = record.reasoning_text if replay is streamed_text else None
                 on_record(record)
                 if not record.ok:
                     failed = record
                     continue
                 answers.append(answer)
+                reasoning.append(thinking)
 
     async with asyncio.TaskGroup() as group:
         for _ in range(concurrency):

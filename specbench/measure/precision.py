@@ -241,3 +241,43 @@ class StoppingRule:
         if not self.last:
             return None
         return max(i.relative_half_width for i in self.last.values())
+
+
+def bootstrap_ratio_of_means(
+    numerator: Sequence[Sequence[float]],
+    denominator: Sequence[Sequence[float]],
+    *,
+    seed: int = 0,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+) -> Interval | None:
+    """mean(numerator values) / mean(denominator values), with its 95% percentile bootstrap.
+
+    Each argument lists the values of each conversation (its turns); the two arms are
+    resampled independently, by whole conversations. None when an arm has no value or a
+    mean is 0.
+    """
+
+    def prepared(groups: Sequence[Sequence[float]]) -> tuple[np.ndarray, np.ndarray] | None:
+        kept = [g for g in groups if len(g)]
+        if not kept:
+            return None
+        sums = np.array([float(sum(g)) for g in kept])
+        counts = np.array([len(g) for g in kept], dtype=float)
+        return sums, counts
+
+    top, bottom = prepared(numerator), prepared(denominator)
+    if top is None or bottom is None or bottom[0].sum() == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    alpha = (1 - CONFIDENCE) / 2
+
+    def resampled_means(arm: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        sums, counts = arm
+        draws = rng.integers(0, len(sums), size=(resamples, len(sums)))
+        return sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+
+    value = (top[0].sum() / top[1].sum()) / (bottom[0].sum() / bottom[1].sum())
+    below = resampled_means(bottom)
+    ratios = resampled_means(top)[below > 0] / below[below > 0]
+    low, high = np.quantile(ratios, [alpha, 1 - alpha])
+    return Interval(float(value), float(low), float(high))

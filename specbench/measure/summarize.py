@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from specbench.client.record import RequestRecord
 from specbench.client.sender import Api, Client
+from specbench.measure.cuts import cell_cuts
 from specbench.measure.history import History
 from specbench.measure.loop import SKIPPED_AFTER_FAILED_TURN
 from specbench.measure.official_al import cell_official, official_summary
@@ -268,6 +269,13 @@ def summarize_cell(
         else category_acceptance(records, speculating=False),
         history=spec.history,
         official_acceptance=official_summary(cell_official(records))
+        if before.has_spec_decode
+        else None,
+        acceptance_cuts=cell_cuts(
+            records,
+            spec.max_tokens,
+            len(acceptance.num_accepted_tokens_per_position) if acceptance else None,
+        )
         if before.has_spec_decode
         else None,
     )

@@ -30,6 +30,7 @@ from specbench.launch import ServerConfig, ServerProcess
 from specbench.launch.health import is_ready, log_tail
 from specbench.measure.cell import CellOutcome, CellProgress, run_cell
 from specbench.measure.checks import cell_warnings, concurrency_warning
+from specbench.measure.history import thinking_replay_record
 from specbench.measure.loop import run_event_loop
 from specbench.measure.precision import default_floor
 from specbench.measure.summarize import CellSpec
@@ -165,7 +166,12 @@ def _claim(manifest: Manifest, plan: Plan, output: Path) -> Manifest:
                 "new --output"
             )
         if old is None:
-            workloads[key] = WorkloadRecord(spec=spec)
+            workloads[key] = WorkloadRecord(
+                spec=spec,
+                thinking_replay=thinking_replay_record(workload.tokenizer)
+                if workload.api == "chat"
+                else None,
+            )
     manifest = manifest.model_copy(update={"workloads": workloads})
     for server in plan.servers.values():
         config = server.config

@@ -62,6 +62,12 @@ class WorkloadRecord(Frozen):
     dataset_source: str | None = Field(default=None, description="Where the rows came from.")
     dataset_revision: str | None = Field(default=None, description="Hub revision, if any.")
     num_conversations: int | None = Field(default=None, description="Conversations loaded.")
+    thinking_replay: dict[str, str] | None = Field(
+        default=None,
+        description="How later turns carry earlier thinking (replay) and whether the chat "
+        "template keeps or drops it (template_field, template_inline: kept | dropped), "
+        "checked by rendering when the workload names a tokenizer; None: older results.",
+    )
 
 
 class ServerCost(Frozen):

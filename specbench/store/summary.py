@@ -162,6 +162,75 @@ class CellPrecision(Frozen):
     seed: int = Field(description="Seed of the stratified order and of the bootstrap.")
 
 
+CutSource = Literal["per_step_metrics", "chunks"]
+
+
+class StepCut(Frozen):
+    """Verify steps pooled over one cut: AL = 1 + num_accepted_tokens / num_steps."""
+
+    acceptance_length: float | None = Field(
+        description="1 + Σ accepted / Σ steps over the cut's steps (step-weighted, bonus "
+        "included); None without steps."
+    )
+    num_steps: int = Field(description="Verify steps whose first token lies in the cut.")
+    num_accepted_tokens: int = Field(description="Draft tokens those steps accepted.")
+
+
+class PositionBinCut(StepCut):
+    """Steps that started at output positions [start_token, end_token)."""
+
+    start_token: int = Field(description="First output position of the bin (0-based).")
+    end_token: int = Field(description="End of the bin (exclusive); the last ends at max_tokens.")
+
+
+class CutGroup(Frozen):
+    """The acceptance cuts of one category (or of the whole cell)."""
+
+    num_requests: int = Field(description="Successful requests (turns) of the group.")
+    source: CutSource | None = Field(
+        description="per_step_metrics: vLLM's `detailed` per-step arrays (exact); chunks: "
+        "streamed chunk sizes (estimate); None when refused."
+    )
+    is_estimate: bool = Field(description="True when any request was aligned from chunks.")
+    refusal: str | None = Field(
+        default=None,
+        description="Why no cut was computed (e.g. the server coalesced steps); None when "
+        "computed. A group is refused whole when any of its requests cannot be aligned.",
+    )
+    position_bins: list[PositionBinCut] | None = Field(
+        default=None, description="AL by output position bin; None when refused."
+    )
+    thinking: StepCut | None = Field(
+        default=None, description="Steps starting before the answer; None without a span."
+    )
+    answer: StepCut | None = Field(
+        default=None, description="Steps starting at or after the answer start."
+    )
+    thinking_refusal: str | None = Field(
+        default=None,
+        description='Why there is no thinking/answer split ("no thinking span found …").',
+    )
+    num_requests_with_span: int = Field(
+        default=0, description="Requests with a thinking span (only they enter the split)."
+    )
+    thinking_tokens: int = Field(
+        default=0, description="Σ output tokens of thinking spans (markers included)."
+    )
+    answer_tokens: int = Field(
+        default=0, description="Σ output tokens after the thinking spans (requests with a span)."
+    )
+
+
+class AcceptanceCuts(Frozen):
+    """AL along the output and thinking vs answer (`specbench.metrics.cuts`), per category."""
+
+    definition: Literal["step_weighted"] = "step_weighted"
+    bin_tokens: int = Field(description="Width of a position bin in output tokens.")
+    num_spec_tokens: int = Field(description="K: draft tokens per step (chunk refusal limit).")
+    overall: CutGroup = Field(description="Every successful request of the cell.")
+    per_category: dict[str, CutGroup] = Field(description="Category → its cuts.")
+
+
 class CellSummary(Frozen):
     """One measured cell: one server config × dataset × concurrency × repeat."""
 
@@ -297,4 +366,9 @@ class CellSummary(Frozen):
         default=None,
         description="Official SPEED-Bench AL of the cell; None when not speculating or from "
         "before it was recorded (recomputed from requests.jsonl by the report).",
+    )
+    acceptance_cuts: AcceptanceCuts | None = Field(
+        default=None,
+        description="AL by output position and thinking vs answer per category; None when "
+        "not speculating or from before it was recorded.",
     )

@@ -301,10 +301,10 @@ def test_emulator_argv_reasoning_decay_and_detailed_metrics() -> None:
     assert build_argv(config, python="/py", port=1)[6:] == [
         "--num-speculative-tokens",
         "2",
-        "--reasoning-acceptance",
-        "0.5,0.4",
         "--per-request-spec-decode-metrics",
         "detailed",
+        "--reasoning-acceptance",
+        "0.5,0.4",
         "--reasoning-tokens",
         "300",
         "--reasoning-output",
@@ -316,3 +316,18 @@ def test_emulator_argv_reasoning_decay_and_detailed_metrics() -> None:
         "--port",
         "1",
     ]
+
+
+def test_the_server_level_detailed_reaches_the_emulator_too() -> None:
+    # A suite asks for the acceptance cuts once, as for vLLM; the emulator honours it.
+    speculative = SpeculativeConfig(method="eagle3", model="d", num_speculative_tokens=2)
+    config = ServerConfig(
+        engine="emulator",
+        model="emu",
+        speculative=speculative,
+        per_request_spec_decode_metrics="detailed",
+    )
+    argv = build_argv(config, python="/py", port=1)
+    assert argv[argv.index("--per-request-spec-decode-metrics") + 1] == "detailed"
+    off = ServerConfig(engine="emulator", model="emu", per_request_spec_decode_metrics="detailed")
+    assert "--per-request-spec-decode-metrics" not in build_argv(off, python="/py", port=1)

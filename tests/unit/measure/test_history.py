@@ -84,3 +84,82 @@ def test_decoded_history_needs_a_tokenizer(tmp_path: Path) -> None:
     with pytest.raises(SpecbenchError, match="needs the workload's tokenizer"):
         replay_for("decoded", None)
     assert replay_for("streamed_text", None) is streamed_text
+
+
+class ThinkingSender:
+    """A reasoning server: thinking sent apart (`delta.reasoning`), then the answer."""
+
+    def __init__(self) -> None:
+        self.prompts: list[Prompt] = []
+
+    async def send(self, prompt: Prompt, record: RequestRecord) -> None:
+        self.prompts.append(prompt)
+        record.chunk_tokens = [1, 2]
+        record.output_token_ids = [7, 8]
+        record.output_text = "answer"
+        record.reasoning_text = "thought"
+        record.reasoning_source = "reasoning"
+
+
+def _run_thinking(replay) -> list[Prompt]:  # type: ignore[no-untyped-def]
+    sender = ThinkingSender()
+    conversation = Conversation(question_id="q", category="c", turns=("first", "second"))
+
+    def drop_outputs(record: RequestRecord) -> None:
+        record.output_text = record.reasoning_text = None
+
+    asyncio.run(
+        run_closed_loop(
+            [conversation], 1, sender, "chat", drop_outputs, window_start_ns=0, replay=replay
+        )
+    )
+    return sender.prompts
+
+
+def test_earlier_thinking_goes_back_in_the_reasoning_field_for_the_template() -> None:
+    second = _run_thinking(streamed_text)[1]
+    assert second == [
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": "answer", "reasoning": "thought"},
+        {"role": "user", "content": "second"},
+    ]
+    # A decoded replay already holds the thinking in its ids: no field added.
+    decoded = _run_thinking(DecodedHistory(SpecialTokenTokenizer()))[1]
+    assert isinstance(decoded, list)
+    assert decoded[1] == {"role": "assistant", "content": "78"}
+
+
+class ThinkingTemplateTokenizer:
+    """A stand-in whose chat template renders like Qwen3's: earlier thinking dropped from
+    history (inline or in `reasoning_content`), unless `keep` (templates that keep it)."""
+
+    def __init__(self, keep: bool) -> None:
+        self.keep = keep
+
+    def apply_chat_template(self, messages, tokenize=False, add_generation_prompt=True):  # type: ignore[no-untyped-def]
+        parts = []
+        for message in messages:
+            content = message["content"]
+            if message["role"] == "assistant" and not self.keep:
+                content = content.split("</think>")[-1].strip()
+            elif message["role"] == "assistant" and message.get("reasoning_content"):
+                content = f"<think>{message['reasoning_content']}</think>{content}"
+            parts.append(f"<|{message['role']}|>{content}")
+        return "".join(parts) + ("<|assistant|>" if add_generation_prompt else "")
+
+
+def test_the_template_rule_is_found_by_rendering() -> None:
+    from specbench.measure.history import template_thinking_rule, thinking_replay_record
+
+    assert template_thinking_rule(ThinkingTemplateTokenizer(keep=False)) == {
+        "field": "dropped",
+        "inline": "dropped",
+    }
+    assert template_thinking_rule(ThinkingTemplateTokenizer(keep=True)) == {
+        "field": "kept",
+        "inline": "kept",
+    }
+    assert thinking_replay_record(None) == {
+        "replay": "as_streamed_template_decides",
+        "template": "not checked: the workload names no tokenizer",
+    }

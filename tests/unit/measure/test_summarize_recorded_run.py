@@ -78,8 +78,19 @@ def test_the_recorded_summary_is_recomputed_from_its_raw_files(label: str) -> No
         "full_window_output_tok_s_per_gpu",
         "throughput_window",
         "precision",
+        # issue 18: AL along the output and thinking vs answer
+        "acceptance_cuts",
     }
     assert recomputed["history"] == "streamed_text"
+    cuts = recomputed["acceptance_cuts"]
+    if label == "baseline":
+        assert cuts is None
+    else:
+        # vLLM merged n-gram steps into 6-token chunks even at c=1 (K = 3), and this era
+        # had no per-step arrays: the cell's cut is refused, saying why.
+        assert cuts["num_spec_tokens"] == 3
+        assert "the server coalesced steps" in cuts["overall"]["refusal"]
+        assert cuts["overall"]["position_bins"] is None
     assert recomputed["throughput_window"] == "full"
     assert recomputed["precision"]["stopping_rule"] == "all_conversations"
     assert recomputed["num_conversations"] == 4

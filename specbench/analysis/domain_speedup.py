@@ -1,0 +1,243 @@
+"""Per-domain speedup from one mixed run (`metrics.speedup`), with the paper's proxy beside it.
+
+For each speculative config and its baseline, each mixed workload both ran and each
+concurrency both ran: per category, the measured speedup (mean per-request decode rate,
+speculative / baseline, with a 95% bootstrap interval over conversations, both arms
+resampled independently, repeats pooled) and the proxy AL_domain · t_ar / t_sd. The step
+times (`metrics.speedup.step_time_ms`) pool the decode time of every request over its
+steps: one token per step for the baseline, `max(chunks − 1, num_spec_steps)` verify steps
+for the speculative config. (Median chunk gaps would not do: a client that falls behind
+reads chunks in bursts, and the gaps shrink while the steps do not.) They come from the
+throughput-split cells at that concurrency when the results hold them, as the paper
+measures them; otherwise from the mixed cells themselves, and the table says so.
+Reads `summary.json` and `requests.jsonl` only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from statistics import mean
+
+from specbench import store
+from specbench.analysis.markdown import Table
+from specbench.analysis.tables import TableUnavailable
+from specbench.client.record import RequestRecord
+from specbench.common.text import fixed
+from specbench.data.categories import category_name
+from specbench.measure.precision import bootstrap_ratio_of_means
+from specbench.metrics.speedup import decode_rate_tok_s, proxy_speedup, step_time_ms
+from specbench.results.loading import LoadedCell
+from specbench.results.selection import Comparison
+
+OVERALL = "overall"
+
+
+def _records(cells: Sequence[LoadedCell]) -> list[tuple[int, RequestRecord]] | str:
+    """(repeat, record) of every successful request of the cells; or why not."""
+    found: list[tuple[int, RequestRecord]] = []
+    for cell in cells:
+        path = cell.path.parent / store.REQUESTS
+        if not path.is_file():
+            return f"{path} is missing (decode rates need per-request records)"
+        found += [(cell.summary.repeat, r) for r in store.read_records(path) if r.ok]
+    return found
+
+
+def _rates(records: Sequence[tuple[int, RequestRecord]]) -> dict[str, list[list[float]]]:
+    """category (and overall) → per conversation, its requests' decode rates."""
+    groups: dict[str, dict[tuple[int, str], list[float]]] = defaultdict(lambda: defaultdict(list))
+    for repeat, record in records:
+        if record.ttft_ms is None or record.e2e_ms is None:
+            continue
+        rate = decode_rate_tok_s(record.output_tokens or 0, record.e2e_ms, record.ttft_ms)
+        if rate is None:
+            continue
+        key = (repeat, record.question_id)
+        groups[record.category][key].append(rate)
+        groups[OVERALL][key].append(rate)
+    return {name: list(by_conversation.values()) for name, by_conversation in groups.items()}
+
+
+def _steps(record: RequestRecord, speculative: bool) -> int:
+    """Decode steps of one request: tokens − 1 without speculation, else verify steps."""
+    if not speculative:
+        return max(0, (record.output_tokens or 0) - 1)
+    drafted = int((record.spec_decode or {}).get("num_spec_steps") or 0)
+    return max(len(record.chunk_tokens) - 1, drafted)
+
+
+def _step_time(records: Sequence[tuple[int, RequestRecord]], speculative: bool) -> float | None:
+    decode_ms = steps = 0.0
+    for _, record in records:
+        if record.ttft_ms is None or record.e2e_ms is None:
+            continue
+        decode_ms += record.e2e_ms - record.ttft_ms
+        steps += _steps(record, speculative)
+    return step_time_ms(decode_ms, int(steps))
+
+
+def _acceptance(cells: Sequence[LoadedCell], category: str) -> tuple[float | None, str]:
+    """The domain's AL pooled over cells, and its definition."""
+    if category == OVERALL:
+        counters = [c.summary.spec_decode for c in cells if c.summary.spec_decode]
+        drafts = sum(s.num_drafts for s in counters)
+        accepted = sum(s.num_accepted_tokens for s in counters)
+        return (1 + accepted / drafts if drafts else None), "step_weighted"
+    found = [c.summary.per_category.get(category) for c in cells]
+    values = [f for f in found if f is not None and f.acceptance_length is not None]
+    if not values:
+        return None, "n/a"
+    if all(f.num_spec_steps for f in values):
+        steps = sum(f.num_spec_steps or 0 for f in values)
+        extra = sum(((f.acceptance_length or 1) - 1) * (f.num_spec_steps or 0) for f in values)
+        return 1 + extra / steps, "step_weighted"
+    return mean(f.acceptance_length or math.nan for f in values), "mean_over_requests"
+
+
+def domain_speedup(cells: Sequence[LoadedCell], comparison: Comparison, workload: str) -> Table:
+    """The per-domain speedup table of one comparison on one mixed workload."""
+    import pandas as pd
+
+    def of(label: str, concurrency: int | None = None, throughput: bool = False) -> list:
+        return [
+            c
+            for c in cells
+            if c.label == label
+            and c.summary.category is None
+            and (concurrency is None or c.summary.concurrency == concurrency)
+            and (
+                "throughput" in c.summary.dataset if throughput else c.summary.workload == workload
+            )
+        ]
+
+    spec_label, base_label = comparison.speculative, comparison.baseline
+    concurrencies = sorted(
+        {c.summary.concurrency for c in of(spec_label)}
+        & {c.summary.concurrency for c in of(base_label)}
+    )
+    if not concurrencies:
+        raise TableUnavailable(
+            f"per-domain speedup {spec_label} vs {base_label} on {workload}: n/a, not run "
+            "mixed by both"
+        )
+    records: list[dict[str, object]] = []
+    rows: list[tuple[str, ...]] = []
+    notes: list[str] = []
+    for concurrency in concurrencies:
+        spec_cells, base_cells = of(spec_label, concurrency), of(base_label, concurrency)
+        spec_records, base_records = _records(spec_cells), _records(base_cells)
+        split_spec = of(spec_label, concurrency, throughput=True)
+        split_base = of(base_label, concurrency, throughput=True)
+        if split_spec and split_base:
+            timing = (_records(split_base), _records(split_spec))
+            timing_source = "the throughput split"
+        else:
+            timing = (base_records, spec_records)
+            timing_source = "this mixed run (no throughput-split cells at this concurrency)"
+        for found in (spec_records, base_records, *timing):
+            if isinstance(found, str):
+                raise TableUnavailable(f"per-domain speedup on {workload}: n/a, {found}")
+        assert not isinstance(spec_records, str) and not isinstance(base_records, str)
+        assert not isinstance(timing[0], str) and not isinstance(timing[1], str)
+        spec_rates, base_rates = _rates(spec_records), _rates(base_records)
+        if OVERALL not in spec_rates or OVERALL not in base_rates:
+            raise TableUnavailable(
+                f"per-domain speedup on {workload} at c={concurrency}: n/a, no request with a "
+                "decode phase (E2E > TTFT) in both configs"
+            )
+        t_ar, t_sd = _step_time(timing[0], False), _step_time(timing[1], True)
+        notes.append(
+            f"c={concurrency}: t_ar {fixed(t_ar, 3)} ms per baseline step, t_sd {fixed(t_sd, 3)} "
+            f"ms per speculative verify step, from {timing_source}."
+        )
+        names = [*sorted(set(spec_rates) & set(base_rates) - {OVERALL}), OVERALL]
+        for name in names:
+            interval = bootstrap_ratio_of_means(spec_rates[name], base_rates[name], seed=0)
+            al, definition = _acceptance(spec_cells, name)
+            proxy = (
+                proxy_speedup(al, t_ar, t_sd)
+                if al is not None and t_ar and t_sd and al >= 1
+                else None
+            )
+            measured = interval.value if interval else None
+            difference = proxy - measured if proxy is not None and measured is not None else None
+            spec_mean = mean(v for g in spec_rates[name] for v in g)
+            base_mean = mean(v for g in base_rates[name] for v in g)
+            records.append(
+                {
+                    "speculative": spec_label,
+                    "baseline": base_label,
+                    "workload": workload,
+                    "concurrency": concurrency,
+                    "category": name,
+                    "baseline_decode_tok_s": base_mean,
+                    "speculative_decode_tok_s": spec_mean,
+                    "speedup": measured,
+                    "speedup_ci_low": interval.low if interval else None,
+                    "speedup_ci_high": interval.high if interval else None,
+                    "acceptance_length": al,
+                    "acceptance_definition": definition,
+                    "t_ar_ms": t_ar,
+                    "t_sd_ms": t_sd,
+                    "step_time_source": timing_source,
+                    "proxy_speedup": proxy,
+                    "proxy_minus_measured": difference,
+                    "speculative_requests": sum(len(g) for g in spec_rates[name]),
+                    "baseline_requests": sum(len(g) for g in base_rates[name]),
+                }
+            )
+            ci = (
+                f"{interval.value:.2f}\u00d7 [{interval.low:.2f}, {interval.high:.2f}]"
+                if interval
+                else "n/a"
+            )
+            rows.append(
+                (
+                    "Overall" if name == OVERALL else category_name(name),
+                    str(concurrency),
+                    fixed(base_mean, 1),
+                    fixed(spec_mean, 1),
+                    ci,
+                    fixed(al, 2),
+                    f"{proxy:.2f}\u00d7" if proxy is not None else "n/a",
+                    f"{difference:+.2f}" if difference is not None else "n/a",
+                )
+            )
+    notes.insert(
+        0,
+        "Decode rate = output tokens / (E2E \u2212 TTFT) per request, mean over requests; "
+        "measured speedup = speculative / baseline mean, 95% percentile bootstrap over "
+        "conversations (arms resampled independently, repeats pooled). Proxy (SPEED-Bench "
+        "paper, Appendix H) = AL_domain \u00b7 t_ar / t_sd, AL step-weighted (per-request "
+        "metrics per domain, counters overall).",
+    )
+    return Table(
+        name=f"domain_speedup_{spec_label}_vs_{base_label}_{workload}".replace("/", "_"),
+        title=f"Per-domain speedup, {spec_label} vs {base_label} ({workload})",
+        columns=(
+            "Domain",
+            "Concurrency",
+            f"{base_label} decode tok/s",
+            f"{spec_label} decode tok/s",
+            "Speedup [95% CI]",
+            "AL",
+            "Proxy",
+            "Proxy \u2212 measured",
+        ),
+        rows=tuple(rows),
+        data=pd.DataFrame.from_records(records),
+        bold_rows=frozenset(i for i, row in enumerate(rows) if row[0] == "Overall"),
+        footnotes=tuple(notes),
+    )
+
+
+def mixed_workloads(cells: Sequence[LoadedCell], comparison: Comparison) -> list[str]:
+    """Workloads both labels ran mixed (all categories in one cell)."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for cell in cells:
+        if cell.summary.category is None and "throughput" not in cell.summary.dataset:
+            found[cell.summary.workload].add(cell.label)
+    pair = {comparison.speculative, comparison.baseline}
+    return sorted(w for w, labels in found.items() if pair <= labels)

@@ -1,0 +1,44 @@
+"""Per-domain speedup from one mixed run: measured per-request decode rates, and the proxy.
+
+- decode rate of one request (higher is better): output tokens / (E2E − TTFT), tokens per
+  second of its decode phase (the issue's definition; the first token is in the numerator
+  and its time is not, the same for both arms, so the bias cancels in the ratio).
+- measured speedup of a domain (higher is better): mean decode rate of its speculative
+  requests / mean decode rate of its baseline requests, at one concurrency.
+- proxy (SPEED-Bench paper, Appendix H; higher is better): speedup ≈ AL_domain · t_ar / t_sd,
+  where t_ar is the time of one autoregressive step (one token) and t_sd the time of one
+  speculative verify step, both measured on the throughput split at the same concurrency;
+  AL_domain is the domain's step-weighted acceptance length.
+- step time (lower is better): Σ (E2E − TTFT) / Σ decode steps over requests, the mean
+  time one request waits per engine step of its decode phase.
+"""
+
+from __future__ import annotations
+
+HIGHER_IS_BETTER = True
+
+
+def decode_rate_tok_s(output_tokens: int, e2e_ms: float, ttft_ms: float) -> float | None:
+    """output_tokens / (E2E − TTFT) in tokens per second; None when the decode took no time."""
+    if output_tokens < 0:
+        raise ValueError(f"output_tokens {output_tokens} is negative")
+    decode_ms = e2e_ms - ttft_ms
+    if decode_ms <= 0:
+        return None
+    return output_tokens / (decode_ms / 1000.0)
+
+
+def proxy_speedup(acceptance_length: float, t_ar_ms: float, t_sd_ms: float) -> float:
+    """AL · t_ar / t_sd (paper's Appendix H proxy); step times in the same unit."""
+    if acceptance_length < 1:
+        raise ValueError(f"acceptance length {acceptance_length} is below 1")
+    if t_ar_ms <= 0 or t_sd_ms <= 0:
+        raise ValueError(f"step times must be positive (t_ar {t_ar_ms}, t_sd {t_sd_ms})")
+    return acceptance_length * t_ar_ms / t_sd_ms
+
+
+def step_time_ms(decode_ms: float, steps: int) -> float | None:
+    """Σ decode time / Σ decode steps (ms per step); None without steps."""
+    if decode_ms < 0 or steps < 0:
+        raise ValueError(f"negative decode time {decode_ms} or steps {steps}")
+    return decode_ms / steps if steps else None

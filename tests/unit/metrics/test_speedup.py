@@ -1,0 +1,43 @@
+"""Decode rate, step time and the paper's speedup proxy; the ratio-of-means bootstrap."""
+
+from __future__ import annotations
+
+import pytest
+
+from specbench.measure.precision import bootstrap_ratio_of_means
+from specbench.metrics.speedup import decode_rate_tok_s, proxy_speedup, step_time_ms
+
+
+def test_decode_rate_is_tokens_over_the_decode_phase() -> None:
+    # 256 tokens, TTFT 40 ms, E2E 1,040 ms: 256 tokens over 1 s of decode.
+    assert decode_rate_tok_s(256, 1040.0, 40.0) == pytest.approx(256.0)
+    assert decode_rate_tok_s(1, 40.0, 40.0) is None  # one chunk: no decode phase
+    with pytest.raises(ValueError, match="negative"):
+        decode_rate_tok_s(-1, 2.0, 1.0)
+
+
+def test_proxy_is_al_times_the_step_time_ratio() -> None:
+    # AL 2.5 with a verify step 25% dearer than an autoregressive step: 2.0x.
+    assert proxy_speedup(2.5, 10.0, 12.5) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="below 1"):
+        proxy_speedup(0.5, 1.0, 1.0)
+    with pytest.raises(ValueError, match="positive"):
+        proxy_speedup(2.0, 0.0, 1.0)
+
+
+def test_step_time_pools_time_over_steps() -> None:
+    assert step_time_ms(1000.0, 400) == 2.5
+    assert step_time_ms(0.0, 0) is None
+
+
+def test_bootstrap_ratio_of_means_brackets_the_value() -> None:
+    speculative = [[200.0, 210.0], [190.0], [205.0], [195.0, 200.0]]
+    baseline = [[100.0], [101.0, 99.0], [100.0], [100.0]]
+    interval = bootstrap_ratio_of_means(speculative, baseline, seed=1)
+    assert interval is not None
+    # mean 200 / mean 100: pooled over requests, not over conversations.
+    assert interval.value == pytest.approx(1000.0 / 5 / 100.0)
+    assert interval.low <= interval.value <= interval.high
+    assert interval.low > 1.9 and interval.high < 2.1
+    assert bootstrap_ratio_of_means([[1.0]], [], seed=0) is None
+    assert bootstrap_ratio_of_means([[1.0]], [[0.0]], seed=0) is None
