@@ -38,9 +38,8 @@ def report(
     ] = None,
 ) -> None:
     """Aggregate summaries into model-card tables, figures and report.md (never the network)."""
-    from rich.console import Console
-
     from specbench.analysis.report import ReportOptions, build_report, parse_formats
+    from specbench.cli.console import make_console
 
     options = ReportOptions(
         results_dirs=tuple(results_dirs),
@@ -50,4 +49,4 @@ def report(
         baseline=baseline,
         speculative=speculative,
     )
-    build_report(options, console=Console())
+    build_report(options, console=make_console())
