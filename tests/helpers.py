@@ -18,6 +18,20 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 #: The CLI as a subprocess argv prefix: the same interpreter, the checked-out package.
 CLI = [sys.executable, "-m", "specbench.cli.main"]
+#: What every `specbench` a test runs prints at: wide enough that no line the tests read
+#: wraps, even with a checkout and tmp paths 150+ characters deep (tests/conftest.py sets it
+#: for the whole session; run_cli and popen_cli also put it into an explicit env).
+CONSOLE_ENV = {"SPECBENCH_CONSOLE_WIDTH": "500"}
+#: Variables that would make rich write escape codes into captured output.
+UNSET_CONSOLE_ENV = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+
+
+def cli_env(env: dict[str, str] | None) -> dict[str, str] | None:
+    """`env` (None: inherit, which conftest.py set up) with the fixed console unless it sets one."""
+    if env is None:
+        return None
+    fixed = {name: value for name, value in env.items() if name not in UNSET_CONSOLE_ENV}
+    return {**CONSOLE_ENV, **fixed}
 
 
 def run_cli(
@@ -29,7 +43,7 @@ def run_cli(
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=env,
+        env=cli_env(env),
         check=False,
         **kwargs,
     )
@@ -39,6 +53,7 @@ def popen_cli(*args: str | Path, **kwargs: Any) -> subprocess.Popen[str]:
     """`specbench ARGS` started in the background, stdout and stderr piped as text."""
     kwargs.setdefault("stdout", subprocess.PIPE)
     kwargs.setdefault("stderr", subprocess.PIPE)
+    kwargs["env"] = cli_env(kwargs.get("env"))
     return subprocess.Popen([*CLI, *map(str, args)], text=True, **kwargs)
 
 

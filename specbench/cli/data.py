@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 data_app = typer.Typer(
     name="data",
@@ -40,12 +39,22 @@ def inspect(
     ] = None,
 ) -> None:
     """Rows, multi-turn share, placeholder count and prompt lengths, per category."""
-    from specbench.data.inspect import inspect_dataset, report_table
+    from specbench.cli.console import make_console
+    from specbench.data.inspect import (
+        inspect_dataset,
+        report_heading,
+        report_notes,
+        report_table,
+    )
 
     report = inspect_dataset(
         dataset, revision=dataset_revision, categories=category or (), tokenizer=tokenizer
     )
-    console = Console()
+    console = make_console()
+    # Heading and notes hold paths: never wrapped, so a path stays one piece to copy.
+    console.print(report_heading(report), soft_wrap=True, markup=False, highlight=False)
     console.print(report_table(report))
+    for note in report_notes(report):
+        console.print(note, soft_wrap=True, markup=False, highlight=False)
     for warning in report.warnings:
         console.print(f"[yellow]warning:[/] {warning}")

@@ -25,10 +25,9 @@ def profile(
     ] = None,
 ) -> None:
     """One versioned JSON per speculative config: AL, per-position acceptance, histogram, cuts."""
-    from rich.console import Console
-
     from specbench.analysis.profile import write_profiles
+    from specbench.cli.console import make_console
 
-    console = Console()
+    console = make_console()
     for path in write_profiles(results_dir, out):
-        console.print(f"profile written to {path}", soft_wrap=True)
+        console.print(f"profile written to {path}", soft_wrap=True, markup=False)

@@ -25,13 +25,12 @@ def save(
     out: Annotated[Path, typer.Option(help="Baseline JSON to write, e.g. baselines/NAME.json.")],
 ) -> None:
     """Store per-cell metrics with their spread over repeats and the provenance."""
-    from rich.console import Console
-
+    from specbench.cli.console import make_console
     from specbench.gate.baseline import save_baseline
 
     baseline = save_baseline(results_dir, out)
     metrics = sum(len(cell.metrics) for cell in baseline.cells.values())
-    Console(stderr=True).print(
+    make_console(stderr=True).print(
         f"baseline of {len(baseline.cells)} cells ({metrics} metrics) from {results_dir} "
         f"written to {out}"
     )
@@ -55,8 +54,7 @@ def gate(
     ] = False,
 ) -> None:
     """Compare results with a baseline: exit 0 pass, 1 regression, 2 bad or missing input."""
-    from rich.console import Console
-
+    from specbench.cli.console import make_console
     from specbench.common.errors import RegressionDetected, SpecbenchError
     from specbench.gate.markdown import headline
     from specbench.gate.run import GateOptions, run_gate
@@ -72,9 +70,7 @@ def gate(
         strict_suite=strict_suite,
     )
     report = run_gate(options)
-    console = Console(stderr=True)
-    if not console.is_terminal:
-        console.width = max(console.width, 200)  # CI logs: wide rows, not wrapped cells
+    console = make_console(stderr=True)
     console.print(gate_table(report))
     for note in report.notes:
         console.print(f"note: {note}", soft_wrap=True, highlight=False)

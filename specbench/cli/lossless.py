@@ -35,8 +35,7 @@ def lossless(
     Exit code 0: every compared cell reached --min-match-rate; 1: some cell did not;
     2: bad input, or no pair of outputs could be compared.
     """
-    from rich.console import Console
-
+    from specbench.cli.console import make_console
     from specbench.common.errors import SpecbenchError
     from specbench.lossless import write_lossless
     from specbench.lossless.render import summary_lines
@@ -48,7 +47,7 @@ def lossless(
         speculative=speculative,
         min_match_rate=min_match_rate,
     )
-    console = Console(highlight=False, soft_wrap=True)
+    console = make_console(highlight=False, soft_wrap=True)
     for line in summary_lines(report):
         console.print(line, markup=False)
     console.print(f"written: {', '.join(map(str, paths))}", markup=False)

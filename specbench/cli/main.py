@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 
 import typer
-from rich.console import Console
 
+from specbench.cli.console import env_width, make_console
 from specbench.common.errors import RegressionDetected, SpecbenchError
 
 app = typer.Typer(
@@ -21,7 +21,7 @@ app = typer.Typer(
     add_completion=False,
 )
 
-err_console = Console(stderr=True, highlight=False)
+err_console = make_console(stderr=True, highlight=False)
 
 # Each command module adds its commands to `app`, in the order `--help` lists them; the
 # modules import only typer at the top, so `specbench --help` stays instant.
@@ -45,6 +45,7 @@ for _module in (run, bench, serve, emulate, data, report, export, lossless, gate
 def main() -> None:
     """Run the CLI, turning the project's errors into one line and an exit code."""
     try:
+        env_width()  # a bad SPECBENCH_CONSOLE_WIDTH: one line and exit 2, before any command
         app()
     except SpecbenchError as error:
         err_console.print(f"[bold red]error:[/] {error}", soft_wrap=True)

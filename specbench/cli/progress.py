@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -17,6 +16,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from specbench.cli.console import make_console
 from specbench.client.record import RequestRecord
 from specbench.common.text import formatted
 from specbench.measure.cell import CellOutcome, CellProgress, CellSpec
@@ -25,10 +25,7 @@ from specbench.run.plan import Plan
 from specbench.store.summary import CellSummary
 from specbench.suite import Cell
 
-console = Console(stderr=True)
-if not console.is_terminal:
-    # Logs (CI, files) get wide tables instead of rich's 80-column default.
-    console.width = max(console.width, 140)
+console = make_console(stderr=True)
 
 
 class RichCellProgress(CellProgress):

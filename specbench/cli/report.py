@@ -46,10 +46,9 @@ def report(
     ] = "official",
 ) -> None:
     """Aggregate summaries into model-card tables, figures and report.md (never the network)."""
-    from rich.console import Console
-
     from specbench.analysis.report import ReportOptions, build_report, parse_formats
     from specbench.common.errors import SpecbenchError
+    from specbench.cli.console import make_console
 
     definitions = {"official": "official", "step-weighted": "step_weighted"}
     if al_definition not in definitions:
@@ -63,4 +62,4 @@ def report(
         speculative=speculative,
         al_definition=definitions[al_definition],
     )
-    build_report(options, console=Console())
+    build_report(options, console=make_console())

@@ -148,18 +148,31 @@ def _length_cells(quantiles: Quantiles | None) -> list[str]:
     return [f"{quantiles.p50:,.0f}", f"{quantiles.p90:,.0f}", f"{quantiles.maximum:,}"]
 
 
-def report_table(report: DatasetReport) -> Table:
-    """The report as a rich table: one row per category, then the overall row."""
-    title = report.spec + (f" @ {report.revision[:12]}" if report.revision else "")
-    caption = f"source: {report.source}"
+def report_heading(report: DatasetReport) -> str:
+    """The dataset spec (and Hub revision) the report is about."""
+    return report.spec + (f" @ {report.revision[:12]}" if report.revision else "")
+
+
+def report_notes(report: DatasetReport) -> list[str]:
+    """Lines printed under the table: the source read, the nominal length, placeholders.
+
+    Lines of their own rather than a table caption: a caption wraps at the table's width,
+    which would break a long source path (and each fact) at a place the path decides.
+    """
+    notes = [f"source: {report.source}"]
     if report.nominal_context_tokens:
-        caption += f"; nominal prompt length {report.nominal_context_tokens:,} o200k tokens"
+        notes.append(f"nominal prompt length {report.nominal_context_tokens:,} o200k tokens")
     if report.overall.placeholders:
-        caption += (
-            f"; {report.overall.placeholders} placeholder rows must be prepared before a run "
+        notes.append(
+            f"{report.overall.placeholders} placeholder rows must be prepared before a run "
             "(NVIDIA Model-Optimizer examples/specdec_bench/prepare_data.py)"
         )
-    table = Table(title=title, caption=caption)
+    return notes
+
+
+def report_table(report: DatasetReport) -> Table:
+    """The report as a rich table: one row per category, then the overall row."""
+    table = Table()
     table.add_column("category", no_wrap=True)
     table.add_column("rows", justify="right")
     table.add_column("multi-\nturn", justify="right", no_wrap=True)

@@ -125,7 +125,7 @@ def test_bad_formats_and_several_dirs_without_out(tmp_path: Path) -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    env = {**os.environ, "NO_COLOR": "1"}
     return run_cli("report", *args, timeout=120, env=env)
 
 

@@ -12,7 +12,14 @@ from helpers import run_cli
 from rich.console import Console
 
 from specbench.common.errors import SpecbenchError
-from specbench.data.inspect import inspect_dataset, quantile, report_table, summarize
+from specbench.data.inspect import (
+    inspect_dataset,
+    quantile,
+    report_heading,
+    report_notes,
+    report_table,
+    summarize,
+)
 from specbench.data.speed_bench import PLACEHOLDER, QUALITATIVE_CATEGORIES
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -64,14 +71,19 @@ def test_category_filter_and_unknown_category() -> None:
 
 def test_table_shows_counts_and_the_preparation_hint() -> None:
     report = inspect_dataset(f"speed-bench:qualitative:{PLACEHOLDERS}")
-    console = Console(record=True, width=200)
+    console = Console(record=True, width=100)
     console.print(report_table(report))
     text = console.export_text()
     assert "summarization" in text
     assert "│ all " in text and "9 (20%)" in text
-    # The caption wraps where the (path-dependent) title makes it: compare word runs.
-    assert "7 placeholder rows must be prepared before a run" in " ".join(text.split())
     assert "tokens" not in text
+    # Notes are whole lines, not a caption wrapped at the (path-dependent) table width.
+    assert report_heading(report) == f"speed-bench:qualitative:{PLACEHOLDERS}"
+    assert report_notes(report) == [
+        f"source: {PLACEHOLDER_PARQUET}",
+        "7 placeholder rows must be prepared before a run "
+        "(NVIDIA Model-Optimizer examples/specdec_bench/prepare_data.py)",
+    ]
 
 
 def _cli(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
@@ -80,7 +92,6 @@ def _cli(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
         "HF_DATASETS_OFFLINE": "1",
         "HF_HUB_OFFLINE": "1",
         "HF_HOME": str(tmp_path / "hf"),
-        "COLUMNS": "200",
     }
     env.pop("SPECBENCH_SPEED_BENCH_REPO", None)
     return run_cli("data", "inspect", *args, timeout=120, env=env)
@@ -95,7 +106,12 @@ def test_cli_prints_the_table_and_maps_errors_to_exit_code_2(tmp_path: Path) -> 
     )
     assert ok.returncode == 0, ok.stderr
     assert "mixed" in ok.stdout and "low_entropy" not in ok.stdout
-    assert "nominal prompt length 1,000 o200k tokens" in ok.stdout
+    lines = ok.stdout.splitlines()
+    spec = f"speed-bench:throughput_1k:{FIXTURES / 'speed_bench'}"
+    parquet = FIXTURES / "speed_bench" / "data" / "speed" / "throughput_1k" / "test.parquet"
+    # Heading and notes are whole lines, however long the checkout's path makes them.
+    assert lines[0] == spec
+    assert lines[-2:] == [f"source: {parquet}", "nominal prompt length 1,000 o200k tokens"]
     bad = _cli("speed-bench:throughput_4k", tmp_path=tmp_path)
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines() == [

@@ -300,7 +300,8 @@ def test_emulator_suite_builds_emulator_commands() -> None:
 
 def test_cpu_demo_suite_points_at_the_tiny_models() -> None:
     suite = load_suite(SUITES / "cpu-demo.toml")
-    models = REPO / ".cache" / "tiny-models"
+    # Resolved like the suite's relative paths: .cache may be a symlink (to a bigger disk).
+    models = (REPO / ".cache" / "tiny-models").resolve()
     assert list(suite.servers) == ["baseline", "ngram", "eagle3"]
     eagle3 = suite.servers["eagle3"]
     assert eagle3.model == str(models / "target")
