@@ -10,7 +10,9 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
+from specbench.common import interrupt
 from specbench.common.errors import RegressionDetected, SpecbenchError
 
 app = typer.Typer(
@@ -41,18 +43,36 @@ for _module in (run, bench, serve, emulate, data, report, lossless, gate, status
     _module.register(app)
 
 
+_KEPT = "completed cells are kept; a rerun measures the rest"
+
+
+def say(label: str, style: str, message: object) -> None:
+    """One line on stderr: a styled label, then the message as plain text (never markup)."""
+    err_console.print(Text.assemble((label, style), " ", str(message)), soft_wrap=True)
+
+
 def main() -> None:
-    """Run the CLI, turning the project's errors into one line and an exit code."""
+    """Run the CLI, turning the project's errors and stop signals into one line and a code."""
     try:
-        app()
+        with interrupt.stop_on_signals():
+            app()
     except SpecbenchError as error:
-        err_console.print(f"[bold red]error:[/] {error}", soft_wrap=True)
+        say("error:", "bold red", error)
         sys.exit(error.exit_code)
     except RegressionDetected as error:
-        err_console.print(f"[bold red]regression:[/] {error}", soft_wrap=True)
+        say("regression:", "bold red", error)
         sys.exit(error.exit_code)
+    except interrupt.Interrupted as stop:
+        say(
+            "interrupted:", "yellow", f"{stop}; completed cells are kept, a rerun measures the rest"
+        )
+        sys.exit(stop.exit_code)
     except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted[/]")
+        say(
+            "interrupted:",
+            "yellow",
+            "by SIGINT; completed cells are kept, a rerun measures the rest",
+        )
         sys.exit(130)
 
 

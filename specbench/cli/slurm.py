@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from specbench.cli.progress import console
+from specbench.common import interrupt
 from specbench.common.errors import CellsFailed, SpecbenchError
 from specbench.common.validation import describe_validation_error
 from specbench.slurm.executor import SlurmRun, SlurmWatcher, describe_plan, run_on_slurm
@@ -135,14 +136,15 @@ def run_slurm(suite: Suite, request: SlurmRun, *, dry_run: bool = False) -> None
         watcher = RichSlurmWatcher(live)
         try:
             status = run_on_slurm(suite, request, watcher)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, interrupt.Interrupted) as stop:
             live.stop()
+            code = stop.exit_code if isinstance(stop, interrupt.Interrupted) else 130
             console.print(
                 "[yellow]stopped watching[/]: nothing was cancelled and the jobs keep running; "
                 f"`specbench status {request.output}` shows them, `scancel JOBID` stops one",
                 soft_wrap=True,
             )
-            raise typer.Exit(130) from None
+            raise typer.Exit(code) from None
     console.print(jobs_table(status))
     console.print(totals(status))
     if status.failed:

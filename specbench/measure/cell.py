@@ -22,6 +22,7 @@ from specbench import store
 from specbench.client.control import Scrape, reset_prefix_cache, scrape, scrape_when_idle
 from specbench.client.record import RequestRecord
 from specbench.client.sender import Sender
+from specbench.common import interrupt
 from specbench.common.errors import ServerError
 from specbench.data.conversation import Conversation
 from specbench.measure.loop import run_closed_loop
@@ -177,6 +178,8 @@ async def measure_cell(
         duration_s=(window_end - window_start) / 1e9,
     )
     summary = summarize_cell(records, before.snapshot, after.snapshot, spec, window, prefix_cache)
+    # A stop signal during the window may have cut a request short: never save such a cell.
+    interrupt.check()
     store.write_json(directory / store.SUMMARY, summary)
     return summary
 

@@ -5,7 +5,8 @@ against one launch of that server (or the running server it attaches to): check
 `/metrics` and the model, then per cell warmup, scrape, load, scrape, store. A failed cell
 writes `failure.json` and the run goes on; a started server that died is restarted (up to
 `max_restarts` times) and its remaining cells continue. A rerun measures only what is
-missing, so a crash or Ctrl-C costs at most the cell in flight.
+missing, so a crash or Ctrl-C costs at most the cell in flight. SIGINT and SIGTERM
+(`specbench.common.interrupt`) stop the run between cells, or discard the cell in flight.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import aiohttp
 from specbench import store
 from specbench.client.control import discover_model, scrape, server_version
 from specbench.client.sender import AiohttpSender, RequestSettings, Sender
+from specbench.common import interrupt
 from specbench.common.errors import ServerError, SpecbenchError
 from specbench.data.context import check_context_fit
 from specbench.data.loader import Workload, load_workload
@@ -109,6 +111,7 @@ def run_plan(plan: Plan, options: RunOptions, progress: RunProgress | None = Non
         for (name, config), group in itertools.groupby(
             plan.cells, key=lambda c: (c.server, plan.launch_config(c))
         ):
+            interrupt.check()  # a stop signal between servers: stop before the next starts
             runner.run_server(plan.servers[name], config, list(group))
             if options.fail_fast and runner.result.failed:
                 break
@@ -422,6 +425,7 @@ class _Runner:
 
             try:
                 for index, cell in enumerate(cells):
+                    interrupt.check()  # a safe point: the previous cell is saved or failed
                     spec_w = self.plan.workloads[cell.workload_index]
                     workload = self.workload(cell)
                     if cell.workload_index not in senders:

@@ -1,0 +1,157 @@
+"""Faults injected into a campaign against emulator servers: nothing lost, nothing leaked.
+
+Each test injects one fault (a signal, a second writer, a kill -9, a bad file) and asserts
+the exit code, the one-line message and that the cells completed before stay intact.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+import uuid
+from pathlib import Path
+
+from helpers import popen_cli, run_cli
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
+
+
+def write_suite(
+    tmp_path: Path,
+    *,
+    step_ms: float = 1.0,
+    concurrency: tuple[int, ...] = (1, 4),
+    max_tokens: int = 32,
+    env: str = "",
+) -> tuple[Path, str]:
+    tag = uuid.uuid4().hex[:10]  # unique served model name: finds this test's servers in `ps`
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        f"""
+name = "emu-{tag}"
+repeats = 1
+
+[target]
+engine = "emulator"
+model = "emu-{tag}"
+emulator = {{ prefill_ms = 2.0, step_ms = {step_ms}, per_request_step_ms = 0.05, seed = 3 }}
+{env}
+
+[servers.baseline]
+baseline = true
+
+[servers.eagle3]
+speculative = {{ method = "eagle3", model = "draft", num_speculative_tokens = 3 }}
+emulator = {{ acceptance = [0.8, 0.75, 0.7] }}
+
+[[workloads]]
+dataset = "{DATA}"
+concurrency = {list(concurrency)}
+max_tokens = {max_tokens}
+warmup = 1
+"""
+    )
+    return suite, f"emu-{tag}"
+
+
+def server_pids(tag: str) -> list[int]:
+    """PIDs of emulator processes serving this test's unique model name."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if "emulate" in cmdline and tag in cmdline and state != "Z":
+            pids.append(int(entry.name))
+    return pids
+
+
+def summaries(root: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in sorted(root.rglob("summary.json"))}
+
+
+def wait_for(condition, timeout_s: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def in_flight(out: Path) -> list[Path]:
+    """Cells whose requests.jsonl has records but which have no summary yet."""
+    return [
+        p.parent
+        for p in out.rglob("requests.jsonl")
+        if p.stat().st_size > 0 and not (p.parent / "summary.json").exists()
+    ]
+
+
+def one_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert lines, "no message"
+    return lines[-1]
+
+
+def test_sigterm_mid_cell_discards_the_cell_exits_143_and_keeps_the_others(tmp_path):
+    suite, tag = write_suite(tmp_path, step_ms=6.0, concurrency=(1, 8), max_tokens=48)
+    out = tmp_path / "results"
+    process = popen_cli("run", suite, "--output", out)
+    try:
+        wait_for(lambda: len(summaries(out)) >= 1 and in_flight(out))
+        kept = summaries(out)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 143, stderr
+    assert "Traceback" not in stderr
+    assert one_line(stderr).startswith("interrupted: interrupted by SIGTERM"), stderr
+    after = summaries(out)
+    assert after == kept  # the in-flight cell was not saved; the earlier ones are untouched
+    wait_for(lambda: server_pids(tag) == [], 30)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["runs"][-1]["status"] == "interrupted"
+    for records in out.rglob("requests.jsonl"):  # no request broken by the harness itself
+        if (records.parent / "summary.json").exists():
+            assert all(json.loads(line)["error_type"] is None for line in records.open())
+
+    rerun = run_cli("run", suite, "--output", out)
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"{4 - len(kept)} cells measured, {len(kept)} already complete" in rerun.stderr
+    assert {p: summaries(out)[p] for p in kept} == kept
+
+
+def test_sigint_inherited_as_ignored_stays_ignored(tmp_path):
+    suite, tag = write_suite(tmp_path, step_ms=4.0, concurrency=(8,), max_tokens=48)
+    out = tmp_path / "results"
+
+    def ignore_sigint() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # `specbench run ... &` from a script
+
+    process = popen_cli("run", suite, "--output", out, preexec_fn=ignore_sigint)
+    try:
+        wait_for(lambda: bool(in_flight(out)) or process.poll() is not None)
+        for _ in range(5):
+            if process.poll() is not None:
+                break
+            process.send_signal(signal.SIGINT)
+            time.sleep(0.05)
+        _, stderr = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, stderr
+    assert "2 cells measured" in stderr
+    for records in out.rglob("requests.jsonl"):
+        rows = [json.loads(line) for line in records.open()]
+        summary = json.loads((records.parent / "summary.json").read_text())
+        assert summary["num_failed"] == 0 and len(rows) == summary["num_requests"] == 14
+        assert all(row["error_type"] is None for row in rows)
+    assert server_pids(tag) == []
