@@ -35,8 +35,10 @@ from specbench.measure.loop import run_event_loop
 from specbench.measure.summarize import CellSpec
 from specbench.run.plan import Plan, PlanServer, RunOptions, suite_hash
 from specbench.store.failure import FailureRecord, write_failure
+from specbench.store.lock import results_lock
 from specbench.store.manifest import (
     Manifest,
+    RunRecord,
     RunStatus,
     WorkloadRecord,
     new_run,
@@ -96,10 +98,21 @@ def cell_directory(output: Path, cell: Cell) -> Path:
 
 
 def run_plan(plan: Plan, options: RunOptions, progress: RunProgress | None = None) -> RunResult:
-    """Measure every missing cell of `plan` (all of them with `force`); blocking."""
-    progress = progress or RunProgress()
-    runner = _Runner(plan, options, progress, options.api_key())
+    """Measure every missing cell of `plan` (all of them with `force`); blocking.
+
+    The results directory is locked for the whole run (`store.lock`): a second writer is
+    refused with the holder's pid, host and start time. Shards of one Slurm campaign share it.
+    """
     record = new_run(plan.command)
+    shared = plan.command == "slurm-job"
+    with results_lock(options.output, record.started_at or utc_now(), shared=shared):
+        return _run_locked(plan, options, progress or RunProgress(), record)
+
+
+def _run_locked(
+    plan: Plan, options: RunOptions, progress: RunProgress, record: RunRecord
+) -> RunResult:
+    runner = _Runner(plan, options, progress, options.api_key())
     update_manifest(options.output, lambda m: _claim(m, plan, options.output).with_run(record))
     status: RunStatus = "interrupted"
     try:

@@ -7,6 +7,7 @@ the exit code, the one-line message and that the cells completed before stay int
 from __future__ import annotations
 
 import json
+import os
 import signal
 import time
 import uuid
@@ -154,4 +155,33 @@ def test_sigint_inherited_as_ignored_stays_ignored(tmp_path):
         summary = json.loads((records.parent / "summary.json").read_text())
         assert summary["num_failed"] == 0 and len(rows) == summary["num_requests"] == 14
         assert all(row["error_type"] is None for row in rows)
+    assert server_pids(tag) == []
+
+
+def test_a_second_writer_is_refused_naming_the_holder_and_the_first_run_is_intact(tmp_path):
+    suite, tag = write_suite(tmp_path, step_ms=4.0, concurrency=(1, 4), max_tokens=48)
+    out = tmp_path / "results"
+    first = popen_cli("run", suite, "--output", out, "--server", "eagle3")
+    try:
+        wait_for(lambda: bool(in_flight(out)))
+        second = run_cli("run", suite, "--output", out, "--server", "eagle3")
+        _, stderr = first.communicate(timeout=300)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert second.returncode == 2, second.stderr
+    line = one_line(second.stderr)
+    assert len([x for x in second.stderr.splitlines() if x.strip()]) == 1, second.stderr
+    assert line.startswith(f"error: {out}: another specbench is writing here (pid {first.pid} on")
+    assert os.uname().nodename in line and " since 20" in line
+    assert first.returncode == 0, stderr
+    for records in out.rglob("requests.jsonl"):  # one writer's records, none garbled
+        rows = [json.loads(line) for line in records.open()]
+        assert (
+            len(rows) == json.loads((records.parent / "summary.json").read_text())["num_requests"]
+        )
+    assert len(summaries(out)) == 2
+    # The lock went with the first run: a rerun may write (and finds nothing to measure).
+    again = run_cli("run", suite, "--output", out, "--server", "eagle3")
+    assert again.returncode == 0 and "0 cells measured, 2 already complete" in again.stderr
     assert server_pids(tag) == []
