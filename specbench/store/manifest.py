@@ -26,6 +26,7 @@ from specbench import SCHEMA_VERSION, __version__
 from specbench.common.errors import SpecbenchError
 from specbench.common.model import Frozen
 from specbench.common.validation import describe_validation_error
+from specbench.launch.provenance import redact_config
 from specbench.store import files, layout
 
 #: Lock file beside manifest.json; flock works across NFS (v4) clients, which shards share.
@@ -202,8 +203,10 @@ def update_manifest(root: Path, change: Callable[[Manifest], Manifest]) -> Manif
                 "python": sys.version.split()[0],
             }
         )
+        # Secrets (env values, --api-key) never reach the file, in any copy of a config.
         files.write_json(
-            root / layout.MANIFEST, manifest.model_dump(mode="json", exclude={"converted_from"})
+            root / layout.MANIFEST,
+            redact_config(manifest.model_dump(mode="json", exclude={"converted_from"})),
         )
         return manifest
 

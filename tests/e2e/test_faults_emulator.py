@@ -185,3 +185,25 @@ def test_a_second_writer_is_refused_naming_the_holder_and_the_first_run_is_intac
     again = run_cli("run", suite, "--output", out, "--server", "eagle3")
     assert again.returncode == 0 and "0 cells measured, 2 already complete" in again.stderr
     assert server_pids(tag) == []
+
+
+SECRETS = {"HF_TOKEN": "tok-AAAA1111", "MY_SERVICE_KEY": "key-BBBB2222", "CORP_PASS": "pw-CCCC3333"}
+
+
+def test_secrets_in_a_suite_env_never_reach_the_manifest_or_the_screen(tmp_path):
+    table = ", ".join(f'{k} = "{v}"' for k, v in SECRETS.items())
+    suite, tag = write_suite(tmp_path, concurrency=(1,), max_tokens=8, env=f"env = {{ {table} }}")
+    out = tmp_path / "results"
+    env = {**os.environ, "SPECBENCH_REDACT_ENV": "CORP_PASS"}
+    dry = run_cli("run", suite, "--dry-run", env=env)
+    result = run_cli("run", suite, "--output", out, env=env)
+    assert dry.returncode == 0 and result.returncode == 0, result.stderr
+    manifest = (out / "manifest.json").read_text()
+    logs = "".join(p.read_text() for p in (out / "logs").iterdir())
+    for value in SECRETS.values():
+        for text in (manifest, dry.stdout, dry.stderr, result.stdout, result.stderr, logs):
+            assert value not in text
+    assert manifest.count('"HF_TOKEN": "<redacted>"') == 4  # suite and provenance, 2 servers
+    assert manifest.count('"CORP_PASS": "<redacted>"') == 4
+    assert "HF_TOKEN='<redacted>'" in dry.stdout
+    assert server_pids(tag) == []
