@@ -4,7 +4,9 @@
 whether by return, exception or a stop signal (`specbench.common.interrupt` turns SIGINT
 and SIGTERM into `Interrupted`, which unwinds the block), and also when the server dies
 during start-up. Teardown sends SIGTERM to the whole process group (vLLM forks engine
-workers), waits a grace period, then SIGKILLs what is left.
+workers), waits a grace period, then SIGKILLs what is left. The group's leader carries a
+parent-death signal (Linux `PR_SET_PDEATHSIG`, SIGTERM): if specbench is killed outright
+(kill -9), the server still stops.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from specbench.launch.health import server_version, wait_ready
 from specbench.launch.host import (
     check_port_free,
     client_host,
+    die_with_parent,
     find_vllm_executable,
     free_port,
     group_alive,
@@ -65,6 +68,7 @@ class ServerProcess:
         ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S,
         stop_grace_s: float = DEFAULT_STOP_GRACE_S,
         base_env: Mapping[str, str] | None = None,
+        on_spawn: Callable[[int], None] | None = None,
     ) -> None:
         self.config = config
         #: What was changed from the config at start, and why (e.g. a flag left out).
@@ -78,6 +82,8 @@ class ServerProcess:
         self._vllm_bin = vllm_bin
         self._base_env = dict(os.environ if base_env is None else base_env)
         self._process: subprocess.Popen[bytes] | None = None
+        #: Called with the pid right after spawn, before readiness (to record it at once).
+        self._on_spawn = on_spawn
         self.port: int | None = None
         self.argv: list[str] = []
         self.provenance: ServerProvenance | None = None
@@ -153,6 +159,7 @@ class ServerProcess:
             log.flush()
             log_offset = log.tell()
             start_ns = time.perf_counter_ns()
+            parent = os.getpid()
             self._process = subprocess.Popen(
                 self.argv,
                 stdin=subprocess.DEVNULL,
@@ -160,7 +167,11 @@ class ServerProcess:
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
+                # The server dies with this process, even when it is killed outright.
+                preexec_fn=lambda: die_with_parent(parent),
             )
+        if self._on_spawn is not None:
+            self._on_spawn(self._process.pid)
         wait_ready(
             self._process,
             base_url=self.base_url,

@@ -29,6 +29,7 @@ from specbench.data.context import check_context_fit
 from specbench.data.loader import Workload, load_workload
 from specbench.launch import ServerConfig, ServerProcess
 from specbench.launch.health import is_ready, log_tail
+from specbench.launch.host import left_running, process_identity, stop_group
 from specbench.measure.cell import CellOutcome, CellProgress, run_cell
 from specbench.measure.checks import cell_warnings, concurrency_warning
 from specbench.measure.loop import run_event_loop
@@ -113,7 +114,11 @@ def _run_locked(
     plan: Plan, options: RunOptions, progress: RunProgress, record: RunRecord
 ) -> RunResult:
     runner = _Runner(plan, options, progress, options.api_key())
-    update_manifest(options.output, lambda m: _claim(m, plan, options.output).with_run(record))
+    claimed = update_manifest(
+        options.output, lambda m: _claim(m, plan, options.output).with_run(record)
+    )
+    if plan.command != "slurm-job":  # holding the lock alone: no live run owns a server here
+        _stop_left_servers(claimed, options.output, progress)
     status: RunStatus = "interrupted"
     try:
         done = {c for c in plan.cells if store.is_complete(cell_directory(options.output, c))}
@@ -143,6 +148,27 @@ def _run_locked(
         )
         update_manifest(options.output, lambda m: m.with_run(finished))
     return runner.result
+
+
+def _stop_left_servers(manifest: Manifest, output: Path, progress: RunProgress) -> None:
+    """Stop the servers a dead campaign left running (its pid and start time recorded)."""
+    recorded = {n: s.process for n, s in manifest.servers.items() if s.process is not None}
+    for name, identity in recorded.items():
+        if left_running(identity):
+            pid = identity["pid"]
+            stopped = stop_group(pid)
+            progress.warn(
+                f"server {name!r}: pid {pid}, started by an earlier run that died, was still "
+                + ("running; stopped it" if stopped else "running and could not be stopped")
+            )
+
+    def forget(manifest: Manifest) -> Manifest:
+        for name in recorded:
+            manifest = manifest.with_server(name, process=None)
+        return manifest
+
+    if recorded:
+        update_manifest(output, forget)
 
 
 def _claim(manifest: Manifest, plan: Plan, output: Path) -> Manifest:
@@ -317,25 +343,36 @@ class _Runner:
         assert config is not None, "a server without an endpoint has a config to start"
         output = self.options.output
         self.progress.server(server.name, "starting")
-        with ServerProcess(
-            _launch_config(config),
-            name=server.name,
-            log_dir=self.options.log_dir or output / "logs",
-            vllm_bin=self.options.vllm_bin,
-            ready_timeout_s=self.options.ready_timeout_s,
-        ) as process:
-            provenance = process.provenance
-            assert provenance is not None
-            update_manifest(
-                output,
-                lambda m: m.with_server(server.name, provenance=provenance.model_dump(mode="json")),
-            )
-            for note in process.notes:
-                self.progress.warn(f"server {server.name}: {note}")
-            self.progress.server(
-                server.name, f"ready at {process.base_url} in {provenance.startup_s:.0f} s"
-            )
-            yield _Live(base_url=process.base_url, model=config.api_model_name, process=process)
+
+        def spawned(pid: int) -> None:  # recorded before the (long) wait for readiness
+            identity = process_identity(pid)
+            update_manifest(output, lambda m: m.with_server(server.name, process=identity))
+
+        try:
+            with ServerProcess(
+                _launch_config(config),
+                name=server.name,
+                log_dir=self.options.log_dir or output / "logs",
+                vllm_bin=self.options.vllm_bin,
+                ready_timeout_s=self.options.ready_timeout_s,
+                on_spawn=spawned,
+            ) as process:
+                provenance = process.provenance
+                assert provenance is not None
+                update_manifest(
+                    output,
+                    lambda m: m.with_server(
+                        server.name, provenance=provenance.model_dump(mode="json")
+                    ),
+                )
+                for note in process.notes:
+                    self.progress.warn(f"server {server.name}: {note}")
+                self.progress.server(
+                    server.name, f"ready at {process.base_url} in {provenance.startup_s:.0f} s"
+                )
+                yield _Live(base_url=process.base_url, model=config.api_model_name, process=process)
+        finally:
+            update_manifest(output, lambda m: m.with_server(server.name, process=None))
 
     def _check(
         self, server: PlanServer, cell: Cell, summary: CellSummary, tally: dict[str, int]

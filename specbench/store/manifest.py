@@ -54,6 +54,12 @@ class ServerRecord(Frozen):
     provenance: dict[str, Any] | None = Field(
         default=None, description="The last start's ServerProvenance (argv, env, GPUs, timing)."
     )
+    process: dict[str, Any] | None = Field(
+        default=None,
+        description="While started by a run: its process-group leader's pid, host, boot id "
+        "and start time (clock ticks after boot); cleared when stopped. A rerun stops a "
+        "server a dead campaign left running.",
+    )
 
 
 class WorkloadRecord(Frozen):

@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
+import subprocess
 import time
 import uuid
 from pathlib import Path
 
-from helpers import popen_cli, run_cli
+from helpers import CLI, popen_cli, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
@@ -207,3 +209,72 @@ def test_secrets_in_a_suite_env_never_reach_the_manifest_or_the_screen(tmp_path)
     assert manifest.count('"CORP_PASS": "<redacted>"') == 4
     assert "HF_TOKEN='<redacted>'" in dry.stdout
     assert server_pids(tag) == []
+
+
+def test_kill_9_of_the_campaign_takes_its_server_down_and_a_rerun_completes(tmp_path):
+    suite, tag = write_suite(tmp_path, step_ms=6.0, concurrency=(1, 8), max_tokens=48)
+    out = tmp_path / "results"
+    process = popen_cli("run", suite, "--output", out)
+    try:
+        wait_for(lambda: len(summaries(out)) >= 1 and in_flight(out))
+        assert len(server_pids(tag)) == 1
+        kept = summaries(out)
+        process.kill()  # SIGKILL: no handler runs, no teardown
+        process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    wait_for(lambda: server_pids(tag) == [], 30)  # the parent-death signal stopped it
+    rerun = run_cli("run", suite, "--output", out)  # the kernel released the lock
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"{4 - len(kept)} cells measured, {len(kept)} already complete" in rerun.stderr
+    assert {p: summaries(out)[p] for p in kept} == kept
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert all(server.get("process") is None for server in manifest["servers"].values())
+
+
+def test_a_rerun_stops_a_server_a_dead_campaign_left_running(tmp_path):
+    from specbench.launch.host import process_identity
+    from specbench.store.manifest import update_manifest
+
+    suite, tag = write_suite(tmp_path, concurrency=(1,), max_tokens=8)
+    out = tmp_path / "results"
+    assert run_cli("run", suite, "--output", out).returncode == 0
+    # A server as a campaign killed on a system without a parent-death signal leaves it.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    left = subprocess.Popen(
+        [*CLI, "emulate", "--port", str(port), "--model", tag],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for(lambda: left.pid in server_pids(tag), 30)
+        identity = process_identity(left.pid)
+        update_manifest(out, lambda m: m.with_server("eagle3", process=identity))
+        rerun = run_cli("run", suite, "--output", out)
+        assert rerun.returncode == 0, rerun.stderr
+        assert (
+            f"server 'eagle3': pid {left.pid}, started by an earlier run that died, was still "
+            "running; stopped it" in " ".join(rerun.stderr.split())
+        )
+        assert left.wait(timeout=30) is not None
+    finally:
+        if left.poll() is None:
+            os.killpg(left.pid, signal.SIGKILL)
+            left.wait()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["servers"]["eagle3"]["process"] is None
+    # A recorded pid that is now someone else's process (pid reuse) is left alone.
+    other = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        reused = {**identity, "pid": other.pid}
+        update_manifest(out, lambda m: m.with_server("eagle3", process=reused))
+        again = run_cli("run", suite, "--output", out)
+        assert again.returncode == 0 and "was still running" not in again.stderr
+        assert other.poll() is None
+    finally:
+        other.kill()
+        other.wait()
