@@ -297,8 +297,8 @@ def build_report(options: ReportOptions, console: Console | None = None) -> Repo
         for table in outcome.tables:
             console.print(to_rich(table))
         for note in outcome.not_built:
-            console.print(f"[yellow]not built:[/] {note}", soft_wrap=True)
+            console.print(f"not built: {note}", style="yellow", soft_wrap=True, markup=False)
         if failed:
             console.print(f"[yellow]{len(failed)} failed cell(s) left out (see report.md)[/]")
-        console.print(f"report written to {out}")
+        console.print(f"report written to {out}", markup=False)
     return outcome

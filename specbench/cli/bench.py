@@ -94,7 +94,7 @@ def bench(
         result = run_plan(plan, options, progress)
     summaries = [o.summary for o in result.outcomes.values() if o.summary is not None]
     console.print(cells_table(summaries))
-    console.print(f"results in {output}")
+    console.print(f"results in {output}", markup=False)
     if result.failed:
         first = result.outcomes[result.failed[0]].error
         # bench measures one endpoint the user chose: a failed cell is an input problem (2).

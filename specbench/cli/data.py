@@ -40,6 +40,7 @@ def inspect(
     ] = None,
 ) -> None:
     """Rows, multi-turn share, placeholder count and prompt lengths, per category."""
+    from specbench.cli.lines import line
     from specbench.data.inspect import inspect_dataset, report_table
 
     report = inspect_dataset(
@@ -48,4 +49,4 @@ def inspect(
     console = Console()
     console.print(report_table(report))
     for warning in report.warnings:
-        console.print(f"[yellow]warning:[/] {warning}")
+        console.print(line("warning:", "yellow", warning), soft_wrap=True)

@@ -31,9 +31,10 @@ def save(
 
     baseline = save_baseline(results_dir, out)
     metrics = sum(len(cell.metrics) for cell in baseline.cells.values())
-    Console(stderr=True).print(
+    Console(stderr=True, highlight=False).print(
         f"baseline of {len(baseline.cells)} cells ({metrics} metrics) from {results_dir} "
-        f"written to {out}"
+        f"written to {out}",
+        markup=False,
     )
 
 

@@ -10,8 +10,8 @@ import sys
 
 import typer
 from rich.console import Console
-from rich.text import Text
 
+from specbench.cli.lines import line
 from specbench.common import interrupt
 from specbench.common.errors import RegressionDetected, SpecbenchError
 
@@ -48,7 +48,7 @@ _KEPT = "completed cells are kept; a rerun measures the rest"
 
 def say(label: str, style: str, message: object) -> None:
     """One line on stderr: a styled label, then the message as plain text (never markup)."""
-    err_console.print(Text.assemble((label, style), " ", str(message)), soft_wrap=True)
+    err_console.print(line(label, style, message), soft_wrap=True)
 
 
 def main() -> None:
