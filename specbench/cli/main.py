@@ -23,7 +23,14 @@ app = typer.Typer(
     add_completion=False,
 )
 
+try:  # typer >= 0.2x carries its own copy of click
+    from typer._click import exceptions as click_errors
+except ImportError:  # pragma: no cover (older typer uses click itself)
+    from click import exceptions as click_errors  # type: ignore[no-redef]
+
 err_console = Console(stderr=True, highlight=False)
+#: click's "no arguments: show the help" (click >= 8.2); a usage error before that.
+_NO_ARGS = getattr(click_errors, "NoArgsIsHelpError", ())
 
 # Each command module adds its commands to `app`, in the order `--help` lists them; the
 # modules import only typer at the top, so `specbench --help` stays instant.
@@ -51,11 +58,25 @@ def say(label: str, style: str, message: object) -> None:
     err_console.print(line(label, style, message), soft_wrap=True)
 
 
+#: What an interrupted run keeps and how it resumes.
+_KEPT = "completed cells are kept; a rerun measures the rest"
+
+
 def main() -> None:
     """Run the CLI, turning the project's errors and stop signals into one line and a code."""
     try:
         with interrupt.stop_on_signals():
-            app()
+            # Not standalone: click's usage errors come here, to be printed as one line.
+            code = app(standalone_mode=False)
+    except _NO_ARGS as error:
+        err_console.print(error.format_message(), markup=False)
+        sys.exit(error.exit_code)
+    except click_errors.ClickException as error:
+        say("error:", "bold red", usage_error(error))
+        sys.exit(error.exit_code)
+    except typer.Abort:
+        say("interrupted:", "yellow", "aborted")
+        sys.exit(130)
     except SpecbenchError as error:
         say("error:", "bold red", error)
         sys.exit(error.exit_code)
@@ -63,17 +84,21 @@ def main() -> None:
         say("regression:", "bold red", error)
         sys.exit(error.exit_code)
     except interrupt.Interrupted as stop:
-        say(
-            "interrupted:", "yellow", f"{stop}; completed cells are kept, a rerun measures the rest"
-        )
+        say("interrupted:", "yellow", f"{stop}; {_KEPT}")
         sys.exit(stop.exit_code)
     except KeyboardInterrupt:
-        say(
-            "interrupted:",
-            "yellow",
-            "by SIGINT; completed cells are kept, a rerun measures the rest",
-        )
+        say("interrupted:", "yellow", f"by SIGINT; {_KEPT}")
         sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)  # typer.Exit(code) and --help end here
+
+
+def usage_error(error: click_errors.ClickException) -> str:
+    """Click's message on one line, with the command whose --help lists what is allowed."""
+    message = " ".join(error.format_message().split())
+    context = getattr(error, "ctx", None)
+    if context is not None:
+        message += f" (see `{context.command_path} --help`)"
+    return message
 
 
 if __name__ == "__main__":

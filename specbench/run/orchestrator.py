@@ -481,6 +481,13 @@ class _Runner:
                     if cell.workload_index not in senders:
                         several = len(self.plan.servers) > 1 or len(self.plan.workloads) > 1
                         where = f"{server.name} × {cell.workload}: " if several else ""
+                        if isinstance(max_model_len, int) and spec_w.max_tokens >= max_model_len:
+                            raise SpecbenchError(
+                                f"{where}max_tokens = {spec_w.max_tokens} is not below "
+                                f"max_model_len = {max_model_len} of {live.base_url} "
+                                "(/v1/models): every request would be rejected; allowed: below "
+                                f"{max_model_len}"
+                            )
                         for message in context_warnings(workload, max_model_len, spec_w):
                             self.progress.warn(where + message)
                         levels = [

@@ -15,7 +15,7 @@ import time
 import uuid
 from pathlib import Path
 
-from helpers import CLI, popen_cli, run_cli
+from helpers import CLI, popen_cli, run_cli, running_emulator
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
@@ -278,3 +278,17 @@ def test_a_rerun_stops_a_server_a_dead_campaign_left_running(tmp_path):
     finally:
         other.kill()
         other.wait()
+
+
+def test_bench_max_tokens_above_the_served_context_is_refused_before_any_request(tmp_path):
+    out = tmp_path / "results"
+    with running_emulator("--model", "m", "--max-model-len", "64") as url:
+        result = run_cli(
+            "bench", "--endpoint", url, "--dataset", DATA, "--output", out, "--max-tokens", "100"
+        )
+    assert result.returncode == 2, result.stderr
+    assert one_line(result.stderr) == (
+        f"error: max_tokens = 100 is not below max_model_len = 64 of {url} (/v1/models): "
+        "every request would be rejected; allowed: below 64"
+    )
+    assert not list(out.rglob("requests.jsonl"))
