@@ -292,3 +292,38 @@ def test_bench_max_tokens_above_the_served_context_is_refused_before_any_request
         "every request would be rejected; allowed: below 64"
     )
     assert not list(out.rglob("requests.jsonl"))
+
+
+PLACEHOLDERS = REPO / "tests" / "fixtures" / "speed_bench_placeholders" / "data"
+
+
+def test_every_workload_dataset_is_checked_before_any_server_starts(tmp_path):
+    bad_line = tmp_path / "bad.jsonl"
+    bad_line.write_text('{"category": "chat", "turns": ["hi"]}\n{bad json\n')
+    cases = {
+        "missing": (f"{tmp_path}/nosuch.jsonl", "file not found"),
+        "bad-line": (str(bad_line), f"{bad_line}:2: not valid JSON"),
+        "placeholders": (f"speed-bench:qualitative:{PLACEHOLDERS}", "placeholder"),
+    }
+    for name, (dataset, expected) in cases.items():
+        suite, tag = write_suite(tmp_path, concurrency=(1,), max_tokens=8)
+        # The first workload is fine: the bad second one must still stop the run up front.
+        suite.write_text(
+            suite.read_text()
+            + f'\n[[workloads]]\nname = "second"\ndataset = "{dataset}"\n'
+            + "concurrency = [1]\nmax_tokens = 8\n"
+        )
+        out = tmp_path / f"results-{name}"
+        result = run_cli("run", suite, "--output", out)
+        assert result.returncode == 2, (name, result.stderr)
+        assert expected in one_line(result.stderr), (name, result.stderr)
+        assert "starting" not in result.stderr and not (out / "logs").exists(), name
+        assert server_pids(tag) == []
+    suite, _ = write_suite(tmp_path, concurrency=(1,), max_tokens=8)
+    text = suite.read_text().replace(
+        f'dataset = "{DATA}"', f'dataset = "{DATA}"\ncategories = ["nosuch"]'
+    )
+    suite.write_text(text)
+    result = run_cli("run", suite, "--output", tmp_path / "results-category")
+    assert result.returncode == 2 and "nosuch" in one_line(result.stderr), result.stderr
+    assert "starting" not in result.stderr
