@@ -13,7 +13,7 @@ from rich.console import Console
 
 from specbench.cli.lines import line
 from specbench.common import interrupt
-from specbench.common.errors import RegressionDetected, SpecbenchError
+from specbench.common.errors import RegressionDetected, SpecbenchError, describe_os_error
 
 app = typer.Typer(
     name="specbench",
@@ -68,28 +68,37 @@ def main() -> None:
         with interrupt.stop_on_signals():
             # Not standalone: click's usage errors come here, to be printed as one line.
             code = app(standalone_mode=False)
-    except _NO_ARGS as error:
-        err_console.print(error.format_message(), markup=False)
-        sys.exit(error.exit_code)
-    except click_errors.ClickException as error:
-        say("error:", "bold red", usage_error(error))
-        sys.exit(error.exit_code)
-    except typer.Abort:
-        say("interrupted:", "yellow", "aborted")
-        sys.exit(130)
-    except SpecbenchError as error:
-        say("error:", "bold red", error)
-        sys.exit(error.exit_code)
-    except RegressionDetected as error:
-        say("regression:", "bold red", error)
-        sys.exit(error.exit_code)
-    except interrupt.Interrupted as stop:
-        say("interrupted:", "yellow", f"{stop}; {_KEPT}")
-        sys.exit(stop.exit_code)
-    except KeyboardInterrupt:
-        say("interrupted:", "yellow", f"by SIGINT; {_KEPT}")
-        sys.exit(130)
+    except BaseException as error:  # noqa: BLE001 (unknown ones are raised again)
+        sys.exit(report_error(error))
     sys.exit(code if isinstance(code, int) else 0)  # typer.Exit(code) and --help end here
+
+
+def report_error(error: BaseException) -> int:
+    """Print one line for a known error and return its exit code; raise any other again."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]  # a TaskGroup wraps what one request task raised
+    if isinstance(error, _NO_ARGS):
+        err_console.print(error.format_message(), markup=False)
+        return int(error.exit_code)
+    if isinstance(error, click_errors.ClickException):
+        say("error:", "bold red", usage_error(error))
+        return int(error.exit_code)
+    if isinstance(error, SpecbenchError):
+        say("error:", "bold red", error)
+        return error.exit_code
+    if isinstance(error, RegressionDetected):
+        say("regression:", "bold red", error)
+        return error.exit_code
+    if isinstance(error, OSError):
+        say("error:", "bold red", describe_os_error(error))
+        return 2
+    if isinstance(error, interrupt.Interrupted):
+        say("interrupted:", "yellow", f"{error}; {_KEPT}")
+        return error.exit_code
+    if isinstance(error, KeyboardInterrupt | typer.Abort):
+        say("interrupted:", "yellow", f"by SIGINT; {_KEPT}")
+        return 130
+    raise error
 
 
 def usage_error(error: click_errors.ClickException) -> str:

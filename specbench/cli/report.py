@@ -50,4 +50,10 @@ def report(
         baseline=baseline,
         speculative=speculative,
     )
-    build_report(options, console=Console())
+    try:
+        build_report(options, console=Console())
+    except OSError as error:  # a failed write names no file: name the report's folder
+        if error.filename is None:
+            folder = out or results_dirs[0] / "report"
+            raise OSError(error.errno, error.strerror or str(error), str(folder)) from None
+        raise

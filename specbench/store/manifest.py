@@ -32,6 +32,9 @@ from specbench.store import files, layout
 #: Lock file beside manifest.json; flock works across NFS (v4) clients, which shards share.
 MANIFEST_LOCK = ".manifest.lock"
 
+#: What to do about a corrupt manifest: the cells' own files do not depend on it.
+_RESTORE = "restore it from a copy, or measure into a new --output (each cell's files are intact)"
+
 RunStatus = Literal["running", "completed", "cells failed", "interrupted", "error"]
 
 
@@ -176,7 +179,10 @@ def read_manifest(root: Path) -> Manifest | None:
     path = root / layout.MANIFEST
     if not path.exists():
         return None
-    raw = files.read_json(path)
+    try:
+        raw = files.read_json(path)
+    except SpecbenchError as error:
+        raise SpecbenchError(f"{error}; {_RESTORE}") from None
     version = raw.get("schema_version")
     if version == 1:
         raw = _from_v1(raw)
@@ -188,7 +194,8 @@ def read_manifest(root: Path) -> Manifest | None:
     try:
         return Manifest.model_validate(raw)
     except ValidationError as error:
-        raise SpecbenchError(describe_validation_error(error, Manifest, "", path)) from None
+        message = describe_validation_error(error, Manifest, "", path)
+        raise SpecbenchError(f"{message}; {_RESTORE}") from None
 
 
 def update_manifest(root: Path, change: Callable[[Manifest], Manifest]) -> Manifest:

@@ -6,6 +6,7 @@ the exit code, the one-line message and that the cells completed before stay int
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -13,8 +14,10 @@ import socket
 import subprocess
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from helpers import CLI, popen_cli, run_cli, running_emulator
 
 REPO = Path(__file__).resolve().parents[2]
@@ -327,3 +330,99 @@ def test_every_workload_dataset_is_checked_before_any_server_starts(tmp_path):
     result = run_cli("run", suite, "--output", tmp_path / "results-category")
     assert result.returncode == 2 and "nosuch" in one_line(result.stderr), result.stderr
     assert "starting" not in result.stderr
+
+
+@contextlib.contextmanager
+def small_disk(path: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of `size` mounted at `path` (a real full disk, a real read-only one)."""
+    path.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {mounted.stderr!r}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def fill(disk: Path) -> Path:
+    """Write until the disk is full; the filler file, to free it again."""
+    filler = disk / "filler"
+    with filler.open("wb", buffering=0) as handle:
+        try:
+            while True:
+                handle.write(b"\0" * 4096)
+        except OSError:
+            pass
+    return filler
+
+
+def test_output_that_is_a_file_is_one_line_exit_2(tmp_path):
+    suite, _ = write_suite(tmp_path, concurrency=(1,), max_tokens=8)
+    target = tmp_path / "a-file"
+    target.write_text("not a folder")
+    result = run_cli("run", suite, "--output", target)
+    assert result.returncode == 2, result.stderr
+    assert [x for x in result.stderr.splitlines() if x.strip()] == [
+        f"error: {target}: File exists; a file stands where a folder is needed: --output must "
+        "name a directory"
+    ]
+    assert target.read_text() == "not a folder"
+
+
+def test_read_only_results_dir_is_one_line_exit_2(tmp_path):
+    suite, tag = write_suite(tmp_path, concurrency=(1,), max_tokens=8)
+    with small_disk(tmp_path / "ro", "1m") as disk:
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        result = run_cli("run", suite, "--output", disk / "results")
+    assert result.returncode == 2, result.stderr
+    assert one_line(result.stderr) == (
+        f"error: {disk / 'results'}: Read-only file system; the file system is read-only: "
+        "choose a writable --output"
+    )
+    assert "Traceback" not in result.stderr and server_pids(tag) == []
+
+
+def test_disk_full_mid_campaign_keeps_cells_and_a_rerun_completes(tmp_path):
+    suite, tag = write_suite(tmp_path, step_ms=6.0, concurrency=(1, 8), max_tokens=48)
+    with small_disk(tmp_path / "disk", "4m") as disk:
+        out = disk / "results"
+        process = popen_cli("run", suite, "--output", out)
+        try:
+            wait_for(lambda: len(summaries(out)) >= 1 and in_flight(out))
+            filler = fill(disk)
+            _, stderr = process.communicate(timeout=120)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        assert process.returncode == 2, stderr
+        assert "Traceback" not in stderr
+        line = one_line(stderr)
+        assert line.startswith(f"error: {out}/") and line.endswith(
+            "No space left on device; the disk is full: free space, then rerun (completed cells "
+            "are kept)"
+        ), stderr
+        wait_for(lambda: server_pids(tag) == [], 30)
+        kept = {p: b for p, b in summaries(out).items()}
+        assert kept and all(json.loads(b)["num_requests"] == 14 for b in kept.values())
+        assert not list(out.rglob("*.tmp"))  # no half-written file left under a temp name
+        filler.unlink()
+        rerun = run_cli("run", suite, "--output", out)
+        assert rerun.returncode == 0, rerun.stderr
+        assert f"{len(kept)} already complete" in rerun.stderr
+        assert {p: summaries(out)[p] for p in kept} == kept
+        assert len(summaries(out)) == 4
+
+        # A report on a full disk: one line, exit 2, and no truncated figure left behind.
+        filler = fill(disk)
+        report = run_cli("report", out, "--out", disk / "report")
+        assert report.returncode == 2, report.stderr
+        assert "No space left on device; the disk is full" in one_line(report.stderr)
+        assert "Traceback" not in report.stderr
+        figures = list((disk / "report").rglob("*.png")) + list((disk / "report").rglob("*.svg"))
+        assert all(p.stat().st_size > 0 for p in figures)
+        assert not list((disk / "report").rglob("*.partial"))
