@@ -426,3 +426,41 @@ def test_disk_full_mid_campaign_keeps_cells_and_a_rerun_completes(tmp_path):
         figures = list((disk / "report").rglob("*.png")) + list((disk / "report").rglob("*.svg"))
         assert all(p.stat().st_size > 0 for p in figures)
         assert not list((disk / "report").rglob("*.partial"))
+
+
+def test_a_server_restart_inside_the_window_fails_the_cell_even_when_counters_climb(tmp_path):
+    from fault_proxy import switching_proxy
+
+    out = tmp_path / "results"
+    slow = ("--model", "m", "--step-ms", "6", "--num-speculative-tokens", "3", "--seed", "1")
+    with running_emulator(*slow) as first, running_emulator(*slow) as second:
+        # The "restarted" server has served more than the first before the window: its
+        # counters end above the first's, so no counter goes down.
+        warm = run_cli("bench", "--endpoint", second, "--dataset", DATA, "--output", tmp_path / "w")
+        assert warm.returncode == 0, warm.stderr
+        with switching_proxy(first) as proxy:
+            bench = popen_cli(
+                "bench",
+                "--endpoint",
+                proxy.url,
+                "--dataset",
+                DATA,
+                "--output",
+                out,
+                "--max-tokens",
+                "48",
+            )
+            try:
+                wait_for(lambda: bool(in_flight(out)))
+                proxy.switch(second)
+                _, stderr = bench.communicate(timeout=120)
+            finally:
+                if bench.poll() is None:
+                    bench.kill()
+    assert bench.returncode == 1, stderr  # a failed cell, as `run` says it
+    assert "Traceback" not in stderr
+    cell = out / "default" / "tiny" / "c1" / "r0"
+    assert not (cell / "summary.json").exists()
+    failure = json.loads((cell / "failure.json").read_text())
+    assert failure["message"].startswith("process_start_time_seconds changed from ")
+    assert "the server restarted" in failure["message"]
