@@ -105,6 +105,21 @@ class RecordWriter:
             raise named(error, self._path) from None
 
 
+def records_disagree(path: Path, records: int, summary: CellSummary) -> str | None:
+    """Why a cell's `requests.jsonl` (holding `records`) does not match its summary, or None.
+
+    A complete cell has one record per request its summary counts; fewer means the file was
+    cut short (a crash or a full disk after the summary, a copy that stopped midway).
+    """
+    if records == summary.num_requests:
+        return None
+    return (
+        f"{path}: holds {records} records, but summary.json counts {summary.num_requests} "
+        "requests (the file is cut short or was changed): its per-request figures are "
+        "incomplete; delete the cell's summary.json and rerun to measure it again"
+    )
+
+
 def read_records(path: Path) -> Iterator[RequestRecord]:
     """Records of a `requests.jsonl`, tolerating a truncated last line (a crash mid-write)."""
     with path.open("rb") as handle:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -464,3 +465,21 @@ def test_a_server_restart_inside_the_window_fails_the_cell_even_when_counters_cl
     failure = json.loads((cell / "failure.json").read_text())
     assert failure["message"].startswith("process_start_time_seconds changed from ")
     assert "the server restarted" in failure["message"]
+
+
+def test_report_and_lossless_name_the_cells_a_campaign_did_not_measure(tmp_path):
+    suite, _ = write_suite(tmp_path, concurrency=(1, 2), max_tokens=8)
+    out = tmp_path / "results"
+    assert run_cli("run", suite, "--output", out).returncode == 0
+    shutil.rmtree(out / "eagle3" / "tiny" / "c2")  # as if the run was stopped before it
+    expected = (
+        "1 cell(s) of the suite have no results (never measured, or interrupted): "
+        "eagle3/tiny/c2/r0; `specbench run` on the same --output measures them"
+    )
+    report = run_cli("report", out)
+    assert report.returncode == 0, report.stderr
+    assert expected in " ".join(report.stderr.split() + report.stdout.split())
+    assert "## Missing cells" in (out / "report" / "report.md").read_text()
+    lossless = run_cli("lossless", out)
+    assert f"missing: {expected}" in lossless.stdout + lossless.stderr
+    assert json.loads((out / "lossless.json").read_text())["missing"] == ["eagle3/tiny/c2/r0"]
