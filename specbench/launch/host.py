@@ -11,7 +11,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from specbench.common.errors import SpecbenchError
@@ -162,21 +162,24 @@ def die_with_parent(parent_pid: int) -> None:
     Set on a server's process-group leader, so a campaign killed outright (kill -9) does not
     leave its servers serving; vLLM stops its engine workers on that SIGTERM.
     """
-    if _LIBC is None:
+    if _PRCTL is None:
         return
-    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     if os.getppid() != parent_pid:  # it died before prctl: nobody will send the signal
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def _load_libc() -> ctypes.CDLL | None:
+def _load_prctl() -> Callable[..., int] | None:
+    """libc's prctl, resolved in the parent: the child between fork and exec only calls it
+    (no import, no symbol lookup that could wait on a lock another thread held at fork)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        return ctypes.CDLL(None, use_errno=True)  # loaded before fork: the child only calls
-    except OSError:
+        function: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
         return None
+    return function
 
 
 _PR_SET_PDEATHSIG = 1
-_LIBC = _load_libc()
+_PRCTL = _load_prctl()
