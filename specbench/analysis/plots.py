@@ -291,6 +291,12 @@ def save_figure(figure: Figure, stem: Path, formats: Sequence[str]) -> list[Path
     written = []
     for fmt in formats:
         path = stem.with_suffix(f".{fmt}")
-        figure.savefig(path, format=fmt, dpi=DPI)
+        # A temporary name, then rename: a full disk leaves no truncated figure behind.
+        partial = path.with_name(f".{path.name}.partial")
+        try:
+            figure.savefig(partial, format=fmt, dpi=DPI)
+            partial.replace(path)
+        finally:
+            partial.unlink(missing_ok=True)
         written.append(path)
     return written

@@ -35,6 +35,7 @@ from specbench.analysis.health import cell_health
 from specbench.analysis.markdown import Table, join_sections, to_json, to_markdown, to_rich
 from specbench.common.errors import SpecbenchError
 from specbench.results import frame as F
+from specbench.results.missing import describe_missing, missing_cells
 from specbench.results.selection import (
     Comparison,
     Selection,
@@ -304,7 +305,24 @@ def _markdown(
         sections.append(
             "## Failed cells\n\n" + "\n".join(f"- `{f.path.parent}`: {f.reason}" for f in failed)
         )
+    missing = _missing(options)
+    if missing:
+        sections.append(
+            "## Missing cells\n\nCells of the suite with no results (never measured, or "
+            "interrupted); `specbench run` on the same --output measures them.\n\n"
+            + "\n".join(f"- `{key}`" for key in missing)
+        )
     return join_sections(sections)
+
+
+def _missing(options: ReportOptions) -> list[str]:
+    """Missing cells of every results directory (prefixed by it when there are several)."""
+    several = len(options.results_dirs) > 1
+    return [
+        f"{directory}/{key}" if several else key
+        for directory in options.results_dirs
+        for key in missing_cells(directory)
+    ]
 
 
 def build_report(options: ReportOptions, console: Console | None = None) -> ReportOutcome:
@@ -355,8 +373,11 @@ def build_report(options: ReportOptions, console: Console | None = None) -> Repo
         for table in outcome.tables:
             console.print(to_rich(table))
         for note in outcome.not_built:
-            console.print(f"[yellow]not built:[/] {note}", soft_wrap=True)
+            console.print(f"not built: {note}", style="yellow", soft_wrap=True, markup=False)
         if failed:
             console.print(f"[yellow]{len(failed)} failed cell(s) left out (see report.md)[/]")
-        console.print(f"report written to {out}")
+        missing = describe_missing(_missing(options))
+        if missing:
+            console.print(missing, style="yellow", soft_wrap=True, markup=False)
+        console.print(f"report written to {out}", markup=False)
     return outcome

@@ -9,7 +9,7 @@ import typer
 
 from specbench.cli import options as o
 from specbench.common import defaults
-from specbench.common.errors import ServerError
+from specbench.common.errors import CellsFailed
 
 
 def register(app: typer.Typer) -> None:
@@ -94,8 +94,9 @@ def bench(
         result = run_plan(plan, options, progress)
     summaries = [o.summary for o in result.outcomes.values() if o.summary is not None]
     console.print(cells_table(summaries))
-    console.print(f"results in {output}")
+    console.print(f"results in {output}", markup=False)
     if result.failed:
         first = result.outcomes[result.failed[0]].error
-        # bench measures one endpoint the user chose: a failed cell is an input problem (2).
-        raise ServerError(f"{len(result.failed)} cell(s) failed (see failure.json): {first}")
+        # As `run`: cells were measured and some failed (1); bad input and an unreachable
+        # endpoint are refused before any cell (2).
+        raise CellsFailed(f"{len(result.failed)} cell(s) failed (see failure.json): {first}")

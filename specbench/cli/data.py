@@ -40,6 +40,7 @@ def inspect(
 ) -> None:
     """Rows, multi-turn share, placeholder count and prompt lengths, per category."""
     from specbench.cli.console import make_console
+    from specbench.cli.lines import line
     from specbench.data.inspect import (
         inspect_dataset,
         report_heading,
@@ -57,4 +58,4 @@ def inspect(
     for note in report_notes(report):
         console.print(note, soft_wrap=True, markup=False, highlight=False)
     for warning in report.warnings:
-        console.print(f"[yellow]warning:[/] {warning}")
+        console.print(line("warning:", "yellow", warning), soft_wrap=True)

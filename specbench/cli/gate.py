@@ -30,9 +30,10 @@ def save(
 
     baseline = save_baseline(results_dir, out)
     metrics = sum(len(cell.metrics) for cell in baseline.cells.values())
-    make_console(stderr=True).print(
+    make_console(stderr=True, highlight=False).print(
         f"baseline of {len(baseline.cells)} cells ({metrics} metrics) from {results_dir} "
-        f"written to {out}"
+        f"written to {out}",
+        markup=False,
     )
 
 

@@ -11,7 +11,9 @@ import sys
 import typer
 
 from specbench.cli.console import env_width, make_console
-from specbench.common.errors import RegressionDetected, SpecbenchError
+from specbench.cli.lines import line
+from specbench.common import interrupt
+from specbench.common.errors import RegressionDetected, SpecbenchError, describe_os_error
 
 app = typer.Typer(
     name="specbench",
@@ -21,7 +23,14 @@ app = typer.Typer(
     add_completion=False,
 )
 
+try:  # typer >= 0.2x carries its own copy of click
+    from typer._click import exceptions as click_errors
+except ImportError:  # pragma: no cover (older typer uses click itself)
+    from click import exceptions as click_errors  # type: ignore[no-redef]
+
 err_console = make_console(stderr=True, highlight=False)
+#: click's "no arguments: show the help" (click >= 8.2); a usage error before that.
+_NO_ARGS = getattr(click_errors, "NoArgsIsHelpError", ())
 
 # Each command module adds its commands to `app`, in the order `--help` lists them; the
 # modules import only typer at the top, so `specbench --help` stays instant.
@@ -42,20 +51,62 @@ for _module in (run, bench, serve, emulate, data, report, export, lossless, gate
     _module.register(app)
 
 
+def say(label: str, style: str, message: object) -> None:
+    """One line on stderr: a styled label, then the message as plain text (never markup)."""
+    err_console.print(line(label, style, message), soft_wrap=True)
+
+
+#: What an interrupted run keeps and how it resumes.
+_KEPT = "completed cells are kept; a rerun measures the rest"
+
+
 def main() -> None:
-    """Run the CLI, turning the project's errors into one line and an exit code."""
+    """Run the CLI, turning the project's errors and stop signals into one line and a code."""
     try:
         env_width()  # a bad SPECBENCH_CONSOLE_WIDTH: one line and exit 2, before any command
-        app()
-    except SpecbenchError as error:
-        err_console.print(f"[bold red]error:[/] {error}", soft_wrap=True)
-        sys.exit(error.exit_code)
-    except RegressionDetected as error:
-        err_console.print(f"[bold red]regression:[/] {error}", soft_wrap=True)
-        sys.exit(error.exit_code)
-    except KeyboardInterrupt:
-        err_console.print("[yellow]interrupted[/]")
-        sys.exit(130)
+        with interrupt.stop_on_signals():
+            # Not standalone: click's usage errors come here, to be printed as one line.
+            code = app(standalone_mode=False)
+    except BaseException as error:  # noqa: BLE001 (unknown ones are raised again)
+        sys.exit(report_error(error))
+    sys.exit(code if isinstance(code, int) else 0)  # typer.Exit(code) and --help end here
+
+
+def report_error(error: BaseException) -> int:
+    """Print one line for a known error and return its exit code; raise any other again."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]  # a TaskGroup wraps what one request task raised
+    if isinstance(error, _NO_ARGS):
+        err_console.print(error.format_message(), markup=False)
+        return int(error.exit_code)
+    if isinstance(error, click_errors.ClickException):
+        say("error:", "bold red", usage_error(error))
+        return int(error.exit_code)
+    if isinstance(error, SpecbenchError):
+        say("error:", "bold red", error)
+        return error.exit_code
+    if isinstance(error, RegressionDetected):
+        say("regression:", "bold red", error)
+        return error.exit_code
+    if isinstance(error, OSError):
+        say("error:", "bold red", describe_os_error(error))
+        return 2
+    if isinstance(error, interrupt.Interrupted):
+        say("interrupted:", "yellow", f"{error}; {_KEPT}")
+        return error.exit_code
+    if isinstance(error, KeyboardInterrupt | typer.Abort):
+        say("interrupted:", "yellow", f"by SIGINT; {_KEPT}")
+        return 130
+    raise error
+
+
+def usage_error(error: click_errors.ClickException) -> str:
+    """Click's message on one line, with the command whose --help lists what is allowed."""
+    message = " ".join(error.format_message().split())
+    context = getattr(error, "ctx", None)
+    if context is not None:
+        message += f" (see `{context.command_path} --help`)"
+    return message
 
 
 if __name__ == "__main__":

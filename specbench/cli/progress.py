@@ -17,6 +17,7 @@ from rich.progress import (
 from rich.table import Table
 
 from specbench.cli.console import make_console
+from specbench.cli.lines import line, plain
 from specbench.client.record import RequestRecord
 from specbench.common.text import formatted
 from specbench.measure.cell import CellOutcome, CellProgress, CellSpec
@@ -169,19 +170,20 @@ class RichRunProgress(RunProgress):
             self._task = self._progress.add_task("campaign", total=total, completed=0)
 
     def server(self, name: str, message: str) -> None:
-        self._progress.console.print(f"[cyan]server {name}[/]: {message}")
+        self._progress.console.print(line(f"server {name}:", "cyan", message), soft_wrap=True)
 
     def warn(self, message: str) -> None:
-        self._progress.console.print(f"[yellow]warning:[/] {message}")
+        self._progress.console.print(line("warning:", "yellow", message), soft_wrap=True)
 
     def cell(self, cell: Cell) -> CellProgress:
         return RichCellProgress()
 
     def cell_done(self, cell: Cell, outcome: CellOutcome) -> None:
         if outcome.error:
-            self._progress.console.print(f"[red]failed[/] {cell.key}: {outcome.error}")
+            failed = line("failed", "red", f"{cell.key}: {outcome.error}")
+            self._progress.console.print(failed, soft_wrap=True)
         elif outcome.skipped:
-            self._progress.console.print(f"[dim]skip {cell.key}: already complete[/]")
+            self._progress.console.print(plain(f"skip {cell.key}: already complete", "dim"))
         if self._task is not None:
             self._progress.advance(self._task)
 
@@ -202,7 +204,7 @@ def run_table(plan: Plan, result: RunResult) -> Table:
     for cell, outcome in result.outcomes.items():
         summary = outcome.summary
         if summary is None:
-            table.add_row(cell.key, "[red]failed[/]", "", "", "", "", "", "")
+            table.add_row(cell.key, plain("failed", "red"), "", "", "", "", "", "")
             continue
         reference = baseline.get((cell.workload_index, cell.concurrency, cell.repeat))
         speedup = None

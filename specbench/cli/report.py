@@ -62,4 +62,10 @@ def report(
         speculative=speculative,
         al_definition=definitions[al_definition],
     )
-    build_report(options, console=make_console())
+    try:
+        build_report(options, console=make_console())
+    except OSError as error:  # a failed write names no file: name the report's folder
+        if error.filename is None:
+            folder = out or results_dirs[0] / "report"
+            raise OSError(error.errno, error.strerror or str(error), str(folder)) from None
+        raise

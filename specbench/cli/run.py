@@ -148,7 +148,8 @@ def run(
     skipped = len(result.outcomes) - len(result.measured) - len(result.failed)
     console.print(
         f"{len(result.measured)} cells measured, {skipped} already complete, "
-        f"{len(result.failed)} failed; results in {options.output}"
+        f"{len(result.failed)} failed; results in {options.output}",
+        markup=False,
     )
     if result.failed:
         raise CellsFailed(

@@ -16,7 +16,9 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from specbench.cli.lines import line, plain
 from specbench.cli.progress import console
+from specbench.common import interrupt
 from specbench.common.errors import CellsFailed, SpecbenchError
 from specbench.common.validation import describe_validation_error
 from specbench.slurm.executor import SlurmRun, SlurmWatcher, describe_plan, run_on_slurm
@@ -85,9 +87,11 @@ def failures(status: CampaignStatus) -> Group:
             details.append(f"reason {row.reason}")
         suffix = f" ({', '.join(details)})" if details else ""
         parts.append(
-            Text.from_markup(
-                f"[bold red]{row.shard}[/]: job {row.job_id} {row.state}{suffix}; "
-                f"{row.cells_total - row.cells_done} cell(s) missing; log {row.log_path}"
+            line(
+                f"{row.shard}:",
+                "bold red",
+                f"job {row.job_id} {row.state}{suffix}; "
+                f"{row.cells_total - row.cells_done} cell(s) missing; log {row.log_path}",
             )
         )
         parts.extend(Text(f"    {line}", style="dim") for line in row.log_tail())
@@ -102,22 +106,22 @@ class RichSlurmWatcher(SlurmWatcher):
         self._seen: dict[str, str] = {}
 
     def warn(self, message: str) -> None:
-        self._live.console.print(f"[yellow]warning:[/] {message}", soft_wrap=True)
+        self._live.console.print(line("warning:", "yellow", message), soft_wrap=True)
 
     def submitted(self, shard: str, job_id: str, attempt: int) -> None:
         again = f" (attempt {attempt})" if attempt > 1 else ""
-        self._live.console.print(f"[cyan]submitted[/] {shard}: job {job_id}{again}")
+        self._live.console.print(line("submitted", "cyan", f"{shard}: job {job_id}{again}"))
         self._seen[shard] = f"{job_id}:PENDING"
 
     def skipped(self, shard: str, reason: str) -> None:
-        self._live.console.print(f"[dim]skip {shard}: {reason}[/]")
+        self._live.console.print(plain(f"skip {shard}: {reason}", "dim"), soft_wrap=True)
 
     def update(self, status: CampaignStatus) -> None:
         for row in status.shards:
             key = f"{row.job_id}:{row.state}"
             if row.job_id and self._seen.get(row.shard, key) != key:
                 where = f" on {row.node}" if row.node and row.category != "pending" else ""
-                self._live.console.print(f"{row.shard}: job {row.job_id} {row.state}{where}")
+                self._live.console.print(plain(f"{row.shard}: job {row.job_id} {row.state}{where}"))
             self._seen[row.shard] = key
         self._live.update(Group(jobs_table(status), Text(totals(status))))
 
@@ -135,14 +139,19 @@ def run_slurm(suite: Suite, request: SlurmRun, *, dry_run: bool = False) -> None
         watcher = RichSlurmWatcher(live)
         try:
             status = run_on_slurm(suite, request, watcher)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, interrupt.Interrupted) as stop:
             live.stop()
+            code = stop.exit_code if isinstance(stop, interrupt.Interrupted) else 130
             console.print(
-                "[yellow]stopped watching[/]: nothing was cancelled and the jobs keep running; "
-                f"`specbench status {request.output}` shows them, `scancel JOBID` stops one",
+                line(
+                    "stopped watching:",
+                    "yellow",
+                    "nothing was cancelled and the jobs keep running; "
+                    f"`specbench status {request.output}` shows them, `scancel JOBID` stops one",
+                ),
                 soft_wrap=True,
             )
-            raise typer.Exit(130) from None
+            raise typer.Exit(code) from None
     console.print(jobs_table(status))
     console.print(totals(status))
     if status.failed:
@@ -152,6 +161,7 @@ def run_slurm(suite: Suite, request: SlurmRun, *, dry_run: bool = False) -> None
         console.print(
             f"submitted; jobs {jobs} run on their own: `specbench status {request.output}`",
             soft_wrap=True,
+            markup=False,
         )
         return
     if status.failed:
@@ -159,4 +169,6 @@ def run_slurm(suite: Suite, request: SlurmRun, *, dry_run: bool = False) -> None
             f"{len(status.failed)} shard job(s) failed; rerun to resubmit what is missing "
             "(or pass --retries N)"
         )
-    console.print(f"{status.cells_done}/{status.cells_total} cells complete in {request.output}")
+    console.print(
+        f"{status.cells_done}/{status.cells_total} cells complete in {request.output}", markup=False
+    )

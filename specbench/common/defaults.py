@@ -16,3 +16,7 @@ BENCH_WARMUP = 2
 #: |client − server| / server output tokens beyond which a cell warns (vLLM 0.32 agrees
 #: exactly when nothing fails: /work/handoff/probes/REPORT.md §4).
 TOKEN_MISMATCH_TOLERANCE = 0.01
+
+#: Highest concurrency level accepted: requests in flight from one client process (each
+#: holds a socket; far beyond any closed-loop benchmark of one server).
+MAX_CONCURRENCY = 65_536

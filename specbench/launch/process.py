@@ -1,9 +1,12 @@
 """Start a server config as a process group, wait until it serves, always tear it down.
 
 `ServerProcess` is a context manager: the server is stopped when the `with` block ends,
-whether by return, exception, Ctrl-C (SIGINT) or SIGTERM, and also when the server dies
+whether by return, exception or a stop signal (`specbench.common.interrupt` turns SIGINT
+and SIGTERM into `Interrupted`, which unwinds the block), and also when the server dies
 during start-up. Teardown sends SIGTERM to the whole process group (vLLM forks engine
-workers), waits a grace period, then SIGKILLs what is left.
+workers), waits a grace period, then SIGKILLs what is left. The group's leader carries a
+parent-death signal (Linux `PR_SET_PDEATHSIG`, SIGTERM): if specbench is killed outright
+(kill -9), the server still stops.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from specbench.launch.health import server_version, wait_ready
 from specbench.launch.host import (
     check_port_free,
     client_host,
+    die_with_parent,
     find_vllm_executable,
     free_port,
     group_alive,
@@ -49,14 +53,6 @@ _KILL_WAIT_S = 10.0
 SignalHandler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 
-def _raise_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
-def _raise_system_exit(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(128 + signum)
-
-
 class ServerProcess:
     """One running server config; use as `with ServerProcess(...) as server:`."""
 
@@ -72,6 +68,7 @@ class ServerProcess:
         ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S,
         stop_grace_s: float = DEFAULT_STOP_GRACE_S,
         base_env: Mapping[str, str] | None = None,
+        on_spawn: Callable[[int], None] | None = None,
     ) -> None:
         self.config = config
         #: What was changed from the config at start, and why (e.g. a flag left out).
@@ -85,7 +82,8 @@ class ServerProcess:
         self._vllm_bin = vllm_bin
         self._base_env = dict(os.environ if base_env is None else base_env)
         self._process: subprocess.Popen[bytes] | None = None
-        self._saved_handlers: dict[int, SignalHandler] = {}
+        #: Called with the pid right after spawn, before readiness (to record it at once).
+        self._on_spawn = on_spawn
         self.port: int | None = None
         self.argv: list[str] = []
         self.provenance: ServerProvenance | None = None
@@ -103,12 +101,10 @@ class ServerProcess:
         return self._process.pid if self._process is not None else None
 
     def __enter__(self) -> ServerProcess:
-        self._install_signal_handlers()
         try:
             self.start()
         except BaseException:
             self.stop()
-            self._restore_signal_handlers()
             raise
         return self
 
@@ -118,10 +114,7 @@ class ServerProcess:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        try:
-            self.stop()
-        finally:
-            self._restore_signal_handlers()
+        self.stop()
 
     def start(self) -> ServerProvenance:
         """Spawn the server and block until it serves the model; returns its provenance."""
@@ -166,6 +159,7 @@ class ServerProcess:
             log.flush()
             log_offset = log.tell()
             start_ns = time.perf_counter_ns()
+            parent = os.getpid()
             self._process = subprocess.Popen(
                 self.argv,
                 stdin=subprocess.DEVNULL,
@@ -173,7 +167,11 @@ class ServerProcess:
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
+                # The server dies with this process, even when it is killed outright.
+                preexec_fn=lambda: die_with_parent(parent),
             )
+        if self._on_spawn is not None:
+            self._on_spawn(self._process.pid)
         wait_ready(
             self._process,
             base_url=self.base_url,
@@ -244,22 +242,6 @@ class ServerProcess:
                 return False
             time.sleep(0.1)
 
-    def _install_signal_handlers(self) -> None:
-        if threading.current_thread() is not threading.main_thread():
-            return
-        # Python's default SIGINT handler already raises KeyboardInterrupt; keeping it lets
-        # asyncio.run() install its own cancelling handler inside the `with` block.
-        if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-            self._saved_handlers[signal.SIGINT] = signal.signal(
-                signal.SIGINT, _raise_keyboard_interrupt
-            )
-        self._saved_handlers[signal.SIGTERM] = signal.signal(signal.SIGTERM, _raise_system_exit)
-
-    def _restore_signal_handlers(self) -> None:
-        for signum, handler in self._saved_handlers.items():
-            signal.signal(signum, handler)
-        self._saved_handlers.clear()
-
     @staticmethod
     def _defer_signals() -> tuple[dict[int, SignalHandler], list[int]]:
         pending: list[int] = []
@@ -269,7 +251,11 @@ class ServerProcess:
         def defer(signum: int, frame: FrameType | None) -> None:
             pending.append(signum)
 
-        return {signum: signal.signal(signum, defer) for signum in _DEFERRED}, pending
+        return {
+            signum: signal.signal(signum, defer)
+            for signum in _DEFERRED
+            if signal.getsignal(signum) != signal.SIG_IGN  # an ignored signal stays ignored
+        }, pending
 
     @staticmethod
     def _deliver_deferred(saved: dict[int, SignalHandler], pending: list[int]) -> None:

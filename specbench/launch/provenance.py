@@ -1,16 +1,20 @@
 """How a server was started, for the results manifest: version, argv, env, GPUs.
 
-Secrets never reach the manifest: any variable or flag whose name looks like a key, token,
-secret or password, and any value shaped like a well-known token, is replaced by
-`<redacted>`.
+Secrets never reach the manifest nor the screen: any variable or flag whose name looks like
+a key, token, secret or password, any variable the user lists in `SPECBENCH_REDACT_ENV`
+(comma-separated names), and any value shaped like a well-known token, is replaced by
+`<redacted>`. `redact_config` applies the same to a whole persisted config (every `env`
+table and argv list in it), so the manifest's copies of the suite are redacted too.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pydantic import Field
 
@@ -18,6 +22,8 @@ from specbench.common.model import Frozen
 from specbench.launch.config import Engine, ServerConfig
 
 REDACTED = "<redacted>"
+#: Comma-separated names of further variables to redact, for secrets no pattern recognizes.
+REDACT_ENV_VARIABLE = "SPECBENCH_REDACT_ENV"
 
 _RECORDED_PREFIXES = ("VLLM_", "HIP_", "ROCM_", "CUDA_")
 _RECORDED_SUFFIXES = ("_VISIBLE_DEVICES",)
@@ -31,6 +37,11 @@ _SECRET_VALUE = re.compile(
     r"^(hf_[A-Za-z0-9]{16,}|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[A-Z0-9]{16}"
     r"|(?=[^/.]*\d)(?=[^/.]*[A-Za-z])[A-Za-z0-9_-]{40,}={0,2})$"
 )
+# In a variable's name, a part containing one of these words (`HF_TOKEN`, `HFTOKEN`,
+# `DB_PASSWORD`), except a count of tokens (`VLLM_MAX_NUM_BATCHED_TOKENS`).
+_SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
+#: Keys of a persisted config whose value is a command line.
+_ARGV_KEYS = frozenset({"argv", "extra_args"})
 _VISIBLE_DEVICE_VARS = (
     "CUDA_VISIBLE_DEVICES",
     "HIP_VISIBLE_DEVICES",
@@ -81,11 +92,58 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name))
 
 
+def user_listed_secrets() -> frozenset[str]:
+    """Names in `SPECBENCH_REDACT_ENV` (upper case)."""
+    listed = os.environ.get(REDACT_ENV_VARIABLE, "")
+    return frozenset(name.strip().upper() for name in listed.split(",") if name.strip())
+
+
+def is_secret_env_name(name: str) -> bool:
+    """Whether an environment variable's value must be redacted, from its name alone."""
+    upper = name.upper()
+    if is_secret_name(name) or upper in user_listed_secrets():
+        return True
+    return any(
+        word in part and part != "TOKENS"
+        for part in re.split(r"[_\-]", upper)
+        for word in _SECRET_ENV_WORDS
+    )
+
+
 def redact_value(name: str, value: str) -> str:
     """`value`, or `<redacted>` when the name or the value looks secret."""
-    if is_secret_name(name) or _SECRET_VALUE.match(value):
+    if is_secret_env_name(name) or _SECRET_VALUE.match(value):
         return REDACTED
     return value
+
+
+def redact_env(env: Mapping[str, Any]) -> dict[str, Any]:
+    """An env table with every secret-looking value redacted (non-text values kept)."""
+    return {
+        name: redact_value(name, value) if isinstance(value, str) else value
+        for name, value in env.items()
+    }
+
+
+def redact_config(data: Any) -> Any:
+    """A JSON-ready config (suite, provenance, manifest) with its secrets redacted.
+
+    Every `env` table is passed through `redact_env`, every `argv`/`extra_args` list
+    through `redact_argv`; everything else is copied as is.
+    """
+    if isinstance(data, dict):
+        out: dict[Any, Any] = {}
+        for key, value in data.items():
+            if key == "env" and isinstance(value, dict):
+                out[key] = redact_env(value)
+            elif key in _ARGV_KEYS and isinstance(value, list):
+                out[key] = redact_argv([str(v) for v in value])
+            else:
+                out[key] = redact_config(value)
+        return out
+    if isinstance(data, list):
+        return [redact_config(value) for value in data]
+    return data
 
 
 def recorded_env(env: Mapping[str, str]) -> dict[str, str]:

@@ -32,6 +32,7 @@ from specbench.lossless.model import (
     MatchCount,
 )
 from specbench.metrics.latency import percentile
+from specbench.results.missing import missing_cells
 from specbench.store.summary import CellSummary
 
 LOSSLESS_JSON = "lossless.json"
@@ -119,11 +120,16 @@ def _skip_reason(spec: CellSummary, base: CellSummary) -> str | None:
     return None
 
 
-def _records(cell: Cell) -> list[RequestRecord]:
+def _records(cell: Cell, incomplete: list[str]) -> list[RequestRecord]:
+    """The cell's records; a count that disagrees with its summary is noted in `incomplete`."""
     path = cell.directory / store.REQUESTS
     if not path.is_file():
         raise SpecbenchError(f"{path}: missing (every complete cell has its requests.jsonl)")
-    return list(store.read_records(path))
+    records = list(store.read_records(path))
+    problem = store.records_disagree(path, len(records), cell.summary)
+    if problem is not None and problem not in incomplete:
+        incomplete.append(problem)
+    return records
 
 
 def check_cells(
@@ -258,10 +264,11 @@ def check_lossless(
     unpaired: list[str] = []
     acceptance: list[AcceptanceRow] = []
     per_label: dict[str, list[PairResult]] = defaultdict(list)
+    incomplete: list[str] = []
     for cell in sorted(cells, key=lambda c: (c.label, *c.key)):
         if cell.label not in speculative_labels:
             continue
-        records = _records(cell)
+        records = _records(cell, incomplete)
         acceptance.append(acceptance_row(cell, records))
         where = cell.directory.relative_to(results_dir).as_posix()
         base_label = pairs.get(cell.label)
@@ -279,7 +286,15 @@ def check_lossless(
         if reason is not None:
             checks.append(_skipped_cell(cell, base, results_dir, reason))
             continue
-        results = compare_records(_records(base), records)
+        known = len(incomplete)
+        base_records = _records(base, incomplete)
+        if known != len(incomplete) or store.records_disagree(
+            cell.directory / store.REQUESTS, len(records), cell.summary
+        ):
+            reason = "requests.jsonl disagrees with summary.json (see incomplete cells)"
+            checks.append(_skipped_cell(cell, base, results_dir, reason))
+            continue
+        results = compare_records(base_records, records)
         per_label[cell.label].extend(results)
         checks.append(check_cells(cell, base, results_dir, min_match_rate, results))
     compared = [c for c in checks if c.passed is not None]
@@ -290,7 +305,9 @@ def check_lossless(
         speculative=list(speculative_labels),
         cells=checks,
         unpaired=unpaired,
+        incomplete=incomplete,
+        missing=missing_cells(results_dir),
         totals={label: match_count(results) for label, results in sorted(per_label.items())},
         acceptance=acceptance,
-        passed=bool(compared) and all(c.passed for c in compared),
+        passed=bool(compared) and all(c.passed for c in compared) and not incomplete,
     )

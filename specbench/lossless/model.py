@@ -141,6 +141,16 @@ class LosslessReport(Frozen):
     speculative: list[str] = Field(description="Speculative labels.")
     cells: list[CellCheck] = Field(description="Each speculative cell with a baseline cell.")
     unpaired: list[str] = Field(description="Speculative cells without a baseline cell (why).")
+    incomplete: list[str] = Field(
+        default_factory=list,
+        description="Cells whose requests.jsonl disagrees with their summary (not compared; "
+        "the check cannot pass).",
+    )
+    missing: list[str] = Field(
+        default_factory=list,
+        description="Cells of the suite with neither a summary nor a failure (never measured "
+        "or interrupted).",
+    )
     totals: dict[str, MatchCount] = Field(description="Speculative label → all its cells.")
     acceptance: list[AcceptanceRow] = Field(description="Every speculative cell's three ALs.")
     passed: bool = Field(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from specbench.common.text import EN_DASH, fixed, markdown_table
 from specbench.lossless.model import CellCheck, LosslessReport, MatchCount
+from specbench.results.missing import describe_missing
 
 #: Diverged pairs listed per cell in the markdown (all of them are in lossless.json).
 MAX_LISTED_DIVERGENCES = 10
@@ -109,6 +110,14 @@ def lossless_section(report: LosslessReport, heading_level: int = 2) -> str:
     if report.unpaired:
         lines += [f"{h}# Speculative cells without a baseline cell", ""]
         lines += [f"- {note}" for note in report.unpaired]
+        lines.append("")
+    if report.incomplete:
+        lines += [f"{h}# Cells whose records disagree with their summary (not compared)", ""]
+        lines += [f"- {note}" for note in report.incomplete]
+        lines.append("")
+    if report.missing:
+        lines += [f"{h}# Cells of the suite with no results", ""]
+        lines += [f"- {key}" for key in report.missing]
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
@@ -221,6 +230,10 @@ def summary_lines(report: LosslessReport) -> list[str]:
             f"by {cell.compared_by} → {result}"
         )
     lines += [f"unpaired: {note}" for note in report.unpaired]
+    lines += [f"incomplete: {note}" for note in report.incomplete]
+    missing = describe_missing(report.missing)
+    if missing:
+        lines.append(f"missing: {missing}")
     for row in report.acceptance:
         lines.append(
             f"AL {row.label} {row.dataset_dir} c{row.concurrency} r{row.repeat}: counters "

@@ -22,14 +22,16 @@ from specbench import store
 from specbench.client.control import Scrape, reset_prefix_cache, scrape, scrape_when_idle
 from specbench.client.record import RequestRecord
 from specbench.client.sender import Sender
+from specbench.common import interrupt
 from specbench.common.errors import ServerError
 from specbench.data.conversation import Conversation
+from specbench.measure.checks import invalid_cell
 from specbench.measure.history import replay_for
 from specbench.measure.loop import run_closed_loop
 from specbench.measure.precision import StoppingRule, stratified_order
 from specbench.measure.summarize import CellSpec, PrefixCacheOutcome, Window, summarize_cell
 from specbench.metrics.acceptance import acceptance_length
-from specbench.metrics.prometheus import SPEC_ACCEPTED, SPEC_DRAFTS
+from specbench.metrics.prometheus import SPEC_ACCEPTED, SPEC_DRAFTS, check_same_server
 from specbench.store.failure import FailureRecord, write_failure
 from specbench.store.manifest import utc_now
 from specbench.store.summary import CellSummary
@@ -192,7 +194,13 @@ async def measure_cell(
         finished_at=finished_at,
         duration_s=(window_end - window_start) / 1e9,
     )
+    check_same_server(before.snapshot, after.snapshot)  # a restart inside the window
     summary = summarize_cell(records, before.snapshot, after.snapshot, spec, window, prefix_cache)
+    problem = invalid_cell(summary)
+    if problem is not None:
+        raise ServerError(problem)
+    # A stop signal during the window may have cut a request short: never save such a cell.
+    interrupt.check()
     store.write_json(directory / store.SUMMARY, summary)
     return summary
 

@@ -12,6 +12,32 @@ from specbench.common.defaults import TOKEN_MISMATCH_TOLERANCE
 from specbench.store.summary import CellSummary
 
 
+def invalid_cell(summary: CellSummary) -> str | None:
+    """Why a cell's figures are not of this window's requests on this server, or None.
+
+    The client's Σ output tokens must match the server's Δ vllm:generation_tokens_total
+    (within `TOKEN_MISMATCH_TOLERANCE`): more tokens received than generated means the
+    counters are not this window's (a restart, another server); more generated than
+    received with no failed request means other traffic reached the server in the window.
+    Failed requests explain a server ahead of the client, which stays a warning.
+    """
+    mismatch = summary.generation_tokens_mismatch
+    if mismatch is None or abs(mismatch) <= TOKEN_MISMATCH_TOLERANCE:
+        return None
+    if mismatch < 0 and summary.num_failed:
+        return None
+    why = (
+        "the server's counters are not this window's (restarted, or another server answered)"
+        if mismatch > 0
+        else "other traffic reached the server during the window"
+    )
+    return (
+        f"client output tokens ({summary.output_tokens}) differ from the server's "
+        f"Δ vllm:generation_tokens_total ({summary.server_generation_tokens}) by "
+        f"{mismatch:+.1%} (tolerance ±{TOKEN_MISMATCH_TOLERANCE:.0%}): {why}; the cell is invalid"
+    )
+
+
 def cell_warnings(summary: CellSummary) -> list[str]:
     """What a user must know before trusting this cell's figures (empty when nothing)."""
     warnings: list[str] = []

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from specbench.client.record import RequestRecord
 from specbench.client.sender import Api, Prompt, Sender
+from specbench.common import interrupt
 from specbench.data.conversation import Conversation
 from specbench.measure.history import streamed_text
 
@@ -31,17 +32,30 @@ SKIPPED_AFTER_FAILED_TURN = "skipped_after_failed_turn"
 
 
 def run_event_loop(main: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run(main)`, on uvloop when it is installed.
+    """`asyncio.run(main)`, on uvloop when it is installed; a stop signal cancels `main`.
 
     uvloop's event loop costs the client less CPU per streamed chunk (epoll wake-ups,
     timer handles and task steps in C); without it, the standard loop does the same work.
+    A SIGINT or SIGTERM (see `specbench.common.interrupt`) cancels the task at its next
+    `await` and ends here as `Interrupted`, never as an exception inside an I/O callback.
     """
+
+    async def guarded() -> T:
+        task = asyncio.current_task()
+        assert task is not None
+        with interrupt.cancel_on_stop(task):
+            try:
+                return await main
+            except asyncio.CancelledError:
+                interrupt.check()  # cancelled by a stop signal: say so
+                raise
+
     try:
         import uvloop
     except ImportError:
-        return asyncio.run(main)
+        return asyncio.run(guarded())
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(main)
+        return runner.run(guarded())
 
 
 def build_prompt(
@@ -125,6 +139,7 @@ async def run_closed_loop(
                     )
                     on_record(record)
                     continue
+                interrupt.check()  # a stop signal sends no further request
                 prompt = build_prompt(api, conversation.turns, answers, reasoning)
                 start_ns = time.perf_counter_ns()
                 record.start_ns = start_ns - window_start_ns

@@ -8,7 +8,7 @@ name, so a `*_created` sample (a Unix timestamp) can never leak into a counter.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -26,6 +26,8 @@ PREEMPTIONS = "vllm:num_preemptions_total"
 #: Prompt tokens looked up in / found in the prefix cache (vLLM V1; counted in tokens).
 PREFIX_CACHE_QUERIES = "vllm:prefix_cache_queries_total"
 PREFIX_CACHE_HITS = "vllm:prefix_cache_hits_total"
+#: The server process's start (prometheus_client's process collector), Unix seconds.
+PROCESS_START = "process_start_time_seconds"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,11 +35,14 @@ class MetricsSnapshot:
     """Sample values summed over label sets, keyed by exact sample name.
 
     `per_position` holds `vllm:spec_decode_num_accepted_tokens_per_pos_total` by its
-    0-based `position` label, summed over engines.
+    0-based `position` label, summed over engines. `identity` holds what names the server
+    process rather than measures it: `process_start_time_seconds` and every `*_created`
+    sample (a counter's creation time), by name and labels; never summed, never a counter.
     """
 
     samples: Mapping[str, float]
     per_position: Mapping[int, float]
+    identity: Mapping[str, float] = field(default_factory=dict)
 
     def get(self, name: str) -> float | None:
         return self.samples.get(name)
@@ -51,19 +56,38 @@ def parse_metrics(text: str, *, source: str = "/metrics") -> MetricsSnapshot:
     """Parse Prometheus text exposition; a malformed text raises SpecbenchError naming `source`."""
     samples: dict[str, float] = {}
     per_position: dict[int, float] = {}
+    identity: dict[str, float] = {}
     try:
         families = list(text_string_to_metric_families(text))
     except ValueError as error:
         raise SpecbenchError(f"{source}: not Prometheus text exposition ({error})") from error
     for family in families:
         for sample in family.samples:
-            if sample.name.endswith("_created"):
+            if sample.name.endswith("_created") or sample.name == PROCESS_START:
+                labels = ",".join(f"{k}={v}" for k, v in sorted(sample.labels.items()))
+                identity[f"{sample.name}{{{labels}}}"] = sample.value
                 continue
             if sample.name == SPEC_ACCEPTED_PER_POS:
                 position = int(sample.labels.get("position", "0"))
                 per_position[position] = per_position.get(position, 0.0) + sample.value
             samples[sample.name] = samples.get(sample.name, 0.0) + sample.value
-    return MetricsSnapshot(samples=samples, per_position=per_position)
+    return MetricsSnapshot(samples=samples, per_position=per_position, identity=identity)
+
+
+def check_same_server(before: MetricsSnapshot, after: MetricsSnapshot) -> None:
+    """Raise ServerError when the two scrapes come from different server processes.
+
+    A restart inside the window shows in the process start time or in a counter's
+    `*_created` timestamp, even when the new process's counters climbed back above the old
+    values (which `counter_delta` alone cannot see).
+    """
+    for key in sorted(set(before.identity) & set(after.identity)):
+        if before.identity[key] != after.identity[key]:
+            raise ServerError(
+                f"{key.removesuffix('{}')} changed from {before.identity[key]!r} to "
+                f"{after.identity[key]!r} inside the measured window: the server restarted "
+                "(or another server answered); the cell is invalid"
+            )
 
 
 def counter_delta(before: MetricsSnapshot, after: MetricsSnapshot, name: str) -> int | None:

@@ -55,10 +55,15 @@ class FailedCell:
 def _read_raw(path: Path) -> dict[str, Any]:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise SpecbenchError(f"{path}: not readable JSON ({error})") from error
+    except (OSError, ValueError) as error:  # ValueError: bad JSON or not UTF-8 (binary)
+        raise SpecbenchError(
+            f"{path}: not readable JSON ({error}); move the cell's folder away to leave it out"
+        ) from error
     if not isinstance(raw, dict) or "schema_version" not in raw:
-        raise SpecbenchError(f"{path}: not a specbench summary (no schema_version)")
+        raise SpecbenchError(
+            f"{path}: not a specbench summary (no schema_version); move the cell's folder away "
+            "to leave it out"
+        )
     return raw
 
 
@@ -76,7 +81,10 @@ def _validate(path: Path, raw: dict[str, Any]) -> CellSummary:
         return CellSummary.model_validate(raw)
     except ValidationError as error:
         detail = describe_validation_error(error, CellSummary, "", path).removeprefix(f"{path}: ")
-        raise SpecbenchError(f"{path}: not a specbench summary ({detail})") from error
+        raise SpecbenchError(
+            f"{path}: not a specbench summary ({detail}); move the cell's folder away to leave "
+            "it out"
+        ) from error
 
 
 def _from_v1(raw: dict[str, Any], path: Path, manifest: Manifest | None) -> dict[str, Any]:

@@ -5,7 +5,8 @@ against one launch of that server (or the running server it attaches to): check
 `/metrics` and the model, then per cell warmup, scrape, load, scrape, store. A failed cell
 writes `failure.json` and the run goes on; a started server that died is restarted (up to
 `max_restarts` times) and its remaining cells continue. A rerun measures only what is
-missing, so a crash or Ctrl-C costs at most the cell in flight.
+missing, so a crash or Ctrl-C costs at most the cell in flight. SIGINT and SIGTERM
+(`specbench.common.interrupt`) stop the run between cells, or discard the cell in flight.
 """
 
 from __future__ import annotations
@@ -22,12 +23,14 @@ import aiohttp
 from specbench import store
 from specbench.client.control import discover_model, scrape, server_version
 from specbench.client.sender import AiohttpSender, RequestSettings, Sender
+from specbench.common import interrupt
 from specbench.common.errors import ServerError, SpecbenchError
 from specbench.data.context import check_context_fit
 from specbench.data.conversation import Conversation
 from specbench.data.loader import Workload, load_workload
 from specbench.launch import ServerConfig, ServerProcess
 from specbench.launch.health import is_ready, log_tail
+from specbench.launch.host import left_running, process_identity, stop_group
 from specbench.measure.cell import CellOutcome, CellProgress, run_cell
 from specbench.measure.checks import cell_warnings, concurrency_warning
 from specbench.measure.history import thinking_replay_record
@@ -42,8 +45,10 @@ from specbench.run.plan import (
     suite_hash,
 )
 from specbench.store.failure import FailureRecord, write_failure
+from specbench.store.lock import results_lock
 from specbench.store.manifest import (
     Manifest,
+    RunRecord,
     RunStatus,
     ServerCost,
     WorkloadRecord,
@@ -105,11 +110,26 @@ def cell_directory(output: Path, cell: Cell) -> Path:
 
 
 def run_plan(plan: Plan, options: RunOptions, progress: RunProgress | None = None) -> RunResult:
-    """Measure every missing cell of `plan` (all of them with `force`); blocking."""
-    progress = progress or RunProgress()
-    runner = _Runner(plan, options, progress, options.api_key())
+    """Measure every missing cell of `plan` (all of them with `force`); blocking.
+
+    The results directory is locked for the whole run (`store.lock`): a second writer is
+    refused with the holder's pid, host and start time. Shards of one Slurm campaign share it.
+    """
     record = new_run(plan.command)
-    update_manifest(options.output, lambda m: _claim(m, plan, options.output).with_run(record))
+    shared = plan.command == "slurm-job"
+    with results_lock(options.output, record.started_at or utc_now(), shared=shared):
+        return _run_locked(plan, options, progress or RunProgress(), record)
+
+
+def _run_locked(
+    plan: Plan, options: RunOptions, progress: RunProgress, record: RunRecord
+) -> RunResult:
+    runner = _Runner(plan, options, progress, options.api_key())
+    claimed = update_manifest(
+        options.output, lambda m: _claim(m, plan, options.output).with_run(record)
+    )
+    if plan.command != "slurm-job":  # holding the lock alone: no live run owns a server here
+        _stop_left_servers(claimed, options.output, progress)
     status: RunStatus = "interrupted"
     try:
         done = {c for c in plan.cells if store.is_complete(cell_directory(options.output, c))}
@@ -120,6 +140,7 @@ def run_plan(plan: Plan, options: RunOptions, progress: RunProgress | None = Non
         for (name, config), group in itertools.groupby(
             plan.cells, key=lambda c: (c.server, plan.launch_config(c))
         ):
+            interrupt.check()  # a stop signal between servers: stop before the next starts
             runner.run_server(plan.servers[name], config, list(group))
             if options.fail_fast and runner.result.failed:
                 break
@@ -139,6 +160,27 @@ def run_plan(plan: Plan, options: RunOptions, progress: RunProgress | None = Non
         )
         update_manifest(options.output, lambda m: m.with_run(finished))
     return runner.result
+
+
+def _stop_left_servers(manifest: Manifest, output: Path, progress: RunProgress) -> None:
+    """Stop the servers a dead campaign left running (its pid and start time recorded)."""
+    recorded = {n: s.process for n, s in manifest.servers.items() if s.process is not None}
+    for name, identity in recorded.items():
+        if left_running(identity):
+            pid = identity["pid"]
+            stopped = stop_group(pid)
+            progress.warn(
+                f"server {name!r}: pid {pid}, started by an earlier run that died, was still "
+                + ("running; stopped it" if stopped else "running and could not be stopped")
+            )
+
+    def forget(manifest: Manifest) -> Manifest:
+        for name in recorded:
+            manifest = manifest.with_server(name, process=None)
+        return manifest
+
+    if recorded:
+        update_manifest(output, forget)
 
 
 def _claim(manifest: Manifest, plan: Plan, output: Path) -> Manifest:
@@ -345,26 +387,37 @@ class _Runner:
         assert config is not None, "a server without an endpoint has a config to start"
         output = self.options.output
         self.progress.server(server.name, "starting")
-        with ServerProcess(
-            _launch_config(config),
-            name=server.name,
-            log_dir=self.options.log_dir or output / "logs",
-            vllm_bin=self.options.vllm_bin,
-            ready_timeout_s=self.options.ready_timeout_s,
-        ) as process:
-            provenance = process.provenance
-            assert provenance is not None
-            self._account(server, starting_s=provenance.startup_s)
-            update_manifest(
-                output,
-                lambda m: m.with_server(server.name, provenance=provenance.model_dump(mode="json")),
-            )
-            for note in process.notes:
-                self.progress.warn(f"server {server.name}: {note}")
-            self.progress.server(
-                server.name, f"ready at {process.base_url} in {provenance.startup_s:.0f} s"
-            )
-            yield _Live(base_url=process.base_url, model=config.api_model_name, process=process)
+
+        def spawned(pid: int) -> None:  # recorded before the (long) wait for readiness
+            identity = process_identity(pid)
+            update_manifest(output, lambda m: m.with_server(server.name, process=identity))
+
+        try:
+            with ServerProcess(
+                _launch_config(config),
+                name=server.name,
+                log_dir=self.options.log_dir or output / "logs",
+                vllm_bin=self.options.vllm_bin,
+                ready_timeout_s=self.options.ready_timeout_s,
+                on_spawn=spawned,
+            ) as process:
+                provenance = process.provenance
+                assert provenance is not None
+                self._account(server, starting_s=provenance.startup_s)
+                update_manifest(
+                    output,
+                    lambda m: m.with_server(
+                        server.name, provenance=provenance.model_dump(mode="json")
+                    ),
+                )
+                for note in process.notes:
+                    self.progress.warn(f"server {server.name}: {note}")
+                self.progress.server(
+                    server.name, f"ready at {process.base_url} in {provenance.startup_s:.0f} s"
+                )
+                yield _Live(base_url=process.base_url, model=config.api_model_name, process=process)
+        finally:
+            update_manifest(output, lambda m: m.with_server(server.name, process=None))
 
     def _check(
         self, server: PlanServer, cell: Cell, summary: CellSummary, tally: dict[str, int]
@@ -474,11 +527,19 @@ class _Runner:
 
             try:
                 for index, cell in enumerate(cells):
+                    interrupt.check()  # a safe point: the previous cell is saved or failed
                     spec_w = self.plan.workloads[cell.workload_index]
                     workload = self.workload(cell)
                     if cell.workload_index not in senders:
                         several = len(self.plan.servers) > 1 or len(self.plan.workloads) > 1
                         where = f"{server.name} × {cell.workload}: " if several else ""
+                        if isinstance(max_model_len, int) and spec_w.max_tokens >= max_model_len:
+                            raise SpecbenchError(
+                                f"{where}max_tokens = {spec_w.max_tokens} is not below "
+                                f"max_model_len = {max_model_len} of {live.base_url} "
+                                "(/v1/models): every request would be rejected; allowed: below "
+                                f"{max_model_len}"
+                            )
                         for message in context_warnings(workload, max_model_len, spec_w):
                             self.progress.warn(where + message)
                         levels = [

@@ -14,13 +14,12 @@ import argparse
 import io
 import logging
 import os
-import signal
 import socket
 import sys
 from pathlib import Path
-from types import FrameType
 
 from specbench import store
+from specbench.common import interrupt
 from specbench.common.errors import SpecbenchError
 from specbench.measure.cell import CellOutcome
 from specbench.run.orchestrator import RunProgress, run_plan
@@ -32,14 +31,6 @@ from specbench.store.manifest import update_manifest, utc_now
 from specbench.suite import Cell
 
 log = logging.getLogger("specbench.slurm.job")
-
-
-class Terminated(BaseException):
-    """Slurm sent SIGTERM: cancelled, time limit or preemption.
-
-    A BaseException, like KeyboardInterrupt, so that no `except Exception` on the way (a
-    cell's error handling) mistakes it for a failed request and carries on.
-    """
 
 
 class LogProgress(RunProgress):
@@ -67,10 +58,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise Terminated
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run one shard; the exit code tells Slurm: 0 all cells done, 1 cells failed, 2 bad input."""
     # Line by line: a job killed outright still leaves its last lines in the log.
@@ -88,21 +75,21 @@ def main(argv: list[str] | None = None) -> int:
         update = {"shards": {args.shard: {"jobs": {job_id: dict(fields)}}}}
         update_manifest(args.output, lambda m: m.with_slurm(update))
 
-    signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        suite = read_suite(args.output)
-        source = paths.options_file(args.output, shard_file_name(args.shard))
-        options = RunOptions.parse(str(source), store.read_json(source))
-        note(node=node, started_at=utc_now(), pid=os.getpid())
-        log.info("shard %s on %s (job %s); manifest record %s", args.shard, node, job_id, record)
-        result = run_plan(plan_suite(suite, options, command="slurm-job"), options, LogProgress())
-    except (Terminated, SystemExit) as stop:
-        # While a server runs, ServerProcess turns SIGTERM into SystemExit(143) itself.
-        if isinstance(stop, SystemExit) and stop.code != 128 + signal.SIGTERM:
-            raise
-        log.info("SIGTERM: stopped (cancelled, time limit or preempted)")
+        with interrupt.stop_on_signals():
+            suite = read_suite(args.output)
+            source = paths.options_file(args.output, shard_file_name(args.shard))
+            options = RunOptions.parse(str(source), store.read_json(source))
+            note(node=node, started_at=utc_now(), pid=os.getpid())
+            log.info(
+                "shard %s on %s (job %s); manifest record %s", args.shard, node, job_id, record
+            )
+            plan = plan_suite(suite, options, command="slurm-job")
+            result = run_plan(plan, options, LogProgress())
+    except interrupt.Interrupted as stop:
+        log.info("%s: stopped (cancelled, time limit or preempted)", stop)
         note(finished_at=utc_now(), exit="terminated")
-        return 143
+        return stop.exit_code
     except SpecbenchError as error:
         log.error("error: %s", error)
         note(finished_at=utc_now(), exit="error", error=str(error))

@@ -8,6 +8,7 @@ from specbench.store.files import (
     read_json,
     read_records,
     read_summary,
+    records_disagree,
     write_atomic,
     write_json,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "read_json",
     "read_records",
     "read_summary",
+    "records_disagree",
     "selection_key",
     "write_atomic",
     "write_json",

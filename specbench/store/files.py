@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from specbench.client.record import RequestRecord
 from specbench.common.errors import SpecbenchError
@@ -18,7 +18,26 @@ from specbench.store.summary import CellSummary
 
 
 def read_summary(directory: Path) -> CellSummary:
-    return CellSummary.model_validate(read_json(directory / layout.SUMMARY))
+    """A complete cell's summary; a corrupt or wrong-shaped file is one line naming it."""
+    path = directory / layout.SUMMARY
+    redo = "move the cell's folder away (or delete it) and rerun to measure the cell again"
+    try:
+        return CellSummary.model_validate(read_json(path))
+    except SpecbenchError as error:
+        raise SpecbenchError(f"{error}; {redo}") from None
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        raise SpecbenchError(
+            f"{path}: not a cell summary ({where}: {first['msg']}); {redo}"
+        ) from None
+
+
+def named(error: OSError, path: Path) -> OSError:
+    """The error with `path` as its file name when the OS gave none (a failed write)."""
+    if error.filename is None:
+        return OSError(error.errno, error.strerror or str(error), str(path))
+    return error
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:
@@ -32,6 +51,9 @@ def write_atomic(path: Path, data: bytes | str) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except OSError as error:
+        Path(tmp).unlink(missing_ok=True)
+        raise named(error, path) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -66,14 +88,36 @@ class RecordWriter:
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        self._path = path
         self._handle = path.open("wb")
 
     def write(self, record: RequestRecord) -> None:
-        self._handle.write(record.to_json_line())
-        self._handle.flush()
+        try:
+            self._handle.write(record.to_json_line())
+            self._handle.flush()
+        except OSError as error:
+            raise named(error, self._path) from None
 
     def close(self) -> None:
-        self._handle.close()
+        try:
+            self._handle.close()
+        except OSError as error:  # the last buffered bytes could not be written
+            raise named(error, self._path) from None
+
+
+def records_disagree(path: Path, records: int, summary: CellSummary) -> str | None:
+    """Why a cell's `requests.jsonl` (holding `records`) does not match its summary, or None.
+
+    A complete cell has one record per request its summary counts; fewer means the file was
+    cut short (a crash or a full disk after the summary, a copy that stopped midway).
+    """
+    if records == summary.num_requests:
+        return None
+    return (
+        f"{path}: holds {records} records, but summary.json counts {summary.num_requests} "
+        "requests (the file is cut short or was changed): its per-request figures are "
+        "incomplete; delete the cell's summary.json and rerun to measure it again"
+    )
 
 
 def read_records(path: Path) -> Iterator[RequestRecord]:

@@ -26,10 +26,14 @@ from specbench import SCHEMA_VERSION, __version__
 from specbench.common.errors import SpecbenchError
 from specbench.common.model import Frozen
 from specbench.common.validation import describe_validation_error
+from specbench.launch.provenance import redact_config
 from specbench.store import files, layout
 
 #: Lock file beside manifest.json; flock works across NFS (v4) clients, which shards share.
 MANIFEST_LOCK = ".manifest.lock"
+
+#: What to do about a corrupt manifest: the cells' own files do not depend on it.
+_RESTORE = "restore it from a copy, or measure into a new --output (each cell's files are intact)"
 
 RunStatus = Literal["running", "completed", "cells failed", "interrupted", "error"]
 
@@ -52,6 +56,12 @@ class ServerRecord(Frozen):
     vllm_version: str | None = Field(default=None, description="From GET /version.")
     provenance: dict[str, Any] | None = Field(
         default=None, description="The last start's ServerProvenance (argv, env, GPUs, timing)."
+    )
+    process: dict[str, Any] | None = Field(
+        default=None,
+        description="While started by a run: its process-group leader's pid, host, boot id "
+        "and start time (clock ticks after boot); cleared when stopped. A rerun stops a "
+        "server a dead campaign left running.",
     )
 
 
@@ -228,7 +238,10 @@ def read_manifest(root: Path) -> Manifest | None:
     path = root / layout.MANIFEST
     if not path.exists():
         return None
-    raw = files.read_json(path)
+    try:
+        raw = files.read_json(path)
+    except SpecbenchError as error:
+        raise SpecbenchError(f"{error}; {_RESTORE}") from None
     version = raw.get("schema_version")
     if version == 1:
         raw = _from_v1(raw)
@@ -240,7 +253,8 @@ def read_manifest(root: Path) -> Manifest | None:
     try:
         return Manifest.model_validate(raw)
     except ValidationError as error:
-        raise SpecbenchError(describe_validation_error(error, Manifest, "", path)) from None
+        message = describe_validation_error(error, Manifest, "", path)
+        raise SpecbenchError(f"{message}; {_RESTORE}") from None
 
 
 def update_manifest(root: Path, change: Callable[[Manifest], Manifest]) -> Manifest:
@@ -261,8 +275,10 @@ def update_manifest(root: Path, change: Callable[[Manifest], Manifest]) -> Manif
                 "python": sys.version.split()[0],
             }
         )
+        # Secrets (env values, --api-key) never reach the file, in any copy of a config.
         files.write_json(
-            root / layout.MANIFEST, manifest.model_dump(mode="json", exclude={"converted_from"})
+            root / layout.MANIFEST,
+            redact_config(manifest.model_dump(mode="json", exclude={"converted_from"})),
         )
         return manifest
 

@@ -6,12 +6,14 @@ from collections import Counter
 
 from specbench.launch.argv import build_argv, render_command
 from specbench.launch.config import ServerConfig
+from specbench.launch.provenance import redact_argv, redact_env
 from specbench.suite.model import Suite, workload_keys
 
 
 def server_command(config: ServerConfig, vllm_executable: str = "vllm") -> str:
     """The shell line that starts `config` (host and port are added at launch)."""
-    return render_command(build_argv(config, vllm_executable=vllm_executable), config.env)
+    argv = build_argv(config, vllm_executable=vllm_executable)
+    return render_command(redact_argv(argv), redact_env(config.env))
 
 
 def describe_suite(suite: Suite, vllm_executable: str = "vllm") -> str:

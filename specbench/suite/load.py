@@ -94,6 +94,18 @@ def apply_override(raw: dict[str, Any], override: str, source: Path) -> None:
     `servers.NAME.speculative.num_speculative_tokens`, the most swept knob.
     """
     keys, value = parse_override(override)
+    servers = raw.get("servers")
+    # A typo in a server name would add a server, launched and measured.
+    if (
+        len(keys) >= 2
+        and keys[0] == "servers"
+        and isinstance(servers, dict)
+        and keys[1] not in servers
+    ):
+        raise SpecbenchError(
+            f"--set {override!r}: {source} has no server {keys[1]!r}; servers: "
+            f"{', '.join(servers)} (a new server is added in the suite file)"
+        )
     if len(keys) == 3 and keys[0] == "servers" and keys[2] == "num_speculative_tokens":
         keys = [keys[0], keys[1], "speculative", keys[2]]
     node: Any = raw

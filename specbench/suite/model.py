@@ -17,7 +17,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import Field, field_validator, model_validator
 
-from specbench.common.defaults import REQUEST_TIMEOUT_S
+from specbench.common.defaults import MAX_CONCURRENCY, REQUEST_TIMEOUT_S
 from specbench.common.model import Frozen
 from specbench.common.naming import check_name, selection_key, slug
 from specbench.launch.config import ServerConfig
@@ -49,7 +49,9 @@ class WorkloadSpec(Frozen):
         min_length=1, description="Requests in flight, one measured cell per value."
     )
     max_tokens: int = Field(ge=1, description="Output cap per request (max_tokens).")
-    temperature: float = Field(default=0.0, ge=0, description="Sampling temperature.")
+    temperature: float = Field(
+        default=0.0, ge=0, allow_inf_nan=False, description="Sampling temperature."
+    )
     warmup: int = Field(
         default=0, ge=0, description="Requests sent and discarded before each measured window."
     )
@@ -96,7 +98,10 @@ class WorkloadSpec(Frozen):
         description="Keep output text and token ids in requests.jsonl; None: at temperature 0.",
     )
     request_timeout_s: float = Field(
-        default=REQUEST_TIMEOUT_S, gt=0, description="Seconds without data before a request fails."
+        default=REQUEST_TIMEOUT_S,
+        gt=0,
+        allow_inf_nan=False,
+        description="Seconds without data before a request fails.",
     )
     extra_body: dict[str, Any] = Field(
         default_factory=dict, description="Further request-body fields sent verbatim."
@@ -158,8 +163,11 @@ class WorkloadSpec(Frozen):
     @field_validator("concurrency")
     @classmethod
     def _positive_unique(cls, values: list[int]) -> list[int]:
-        if any(value < 1 for value in values):
-            raise ValueError("concurrency values must be >= 1")
+        if any(value < 1 or value > MAX_CONCURRENCY for value in values):
+            raise ValueError(
+                f"concurrency values must be between 1 and {MAX_CONCURRENCY:,} (requests in "
+                "flight from one client process)"
+            )
         if len(set(values)) != len(values):
             raise ValueError("concurrency values must be distinct")
         return values
@@ -366,6 +374,20 @@ class Suite(Frozen):
         for name in self.servers:
             check_name("server", name)
         workload_keys(self.workloads)
+        return self
+
+    @model_validator(mode="after")
+    def _output_fits_context(self) -> Suite:
+        """A max_tokens not below the server's context length fails every request."""
+        for index, workload in enumerate(self.workloads):
+            for name, server in self.servers.items():
+                limit = workload.max_model_len or server.max_model_len
+                if limit is not None and workload.max_tokens >= limit:
+                    raise ValueError(
+                        f"workloads[{index}].max_tokens = {workload.max_tokens} leaves no room "
+                        f"for a prompt in max_model_len = {limit} of server {name!r}: every "
+                        f"request would be rejected; allowed: below {limit}"
+                    )
         return self
 
     @model_validator(mode="after")

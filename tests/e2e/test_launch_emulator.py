@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from specbench.common import interrupt
 from specbench.common.errors import ServerError, SpecbenchError
 from specbench.launch import EmulatorConfig, ServerConfig, ServerProcess, SpeculativeConfig
 from specbench.launch.host import group_alive
@@ -140,17 +141,20 @@ def test_baseline_emulator_exposes_no_spec_counters_and_exception_tears_down(
     assert not group_alive(pgid)
 
 
-def test_sigterm_inside_the_block_exits_and_restores_the_handler(tmp_path: Path) -> None:
+def test_sigterm_inside_the_block_stops_the_server_and_restores_the_handler(
+    tmp_path: Path,
+) -> None:
     before = signal.getsignal(signal.SIGTERM)
     with (
-        pytest.raises(SystemExit) as caught,
+        interrupt.stop_on_signals(),
+        pytest.raises(interrupt.Interrupted) as caught,
         ServerProcess(BASELINE, name="baseline", log_dir=tmp_path) as server,
     ):
         pgid = server.pid
         assert pgid is not None
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(5)  # the handler raises before this returns
-    assert caught.value.code == 128 + signal.SIGTERM
+    assert caught.value.exit_code == 128 + signal.SIGTERM
     assert not group_alive(pgid)
     assert signal.getsignal(signal.SIGTERM) is before
 

@@ -160,3 +160,50 @@ def test_log_quote_picks_the_error_and_the_last_line(tmp_path: Path) -> None:
 
 def test_log_tail_of_missing_file_is_empty(tmp_path: Path) -> None:
     assert log_tail(tmp_path / "absent.log") == []
+
+
+def test_secret_env_names_are_redacted_in_every_copy_of_a_persisted_config(monkeypatch) -> None:
+    from specbench.launch.provenance import REDACTED, redact_config
+
+    monkeypatch.setenv("SPECBENCH_REDACT_ENV", "corp_pass, OTHER")
+    config = {
+        "suite": {
+            "servers": {
+                "a": {
+                    "env": {
+                        "HF_TOKEN": "plain-token-1",
+                        "VLLM_API_KEY": "k1",
+                        "HFTOKEN": "t2",
+                        "DB_PASSWORD": "pw",
+                        "AWS_SECRET_ACCESS_KEY": "s",
+                        "CORP_PASS": "user-listed",
+                        "VLLM_MAX_NUM_BATCHED_TOKENS": "8192",
+                        "VLLM_USE_V1": "1",
+                    },
+                    "extra_args": ["--api-key", "k2", "--block-size", "16"],
+                }
+            }
+        },
+        "provenance": {"config": {"env": {"HF_TOKEN": "plain-token-1"}}, "argv": ["--x-token=v"]},
+    }
+    redacted = redact_config(config)
+    env = redacted["suite"]["servers"]["a"]["env"]
+    assert env == {
+        "HF_TOKEN": REDACTED,
+        "VLLM_API_KEY": REDACTED,
+        "HFTOKEN": REDACTED,
+        "DB_PASSWORD": REDACTED,
+        "AWS_SECRET_ACCESS_KEY": REDACTED,
+        "CORP_PASS": REDACTED,
+        "VLLM_MAX_NUM_BATCHED_TOKENS": "8192",
+        "VLLM_USE_V1": "1",
+    }
+    assert redacted["suite"]["servers"]["a"]["extra_args"] == [
+        "--api-key",
+        REDACTED,
+        "--block-size",
+        "16",
+    ]
+    assert redacted["provenance"]["config"]["env"] == {"HF_TOKEN": REDACTED}
+    assert redacted["provenance"]["argv"] == [f"--x-token={REDACTED}"]
+    assert config["suite"]["servers"]["a"]["env"]["HF_TOKEN"] == "plain-token-1"  # a copy

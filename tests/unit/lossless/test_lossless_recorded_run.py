@@ -190,3 +190,28 @@ def test_summary_only_directories_have_no_lossless_section(run_copy: Path) -> No
     for path in run_copy.rglob(store.REQUESTS):
         path.unlink()
     assert report_section(run_copy) is None
+
+
+def test_a_cut_off_last_record_is_said_and_the_check_cannot_pass(run_copy: Path) -> None:
+    records = run_copy / "ngram" / CELL / "requests.jsonl"
+    data = records.read_bytes()
+    records.write_bytes(data[: data.rstrip(b"\n").rfind(b"\n") + 40])  # last line cut midway
+    report = check_lossless(run_copy)
+    assert report.incomplete == [
+        f"{records}: holds 4 records, but summary.json counts 5 requests (the file is cut short "
+        "or was changed): its per-request figures are incomplete; delete the cell's "
+        "summary.json and rerun to measure it again"
+    ]
+    assert not report.passed
+    (cell,) = report.cells
+    assert cell.passed is None and "disagrees with summary.json" in (cell.skipped or "")
+    result = cli(run_copy)
+    assert result.returncode == 2, result.stderr  # nothing left to compare
+    assert "incomplete: " in result.stderr + result.stdout
+    # The baseline's file cut short: the same.
+    shutil.copy(RUN / "ngram" / CELL / "requests.jsonl", records)
+    base = run_copy / "baseline" / CELL / "requests.jsonl"
+    base.write_bytes(b"".join(base.read_bytes().splitlines(keepends=True)[:-1]))
+    report = check_lossless(run_copy)
+    assert len(report.incomplete) == 1 and str(base) in report.incomplete[0]
+    assert not report.passed

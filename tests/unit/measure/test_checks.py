@@ -86,3 +86,20 @@ def test_concurrency_beyond_the_conversations_warns_once_with_every_level():
     line = concurrency_warning([1, 16, 64, 16], 10)
     assert line is not None
     assert line.startswith("concurrency 16, 64 exceeds the 10 conversations")
+
+
+def test_token_counts_that_disagree_invalidate_the_cell() -> None:
+    from specbench.measure.checks import invalid_cell
+
+    assert invalid_cell(summary(generation_tokens_mismatch=0.0)) is None
+    assert invalid_cell(summary(generation_tokens_mismatch=None)) is None
+    assert invalid_cell(summary(generation_tokens_mismatch=-0.009)) is None
+    # The restart: the client got 8,576 tokens, the counters say 2,176 were generated.
+    restarted = invalid_cell(
+        summary(output_tokens=8576, server_generation_tokens=2176, generation_tokens_mismatch=2.94)
+    )
+    assert restarted is not None and "+294.0%" in restarted and "restarted" in restarted
+    other = invalid_cell(summary(server_generation_tokens=320, generation_tokens_mismatch=-0.5))
+    assert other is not None and "other traffic reached the server" in other
+    # Failed requests explain a server ahead of the client: a warning, not an invalid cell.
+    assert invalid_cell(summary(num_failed=2, generation_tokens_mismatch=-0.5)) is None

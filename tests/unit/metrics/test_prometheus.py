@@ -87,3 +87,31 @@ def test_a_counter_that_went_down_is_a_restart_error():
     after = parse_metrics(read("metrics_spec_before.prom"))
     with pytest.raises(ServerError, match="restarted"):
         spec_decode_summary(before, after)
+
+
+def test_a_restart_inside_the_window_is_seen_by_identity_even_with_higher_counters() -> None:
+    from specbench.metrics.prometheus import check_same_server
+
+    before = parse_metrics(read("metrics_spec_before.prom"))
+    after = parse_metrics(read("metrics_spec_after.prom"))
+    check_same_server(before, after)  # the same vLLM process: recorded before and after
+    assert before.identity["process_start_time_seconds{}"] == 1.7962073249e9
+    created = "vllm:generation_tokens_created{engine=0,model_name=tiny-repeat}"
+    assert before.identity[created] == after.identity[created]
+    assert GENERATION_TOKENS in after.samples and created not in after.samples
+    # A new process whose counters climbed above the old ones: counters cannot tell.
+    text = read("metrics_spec_after.prom")
+    reborn = text.replace(
+        "process_start_time_seconds 1.7962073249e+09", "process_start_time_seconds 1.7962079e+09"
+    )
+    restarted = parse_metrics(reborn)
+    assert counter_delta(before, restarted, GENERATION_TOKENS) is not None
+    with pytest.raises(ServerError, match=r"process_start_time_seconds changed from 1796207324.9"):
+        check_same_server(before, restarted)
+    # Without the process collector (multiprocess mode), a counter's `_created` still tells.
+    stamp = re.search(r"vllm:generation_tokens_created\{[^}]*\} (\S+)", text)
+    assert stamp is not None
+    no_process = re.sub(r"^process_start_time_seconds .*$", "", text, flags=re.M)
+    recreated = parse_metrics(no_process.replace(stamp.group(1), "1.8e+09"))
+    with pytest.raises(ServerError, match="vllm:generation_tokens_created"):
+        check_same_server(before, recreated)

@@ -341,3 +341,43 @@ def test_decoded_history_and_tokenizer_path_resolve_against_the_suite(tmp_path: 
     broken = MINIMAL.replace("[[workloads]]", '[[workloads]]\nhistory = "decoded"', 1)
     with pytest.raises(SpecbenchError, match="needs tokenizer"):
         load_suite(write(tmp_path, broken))
+
+
+def test_set_on_an_unknown_server_name_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL)
+    message = error_of(path, ("servers.ghost.model=x",))
+    assert message == (
+        f"--set 'servers.ghost.model=x': {path} has no server 'ghost'; servers: base, spec "
+        "(a new server is added in the suite file)"
+    )
+    assert "no server 'sepc'" in error_of(path, ("servers.sepc.num_speculative_tokens=4",))
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        (
+            "workloads.0.concurrency=[99999999999999999999]",
+            "workloads[0].concurrency: concurrency values must be between 1 and 65,536",
+        ),
+        ("workloads.0.concurrency=[0]", "concurrency values must be between 1 and 65,536"),
+        ("workloads.0.temperature=nan", "workloads[0].temperature: Input should be"),
+        ("workloads.0.temperature=inf", "workloads[0].temperature: Input should be a finite"),
+        ("workloads.0.temperature=-1", "workloads[0].temperature: Input should be greater"),
+        ("workloads.0.request_timeout_s=0", "workloads[0].request_timeout_s: Input should be"),
+        ("workloads.0.request_timeout_s=-5", "workloads[0].request_timeout_s: Input should be"),
+        ("workloads.0.request_timeout_s=inf", "request_timeout_s: Input should be a finite"),
+        (
+            "workloads.1.max_tokens=8192",
+            "workloads[1].max_tokens = 8192 leaves no room for a prompt in max_model_len = 8192 "
+            "of server 'base': every request would be rejected; allowed: below 8192",
+        ),
+        ("target.max_model_len=64", "workloads[0].max_tokens = 64 leaves no room"),
+    ],
+)
+def test_numbers_are_range_checked_at_the_boundary(
+    tmp_path: Path, override: str, expected: str
+) -> None:
+    path = write(tmp_path, MINIMAL)
+    message = error_of(path, (override,))
+    assert message.startswith(str(path)) and expected in message, message

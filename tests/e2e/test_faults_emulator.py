@@ -1,0 +1,485 @@
+"""Faults injected into a campaign against emulator servers: nothing lost, nothing leaked.
+
+Each test injects one fault (a signal, a second writer, a kill -9, a bad file) and asserts
+the exit code, the one-line message and that the cells completed before stay intact.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import CLI, popen_cli, run_cli, running_emulator
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
+
+
+def write_suite(
+    tmp_path: Path,
+    *,
+    step_ms: float = 1.0,
+    concurrency: tuple[int, ...] = (1, 4),
+    max_tokens: int = 32,
+    env: str = "",
+) -> tuple[Path, str]:
+    tag = uuid.uuid4().hex[:10]  # unique served model name: finds this test's servers in `ps`
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        f"""
+name = "emu-{tag}"
+repeats = 1
+
+[target]
+engine = "emulator"
+model = "emu-{tag}"
+emulator = {{ prefill_ms = 2.0, step_ms = {step_ms}, per_request_step_ms = 0.05, seed = 3 }}
+{env}
+
+[servers.baseline]
+baseline = true
+
+[servers.eagle3]
+speculative = {{ method = "eagle3", model = "draft", num_speculative_tokens = 3 }}
+emulator = {{ acceptance = [0.8, 0.75, 0.7] }}
+
+[[workloads]]
+dataset = "{DATA}"
+concurrency = {list(concurrency)}
+max_tokens = {max_tokens}
+warmup = 1
+"""
+    )
+    return suite, f"emu-{tag}"
+
+
+def server_pids(tag: str) -> list[int]:
+    """PIDs of emulator processes serving this test's unique model name."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if "emulate" in cmdline and tag in cmdline and state != "Z":
+            pids.append(int(entry.name))
+    return pids
+
+
+def summaries(root: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in sorted(root.rglob("summary.json"))}
+
+
+def wait_for(condition, timeout_s: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def in_flight(out: Path) -> list[Path]:
+    """Cells whose requests.jsonl has records but which have no summary yet."""
+    return [
+        p.parent
+        for p in out.rglob("requests.jsonl")
+        if p.stat().st_size > 0 and not (p.parent / "summary.json").exists()
+    ]
+
+
+def one_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert lines, "no message"
+    return lines[-1]
+
+
+def test_sigterm_mid_cell_discards_the_cell_exits_143_and_keeps_the_others(tmp_path):
+    suite, tag = write_suite(tmp_path, step_ms=6.0, concurrency=(1, 8), max_tokens=48)
+    out = tmp_path / "results"
+    process = popen_cli("run", suite, "--output", out)
+    try:
+        wait_for(lambda: len(summaries(out)) >= 1 and in_flight(out))
+        kept = summaries(out)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 143, stderr
+    assert "Traceback" not in stderr
+    assert one_line(stderr).startswith("interrupted: interrupted by SIGTERM"), stderr
+    after = summaries(out)
+    assert after == kept  # the in-flight cell was not saved; the earlier ones are untouched
+    wait_for(lambda: server_pids(tag) == [], 30)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["runs"][-1]["status"] == "interrupted"
+    for records in out.rglob("requests.jsonl"):  # no request broken by the harness itself
+        if (records.parent / "summary.json").exists():
+            assert all(json.loads(line)["error_type"] is None for line in records.open())
+
+    rerun = run_cli("run", suite, "--output", out)
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"{4 - len(kept)} cells measured, {len(kept)} already complete" in rerun.stderr
+    assert {p: summaries(out)[p] for p in kept} == kept
+
+
+def test_sigint_inherited_as_ignored_stays_ignored(tmp_path):
+    suite, tag = write_suite(tmp_path, step_ms=4.0, concurrency=(8,), max_tokens=48)
+    out = tmp_path / "results"
+
+    def ignore_sigint() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # `specbench run ... &` from a script
+
+    process = popen_cli("run", suite, "--output", out, preexec_fn=ignore_sigint)
+    try:
+        wait_for(lambda: bool(in_flight(out)) or process.poll() is not None)
+        for _ in range(5):
+            if process.poll() is not None:
+                break
+            process.send_signal(signal.SIGINT)
+            time.sleep(0.05)
+        _, stderr = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, stderr
+    assert "2 cells measured" in stderr
+    for records in out.rglob("requests.jsonl"):
+        rows = [json.loads(line) for line in records.open()]
+        summary = json.loads((records.parent / "summary.json").read_text())
+        assert summary["num_failed"] == 0 and len(rows) == summary["num_requests"] == 14
+        assert all(row["error_type"] is None for row in rows)
+    assert server_pids(tag) == []
+
+
+def test_a_second_writer_is_refused_naming_the_holder_and_the_first_run_is_intact(tmp_path):
+    suite, tag = write_suite(tmp_path, step_ms=4.0, concurrency=(1, 4), max_tokens=48)
+    out = tmp_path / "results"
+    first = popen_cli("run", suite, "--output", out, "--server", "eagle3")
+    try:
+        wait_for(lambda: bool(in_flight(out)))
+        second = run_cli("run", suite, "--output", out, "--server", "eagle3")
+        _, stderr = first.communicate(timeout=300)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert second.returncode == 2, second.stderr
+    line = one_line(second.stderr)
+    assert len([x for x in second.stderr.splitlines() if x.strip()]) == 1, second.stderr
+    assert line.startswith(f"error: {out}: another specbench is writing here (pid {first.pid} on")
+    assert os.uname().nodename in line and " since 20" in line
+    assert first.returncode == 0, stderr
+    for records in out.rglob("requests.jsonl"):  # one writer's records, none garbled
+        rows = [json.loads(line) for line in records.open()]
+        assert (
+            len(rows) == json.loads((records.parent / "summary.json").read_text())["num_requests"]
+        )
+    assert len(summaries(out)) == 2
+    # The lock went with the first run: a rerun may write (and finds nothing to measure).
+    again = run_cli("run", suite, "--output", out, "--server", "eagle3")
+    assert again.returncode == 0 and "0 cells measured, 2 already complete" in again.stderr
+    assert server_pids(tag) == []
+
+
+SECRETS = {"HF_TOKEN": "tok-AAAA1111", "MY_SERVICE_KEY": "key-BBBB2222", "CORP_PASS": "pw-CCCC3333"}
+
+
+def test_secrets_in_a_suite_env_never_reach_the_manifest_or_the_screen(tmp_path):
+    table = ", ".join(f'{k} = "{v}"' for k, v in SECRETS.items())
+    suite, tag = write_suite(tmp_path, concurrency=(1,), max_tokens=8, env=f"env = {{ {table} }}")
+    out = tmp_path / "results"
+    env = {**os.environ, "SPECBENCH_REDACT_ENV": "CORP_PASS"}
+    dry = run_cli("run", suite, "--dry-run", env=env)
+    result = run_cli("run", suite, "--output", out, env=env)
+    assert dry.returncode == 0 and result.returncode == 0, result.stderr
+    manifest = (out / "manifest.json").read_text()
+    logs = "".join(p.read_text() for p in (out / "logs").iterdir())
+    for value in SECRETS.values():
+        for text in (manifest, dry.stdout, dry.stderr, result.stdout, result.stderr, logs):
+            assert value not in text
+    assert manifest.count('"HF_TOKEN": "<redacted>"') == 4  # suite and provenance, 2 servers
+    assert manifest.count('"CORP_PASS": "<redacted>"') == 4
+    assert "HF_TOKEN='<redacted>'" in dry.stdout
+    assert server_pids(tag) == []
+
+
+def test_kill_9_of_the_campaign_takes_its_server_down_and_a_rerun_completes(tmp_path):
+    suite, tag = write_suite(tmp_path, step_ms=6.0, concurrency=(1, 8), max_tokens=48)
+    out = tmp_path / "results"
+    process = popen_cli("run", suite, "--output", out)
+    try:
+        wait_for(lambda: len(summaries(out)) >= 1 and in_flight(out))
+        assert len(server_pids(tag)) == 1
+        kept = summaries(out)
+        process.kill()  # SIGKILL: no handler runs, no teardown
+        process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    wait_for(lambda: server_pids(tag) == [], 30)  # the parent-death signal stopped it
+    rerun = run_cli("run", suite, "--output", out)  # the kernel released the lock
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"{4 - len(kept)} cells measured, {len(kept)} already complete" in rerun.stderr
+    assert {p: summaries(out)[p] for p in kept} == kept
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert all(server.get("process") is None for server in manifest["servers"].values())
+
+
+def test_a_rerun_stops_a_server_a_dead_campaign_left_running(tmp_path):
+    from specbench.launch.host import process_identity
+    from specbench.store.manifest import update_manifest
+
+    suite, tag = write_suite(tmp_path, concurrency=(1,), max_tokens=8)
+    out = tmp_path / "results"
+    assert run_cli("run", suite, "--output", out).returncode == 0
+    # A server as a campaign killed on a system without a parent-death signal leaves it.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    left = subprocess.Popen(
+        [*CLI, "emulate", "--port", str(port), "--model", tag],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for(lambda: left.pid in server_pids(tag), 30)
+        identity = process_identity(left.pid)
+        update_manifest(out, lambda m: m.with_server("eagle3", process=identity))
+        rerun = run_cli("run", suite, "--output", out)
+        assert rerun.returncode == 0, rerun.stderr
+        assert (
+            f"server 'eagle3': pid {left.pid}, started by an earlier run that died, was still "
+            "running; stopped it" in " ".join(rerun.stderr.split())
+        )
+        assert left.wait(timeout=30) is not None
+    finally:
+        if left.poll() is None:
+            os.killpg(left.pid, signal.SIGKILL)
+            left.wait()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["servers"]["eagle3"]["process"] is None
+    # A recorded pid that is now someone else's process (pid reuse) is left alone.
+    other = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        reused = {**identity, "pid": other.pid}
+        update_manifest(out, lambda m: m.with_server("eagle3", process=reused))
+        again = run_cli("run", suite, "--output", out)
+        assert again.returncode == 0 and "was still running" not in again.stderr
+        assert other.poll() is None
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_bench_max_tokens_above_the_served_context_is_refused_before_any_request(tmp_path):
+    out = tmp_path / "results"
+    with running_emulator("--model", "m", "--max-model-len", "64") as url:
+        result = run_cli(
+            "bench", "--endpoint", url, "--dataset", DATA, "--output", out, "--max-tokens", "100"
+        )
+    assert result.returncode == 2, result.stderr
+    assert one_line(result.stderr) == (
+        f"error: max_tokens = 100 is not below max_model_len = 64 of {url} (/v1/models): "
+        "every request would be rejected; allowed: below 64"
+    )
+    assert not list(out.rglob("requests.jsonl"))
+
+
+PLACEHOLDERS = REPO / "tests" / "fixtures" / "speed_bench_placeholders" / "data"
+
+
+def test_every_workload_dataset_is_checked_before_any_server_starts(tmp_path):
+    bad_line = tmp_path / "bad.jsonl"
+    bad_line.write_text('{"category": "chat", "turns": ["hi"]}\n{bad json\n')
+    cases = {
+        "missing": (f"{tmp_path}/nosuch.jsonl", "file not found"),
+        "bad-line": (str(bad_line), f"{bad_line}:2: not valid JSON"),
+        "placeholders": (f"speed-bench:qualitative:{PLACEHOLDERS}", "placeholder"),
+    }
+    for name, (dataset, expected) in cases.items():
+        suite, tag = write_suite(tmp_path, concurrency=(1,), max_tokens=8)
+        # The first workload is fine: the bad second one must still stop the run up front.
+        suite.write_text(
+            suite.read_text()
+            + f'\n[[workloads]]\nname = "second"\ndataset = "{dataset}"\n'
+            + "concurrency = [1]\nmax_tokens = 8\n"
+        )
+        out = tmp_path / f"results-{name}"
+        result = run_cli("run", suite, "--output", out)
+        assert result.returncode == 2, (name, result.stderr)
+        assert expected in one_line(result.stderr), (name, result.stderr)
+        assert "starting" not in result.stderr and not (out / "logs").exists(), name
+        assert server_pids(tag) == []
+    suite, _ = write_suite(tmp_path, concurrency=(1,), max_tokens=8)
+    text = suite.read_text().replace(
+        f'dataset = "{DATA}"', f'dataset = "{DATA}"\ncategories = ["nosuch"]'
+    )
+    suite.write_text(text)
+    result = run_cli("run", suite, "--output", tmp_path / "results-category")
+    assert result.returncode == 2 and "nosuch" in one_line(result.stderr), result.stderr
+    assert "starting" not in result.stderr
+
+
+@contextlib.contextmanager
+def small_disk(path: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of `size` mounted at `path` (a real full disk, a real read-only one)."""
+    path.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {mounted.stderr!r}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def fill(disk: Path) -> Path:
+    """Write until the disk is full; the filler file, to free it again."""
+    filler = disk / "filler"
+    with filler.open("wb", buffering=0) as handle:
+        try:
+            while True:
+                handle.write(b"\0" * 4096)
+        except OSError:
+            pass
+    return filler
+
+
+def test_output_that_is_a_file_is_one_line_exit_2(tmp_path):
+    suite, _ = write_suite(tmp_path, concurrency=(1,), max_tokens=8)
+    target = tmp_path / "a-file"
+    target.write_text("not a folder")
+    result = run_cli("run", suite, "--output", target)
+    assert result.returncode == 2, result.stderr
+    assert [x for x in result.stderr.splitlines() if x.strip()] == [
+        f"error: {target}: File exists; a file stands where a folder is needed: --output must "
+        "name a directory"
+    ]
+    assert target.read_text() == "not a folder"
+
+
+def test_read_only_results_dir_is_one_line_exit_2(tmp_path):
+    suite, tag = write_suite(tmp_path, concurrency=(1,), max_tokens=8)
+    with small_disk(tmp_path / "ro", "1m") as disk:
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        result = run_cli("run", suite, "--output", disk / "results")
+    assert result.returncode == 2, result.stderr
+    assert one_line(result.stderr) == (
+        f"error: {disk / 'results'}: Read-only file system; the file system is read-only: "
+        "choose a writable --output"
+    )
+    assert "Traceback" not in result.stderr and server_pids(tag) == []
+
+
+def test_disk_full_mid_campaign_keeps_cells_and_a_rerun_completes(tmp_path):
+    suite, tag = write_suite(tmp_path, step_ms=6.0, concurrency=(1, 8), max_tokens=48)
+    with small_disk(tmp_path / "disk", "4m") as disk:
+        out = disk / "results"
+        process = popen_cli("run", suite, "--output", out)
+        try:
+            wait_for(lambda: len(summaries(out)) >= 1 and in_flight(out))
+            filler = fill(disk)
+            _, stderr = process.communicate(timeout=120)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        assert process.returncode == 2, stderr
+        assert "Traceback" not in stderr
+        line = one_line(stderr)
+        assert line.startswith(f"error: {out}/") and line.endswith(
+            "No space left on device; the disk is full: free space, then rerun (completed cells "
+            "are kept)"
+        ), stderr
+        wait_for(lambda: server_pids(tag) == [], 30)
+        kept = {p: b for p, b in summaries(out).items()}
+        assert kept and all(json.loads(b)["num_requests"] == 14 for b in kept.values())
+        assert not list(out.rglob("*.tmp"))  # no half-written file left under a temp name
+        filler.unlink()
+        rerun = run_cli("run", suite, "--output", out)
+        assert rerun.returncode == 0, rerun.stderr
+        assert f"{len(kept)} already complete" in rerun.stderr
+        assert {p: summaries(out)[p] for p in kept} == kept
+        assert len(summaries(out)) == 4
+
+        # A report on a full disk: one line, exit 2, and no truncated figure left behind.
+        filler = fill(disk)
+        report = run_cli("report", out, "--out", disk / "report")
+        assert report.returncode == 2, report.stderr
+        assert "No space left on device; the disk is full" in one_line(report.stderr)
+        assert "Traceback" not in report.stderr
+        figures = list((disk / "report").rglob("*.png")) + list((disk / "report").rglob("*.svg"))
+        assert all(p.stat().st_size > 0 for p in figures)
+        assert not list((disk / "report").rglob("*.partial"))
+
+
+def test_a_server_restart_inside_the_window_fails_the_cell_even_when_counters_climb(tmp_path):
+    from fault_proxy import switching_proxy
+
+    out = tmp_path / "results"
+    slow = ("--model", "m", "--step-ms", "6", "--num-speculative-tokens", "3", "--seed", "1")
+    with running_emulator(*slow) as first, running_emulator(*slow) as second:
+        # The "restarted" server has served more than the first before the window: its
+        # counters end above the first's, so no counter goes down.
+        warm = run_cli("bench", "--endpoint", second, "--dataset", DATA, "--output", tmp_path / "w")
+        assert warm.returncode == 0, warm.stderr
+        with switching_proxy(first) as proxy:
+            bench = popen_cli(
+                "bench",
+                "--endpoint",
+                proxy.url,
+                "--dataset",
+                DATA,
+                "--output",
+                out,
+                "--max-tokens",
+                "48",
+            )
+            try:
+                wait_for(lambda: bool(in_flight(out)))
+                proxy.switch(second)
+                _, stderr = bench.communicate(timeout=120)
+            finally:
+                if bench.poll() is None:
+                    bench.kill()
+    assert bench.returncode == 1, stderr  # a failed cell, as `run` says it
+    assert "Traceback" not in stderr
+    cell = out / "default" / "tiny" / "c1" / "r0"
+    assert not (cell / "summary.json").exists()
+    failure = json.loads((cell / "failure.json").read_text())
+    assert failure["message"].startswith("process_start_time_seconds changed from ")
+    assert "the server restarted" in failure["message"]
+
+
+def test_report_and_lossless_name_the_cells_a_campaign_did_not_measure(tmp_path):
+    suite, _ = write_suite(tmp_path, concurrency=(1, 2), max_tokens=8)
+    out = tmp_path / "results"
+    assert run_cli("run", suite, "--output", out).returncode == 0
+    shutil.rmtree(out / "eagle3" / "tiny" / "c2")  # as if the run was stopped before it
+    expected = (
+        "1 cell(s) of the suite have no results (never measured, or interrupted): "
+        "eagle3/tiny/c2/r0; `specbench run` on the same --output measures them"
+    )
+    report = run_cli("report", out)
+    assert report.returncode == 0, report.stderr
+    assert expected in " ".join(report.stderr.split() + report.stdout.split())
+    assert "## Missing cells" in (out / "report" / "report.md").read_text()
+    lossless = run_cli("lossless", out)
+    assert f"missing: {expected}" in lossless.stdout + lossless.stderr
+    assert json.loads((out / "lossless.json").read_text())["missing"] == ["eagle3/tiny/c2/r0"]
