@@ -23,18 +23,28 @@ def register(app: typer.Typer) -> None:
 def save(
     results_dir: Annotated[Path, typer.Argument(help="Results directory (specbench run).")],
     out: Annotated[Path, typer.Option(help="Baseline JSON to write, e.g. baselines/NAME.json.")],
+    rules: Annotated[
+        Path | None,
+        typer.Option(help="gate.toml the baseline will be used with (for the size warning)."),
+    ] = None,
 ) -> None:
-    """Store per-cell metrics with their spread over repeats and the provenance."""
+    """Store per-cell metrics with their errors, spread over repeats and the provenance."""
     from rich.console import Console
 
     from specbench.gate.baseline import save_baseline
+    from specbench.gate.power import baseline_warnings
+    from specbench.gate.rules import load_rules
 
+    gate_rules = load_rules(rules)
     baseline = save_baseline(results_dir, out)
     metrics = sum(len(cell.metrics) for cell in baseline.cells.values())
-    Console(stderr=True).print(
+    console = Console(stderr=True)
+    console.print(
         f"baseline of {len(baseline.cells)} cells ({metrics} metrics) from {results_dir} "
         f"written to {out}"
     )
+    for line in baseline_warnings(baseline, gate_rules):
+        console.print(f"[yellow]warning:[/] {line}", soft_wrap=True, highlight=False)
 
 
 def gate(

@@ -1,13 +1,22 @@
 """Cell-by-cell comparison of current results with a baseline: one verdict per cell × metric.
 
-A metric is a regression only when it got worse by more than its tolerance AND by more than
-the noise band. The noise band is `noise_sigmas` × the standard error of the difference of
-the two means, √(s_b²/n_b + s_c²/n_c), from the std over repeats of each side. When only one
-side has ≥ 2 repeats its std stands in for both; when neither has, the tolerance alone
-decides (the row says so). `max` rules (failed requests) ignore the baseline and the noise.
+A metric is a regression only when it got worse by more than its tolerance AND the
+worsening is significant (`gate.significance`): a one-sided z test of the change against
+the standard error of the difference, √(se_b² + se_c²), from each side's stored errors
+(within-run cluster bootstrap, combined with the spread over repeats), at level α / m with
+m the figures × cells tested (Bonferroni). Each row records which rule decided it, the
+interval of the change at its level, and the smallest worsening the test catches with the
+configured power (`detectable`).
+
+Figures whose errors are not stored on both sides (an older baseline or older results)
+fall back to the older rule and say so in the row: the noise band `noise_sigmas` ×
+√(s_b²/n_b + s_c²/n_c) from the std over repeats (one side's std standing in for both when
+only it has repeats), or the tolerance alone when neither side has repeats. A cell with
+fewer than 5 conversations has no noise estimate (the row says so) and takes the same
+fallback. `max` rules (failed requests) ignore the baseline and the noise.
 
 Verdicts: `pass`, `improved` (better beyond tolerance and noise), `within_noise` (worse than
-the tolerance but not than the noise: passes), `regression`, `new` (not in the baseline:
+the tolerance but not significantly: passes), `regression`, `new` (not in the baseline:
 reported, never a failure) and `missing`: a baseline cell absent from the results (failed
 or never run) is bad input (exit 2); a metric gone from a present cell fails like a
 regression (exit 1).
@@ -23,11 +32,21 @@ from typing import Any, Literal
 from specbench.common.errors import SpecbenchError
 from specbench.gate.baseline import Baseline, SuiteIdentity
 from specbench.gate.rules import CATEGORY_FAMILY, PER_POSITION_FAMILY, GateRules, MetricRule
+from specbench.gate.significance import (
+    bonferroni_level,
+    detectable_worsening,
+    difference_error,
+    worsening_p_value,
+    z_of,
+)
 from specbench.gate.snapshot import CellStats, MetricStats, Snapshot
 from specbench.gate.suites import check_suites, server_notes
 from specbench.results.columns import ACCEPTANCE_LENGTH, PER_POSITION_PREFIX
 
 Verdict = Literal["pass", "improved", "within_noise", "regression", "new", "missing"]
+#: What decided a row: the significance test, the older repeat noise band, the tolerance
+#: alone, or a ceiling (`max` rules).
+DecidedBy = Literal["significance", "noise band", "tolerance", "ceiling", ""]
 PASSING: frozenset[str] = frozenset({"pass", "improved", "within_noise", "new"})
 #: Shown instead of a metric name on the single row of a new cell.
 ALL_METRICS = "(all)"
@@ -50,6 +69,26 @@ class Comparison:
     noise: float | None = None
     note: str = ""
     cell_missing: bool = False
+    decided_by: DecidedBy = ""
+    #: √(se_b² + se_c²): standard error of the change (significance rows only).
+    difference_se: float | None = None
+    #: One-sided p of "no worsening" and the level it was tested at (α / m).
+    p_value: float | None = None
+    level: float | None = None
+    #: Smallest true worsening (metric units) caught with the rules' power.
+    detectable: float | None = None
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """current − baseline ± z_{1−level} × SE: the change's interval at the row's level.
+
+        A worsening is significant exactly when this interval lies wholly on the worse side.
+        """
+        change = self.change
+        if change is None or self.difference_se is None or self.level is None:
+            return None
+        half = z_of(self.level) * self.difference_se
+        return change - half, change + half
 
     @property
     def change(self) -> float | None:
@@ -128,6 +167,18 @@ def allowed_worsening(rule: MetricRule, baseline: MetricStats, cell: str, metric
     return rule.spread * baseline.std
 
 
+def _fallback_reason(baseline: MetricStats, current: MetricStats, level: float | None) -> str:
+    """Why a row is not judged by the significance test."""
+    for side, stats in (("baseline", baseline), ("results", current)):
+        if stats.se is None and stats.se_note:
+            return f"{side}: {stats.se_note}"
+    if baseline.se is None:
+        return "baseline without stored errors (older file): older rule"
+    if current.se is None:
+        return "results without stored errors (older results): older rule"
+    return "significance test off"
+
+
 def judge(
     rule: MetricRule,
     baseline: MetricStats | None,
@@ -136,8 +187,14 @@ def judge(
     cell: str,
     metric: str,
     sigmas: float,
+    level: float | None = None,
+    power: float = 0.8,
 ) -> Comparison:
-    """The verdict on one metric present in the results."""
+    """The verdict on one metric present in the results.
+
+    `level`: the per-figure significance level (α / m); None: the significance test is off
+    and the older noise band decides.
+    """
     common: dict[str, Any] = {
         "cell": cell,
         "metric": metric,
@@ -150,16 +207,38 @@ def judge(
         worst = current.max
         verdict: Verdict = "regression" if worst > rule.max else "pass"
         note = f"worst repeat {worst:g}" if current.n > 1 else ""
-        return Comparison(**common, verdict=verdict, allowed=rule.max, note=note)
+        return Comparison(
+            **common, verdict=verdict, allowed=rule.max, note=note, decided_by="ceiling"
+        )
     assert baseline is not None
     sign = 1.0 if rule.direction == "higher" else -1.0
     worsening = sign * (baseline.value - current.value)
     allowed = allowed_worsening(rule, baseline, cell, metric)
-    noise, note = (
-        (None, "noise check off")
-        if not rule.noise or sigmas == 0
-        else (noise_band(baseline, current, sigmas))
-    )
+    if rule.noise and tested(rule, baseline, current) and level is not None:
+        assert baseline.se is not None and current.se is not None
+        error = difference_error(baseline.se, current.se)
+        p_value = worsening_p_value(worsening, error)
+        if worsening > allowed:
+            verdict = "regression" if p_value <= level else "within_noise"
+        elif -worsening > allowed and 1 - p_value <= level:
+            verdict = "improved"
+        else:
+            verdict = "pass"
+        return Comparison(
+            **common,
+            verdict=verdict,
+            allowed=allowed,
+            decided_by="significance",
+            difference_se=error,
+            p_value=p_value,
+            level=level,
+            detectable=detectable_worsening(allowed, error, level, power),
+        )
+    if not rule.noise or sigmas == 0:
+        noise, note = None, "noise check off"
+    else:
+        noise, note = noise_band(baseline, current, sigmas)
+        note = "; ".join(filter(None, [_fallback_reason(baseline, current, level), note]))
     beyond_noise = noise is None or abs(worsening) > noise
     if worsening > allowed:
         verdict = "regression" if beyond_noise else "within_noise"
@@ -167,10 +246,29 @@ def judge(
         verdict = "improved"
     else:
         verdict = "pass"
-    return Comparison(**common, verdict=verdict, allowed=allowed, noise=noise, note=note)
+    return Comparison(
+        **common,
+        verdict=verdict,
+        allowed=allowed,
+        noise=noise,
+        note=note,
+        decided_by="noise band" if noise is not None else "tolerance",
+    )
 
 
-def _metrics_of(
+def tested(rule: MetricRule, baseline: MetricStats | None, current: MetricStats | None) -> bool:
+    """Whether the significance test judges this row (errors stored on both sides)."""
+    return (
+        rule.max is None
+        and rule.noise
+        and baseline is not None
+        and current is not None
+        and baseline.se is not None
+        and current.se is not None
+    )
+
+
+def metrics_of(
     rules: dict[str, MetricRule], baseline: CellStats | None, current: CellStats | None
 ) -> Iterator[tuple[str, MetricRule, MetricStats | None, MetricStats | None]]:
     """(row name, rule, baseline stats, current stats) of every metric a rule covers."""
@@ -222,8 +320,12 @@ def compare_cell(
     current: CellStats | None,
     rules: GateRules,
     failure: str | None = None,
+    level: float | None = None,
 ) -> list[Comparison]:
-    """Every row of one cell (present in the baseline, the results, or both)."""
+    """Every row of one cell (present in the baseline, the results, or both).
+
+    `level`: the per-figure significance level (α / m over the whole gate run).
+    """
     effective = rules.effective()
     if baseline is None:
         assert current is not None
@@ -251,7 +353,7 @@ def compare_cell(
                     note=f"a repeat failed ({failure}); the others are compared",
                 )
             )
-    for metric, rule, was, now in _metrics_of(effective, baseline, current):
+    for metric, rule, was, now in metrics_of(effective, baseline, current):
         if now is None and was is None:
             continue  # not measured on either side, e.g. AL of a server without speculation
         if now is None:
@@ -284,8 +386,73 @@ def compare_cell(
                 )
             )
         else:
-            rows.append(judge(rule, was, now, cell=key, metric=metric, sigmas=rules.noise_sigmas))
+            rows.append(
+                judge(
+                    rule,
+                    was,
+                    now,
+                    cell=key,
+                    metric=metric,
+                    sigmas=rules.noise_sigmas,
+                    level=level,
+                    power=rules.power,
+                )
+            )
     return rows
+
+
+def count_tested(
+    baseline: dict[str, CellStats], current: dict[str, CellStats], rules: GateRules
+) -> int:
+    """m: the figures × cells the significance test judges (the Bonferroni family)."""
+    effective = rules.effective()
+    return sum(
+        tested(rule, was, now)
+        for key in baseline.keys() & current.keys()
+        for _, rule, was, now in metrics_of(effective, baseline[key], current[key])
+    )
+
+
+def significance_notes(
+    rows: list[Comparison], rules: GateRules, tests: int, level: float | None
+) -> list[str]:
+    """How rows were decided: the test's level, the fallbacks, figures too noisy to resolve."""
+    notes = []
+    if level is not None and tests:
+        notes.append(
+            f"significance: a figure regresses only when worse than its tolerance AND its "
+            f"one-sided z test (change / √(se_b² + se_c²), errors from within each run) is "
+            f"significant at α / m = {rules.significance:g} / {tests} = {level:.2g} "
+            f"(Bonferroni over {tests} figures × cells); 'detectable' is the smallest "
+            f"regression caught {rules.power:.0%} of the time"
+        )
+        coarse = [
+            row
+            for row in rows
+            if row.detectable is not None
+            and row.allowed is not None
+            and row.detectable > 1.5 * row.allowed
+        ]
+        if coarse:
+            names = ", ".join(f"{row.cell} {row.metric}" for row in coarse[:5])
+            more = f" and {len(coarse) - 5} more" if len(coarse) > 5 else ""
+            notes.append(
+                f"{len(coarse)} figures cannot resolve their tolerance at this sample size "
+                f"(detectable > 1.5 × tolerance): {names}{more}; measure more conversations "
+                "or widen their rules"
+            )
+    fallback = [row for row in rows if row.decided_by in ("noise band", "tolerance")]
+    if fallback and rules.noise_sigmas > 0 and any(row.noise is not None for row in fallback):
+        notes.append(
+            f"rows without stored errors: noise band = {rules.noise_sigmas:g} × "
+            "√(s_b²/n_b + s_c²/n_c) from the std over repeats (older rule)"
+        )
+    if any("n=1" in row.note for row in rows):
+        notes.append(
+            "some rows have neither stored errors nor repeats on both sides: tolerance alone "
+            "decides"
+        )
+    return notes
 
 
 def compare(
@@ -300,20 +467,18 @@ def compare(
     """Compare every cell of the baseline and the results; raise on incomparable input."""
     notes = check_suites(baseline.suite, current_suite, strict=strict_suite)
     notes += server_notes(baseline, current_servers)
+    keys = sorted(set(baseline.cells) | set(current.cells))
+    tests = count_tested(baseline.cells, current.cells, rules)
+    level = bonferroni_level(rules.significance, tests) if rules.significance > 0 else None
     rows: list[Comparison] = []
-    for key in sorted(set(baseline.cells) | set(current.cells)):
+    for key in keys:
         rows += compare_cell(
             key,
             baseline.cells.get(key),
             current.cells.get(key),
             rules,
             failure=current.failed_cells.get(key),
+            level=level,
         )
-    if rules.noise_sigmas > 0:
-        notes.append(
-            f"noise band = {rules.noise_sigmas:g} × √(s_b²/n_b + s_c²/n_c) from the std over "
-            "repeats; a metric regresses only beyond both its tolerance and the noise band"
-        )
-    if any("n=1" in row.note for row in rows):
-        notes.append("some cells have a single repeat on both sides: tolerance alone decides")
+    notes += significance_notes(rows, rules, tests, level)
     return GateReport(comparisons=rows, notes=notes, suite_name=current_suite.name)

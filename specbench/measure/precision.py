@@ -154,21 +154,9 @@ def bootstrap_intervals(
     np.add.at(times, (np.repeat(np.arange(resamples), n), draws.ravel()), 1)
 
     def pooled_median(values: list[np.ndarray]) -> Interval:
-        """Median over the turns of the drawn conversations, as a weighted median.
-
-        A value of conversation i enters resample r times[r, i] times: one sort of all
-        values, then per resample the first value whose cumulative weight reaches half
-        (the lower median; vectorised, so a check never stalls the event loop).
-        """
-        flat = np.concatenate(values)
-        owner = np.repeat(np.arange(n), [len(v) for v in values])
-        order = np.argsort(flat, kind="stable")
-        weights = np.cumsum(times[:, owner[order]], axis=1)
-        half = weights[:, -1:] / 2
-        index = np.minimum((weights < half).sum(axis=1), len(flat) - 1)
-        stats = flat[order][index]
+        stats = resampled_quantiles(values, times, (0.5,))[0]
         low, high = np.quantile(stats, [alpha, 1 - alpha])
-        return Interval(float(np.median(flat)), float(low), float(high))
+        return Interval(float(np.median(np.concatenate(values))), float(low), float(high))
 
     ratio = concurrency * tokens.sum() / busy_s.sum()
     ratios = concurrency * tokens[draws].sum(axis=1) / busy_s[draws].sum(axis=1)
@@ -184,6 +172,46 @@ def bootstrap_intervals(
     }
     if all(len(v) for v in ttft):
         result["ttft_ms_median"] = pooled_median(ttft)
+    return result
+
+
+def resample_counts(strata: Sequence[int], resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """times[r, i]: how often resample r drew conversation i, resampling inside each stratum.
+
+    `strata` gives the conversations per stratum, in column order (stratum 0's columns
+    first); each resample draws as many conversations of a stratum as it holds, with
+    replacement, so a resample keeps the measured mix of categories.
+    """
+    n = sum(strata)
+    times = np.zeros((resamples, n))
+    rows = np.arange(resamples)
+    start = 0
+    for size in strata:
+        draws = start + rng.integers(0, size, size=(resamples, size))
+        np.add.at(times, (np.repeat(rows, size), draws.ravel()), 1)
+        start += size
+    return times
+
+
+def resampled_quantiles(
+    values: Sequence[np.ndarray], times: np.ndarray, quantiles: Sequence[float]
+) -> list[np.ndarray]:
+    """Per quantile q, its value in every resample: the weighted lower q-quantile of the turns.
+
+    `values[i]` are conversation i's per-turn values; a value enters resample r
+    times[r, i] times. One sort of all values, then per resample the first value whose
+    cumulative weight reaches q (vectorised, so a check never stalls the event loop).
+    Conversations without values contribute nothing.
+    """
+    flat = np.concatenate(values)
+    owner = np.repeat(np.arange(len(values)), [len(v) for v in values])
+    order = np.argsort(flat, kind="stable")
+    weights = np.cumsum(times[:, owner[order]], axis=1)
+    total = weights[:, -1:]
+    result = []
+    for q in quantiles:
+        index = np.minimum((weights < q * total).sum(axis=1), len(flat) - 1)
+        result.append(flat[order][index])
     return result
 
 

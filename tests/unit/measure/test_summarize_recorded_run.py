@@ -78,7 +78,12 @@ def test_the_recorded_summary_is_recomputed_from_its_raw_files(label: str) -> No
         "full_window_output_tok_s_per_gpu",
         "throughput_window",
         "precision",
+        # issue 20: standard errors of the gated figures
+        "standard_errors",
     }
+    # 4 conversations: too few to resample, and the summary says so.
+    assert recomputed["standard_errors"]["figures"] == {}
+    assert recomputed["standard_errors"]["note"] == "no noise estimate: 4 conversations (< 5)"
     assert recomputed["history"] == "streamed_text"
     assert recomputed["throughput_window"] == "full"
     assert recomputed["precision"]["stopping_rule"] == "all_conversations"
