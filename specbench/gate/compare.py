@@ -34,10 +34,11 @@ from specbench.gate.baseline import Baseline, SuiteIdentity
 from specbench.gate.rules import CATEGORY_FAMILY, PER_POSITION_FAMILY, GateRules, MetricRule
 from specbench.gate.significance import (
     bonferroni_level,
+    critical_value,
     detectable_worsening,
     difference_error,
+    welch_df,
     worsening_p_value,
-    z_of,
 )
 from specbench.gate.snapshot import CellStats, MetricStats, Snapshot
 from specbench.gate.suites import check_suites, server_notes
@@ -72,22 +73,24 @@ class Comparison:
     decided_by: DecidedBy = ""
     #: √(se_b² + se_c²): standard error of the change (significance rows only).
     difference_se: float | None = None
-    #: One-sided p of "no worsening" and the level it was tested at (α / m).
+    #: One-sided p of "no worsening", the level it was tested at (α / m), and the
+    #: Welch degrees of freedom of the t test (None: normal).
     p_value: float | None = None
     level: float | None = None
+    df: float | None = None
     #: Smallest true worsening (metric units) caught with the rules' power.
     detectable: float | None = None
 
     @property
     def interval(self) -> tuple[float, float] | None:
-        """current − baseline ± z_{1−level} × SE: the change's interval at the row's level.
+        """current − baseline ± t_{1−level, ν} × SE: the change's interval at the row's level.
 
         A worsening is significant exactly when this interval lies wholly on the worse side.
         """
         change = self.change
         if change is None or self.difference_se is None or self.level is None:
             return None
-        half = z_of(self.level) * self.difference_se
+        half = critical_value(self.level, self.df) * self.difference_se
         return change - half, change + half
 
     @property
@@ -215,9 +218,10 @@ def judge(
     worsening = sign * (baseline.value - current.value)
     allowed = allowed_worsening(rule, baseline, cell, metric)
     if rule.noise and tested(rule, baseline, current) and level is not None:
-        assert baseline.se is not None and current.se is not None
-        error = difference_error(baseline.se, current.se)
-        p_value = worsening_p_value(worsening, error)
+        (se_b, df_b), (se_c, df_c) = side_errors(baseline, current)
+        error = difference_error(se_b, se_c)
+        df = welch_df(se_b, df_b, se_c, df_c)
+        p_value = worsening_p_value(worsening, error, df)
         if worsening > allowed:
             verdict = "regression" if p_value <= level else "within_noise"
         elif -worsening > allowed and 1 - p_value <= level:
@@ -232,7 +236,8 @@ def judge(
             difference_se=error,
             p_value=p_value,
             level=level,
-            detectable=detectable_worsening(allowed, error, level, power),
+            df=df,
+            detectable=detectable_worsening(allowed, error, level, power, df),
         )
     if not rule.noise or sigmas == 0:
         noise, note = None, "noise check off"
@@ -254,6 +259,29 @@ def judge(
         note=note,
         decided_by="noise band" if noise is not None else "tolerance",
     )
+
+
+def side_errors(
+    baseline: MetricStats, current: MetricStats
+) -> tuple[tuple[float, float | None], tuple[float, float | None]]:
+    """(se, degrees of freedom) of each side; a side borrows the other's per-run spread.
+
+    The std over repeats is the run-to-run noise of one run (what a within-run bootstrap
+    cannot see: another machine, batch nondeterminism); a single-repeat current run has
+    at least that noise, so its error is max(se, std / √n) with the other side's std
+    (and that std's degrees of freedom, repeats − 1, when it decides).
+    """
+    spread = next((s for s in (baseline, current) if s.n >= 2 and s.std is not None), None)
+    sides = []
+    for stats in (baseline, current):
+        assert stats.se is not None
+        se, df = stats.se, stats.df
+        if spread is not None and spread.std is not None:
+            borrowed = spread.std / math.sqrt(stats.n)
+            if borrowed > se:
+                se, df = borrowed, float(spread.n - 1)
+        sides.append((se, df))
+    return sides[0], sides[1]
 
 
 def tested(rule: MetricRule, baseline: MetricStats | None, current: MetricStats | None) -> bool:

@@ -57,8 +57,12 @@ def baseline_power(baseline: Baseline, rules: GateRules) -> list[FigurePower]:
         assert stats.se is not None
         allowed = allowed_worsening(rule, stats, key, metric)
         error = math.sqrt(2) * stats.se
-        detectable = detectable_worsening(allowed, error, level, rules.power)
-        target = difference_error_for(allowed, level, power=rules.power, margin=RESOLUTION_MARGIN)
+        # A candidate of the same size: ν = 2 × the baseline's (Welch with equal sides).
+        df = 2 * stats.df if stats.df else None
+        detectable = detectable_worsening(allowed, error, level, rules.power, df)
+        target = difference_error_for(
+            allowed, level, power=rules.power, margin=RESOLUTION_MARGIN, df=df
+        )
         needed = (
             math.ceil(stats.conversations * (error / target) ** 2)
             if stats.conversations and target > 0

@@ -89,6 +89,11 @@ class MetricStats(Frozen):
     conversations: int | None = Field(
         default=None, description="Conversations behind `se` (fewest of any repeat)."
     )
+    df: float | None = Field(
+        default=None,
+        description="Degrees of freedom of `se`: Σ conversations over repeats − 1 for the "
+        "bootstrap error, repeats − 1 when the spread over repeats decided.",
+    )
 
 
 class CellStats(Frozen):
@@ -197,19 +202,32 @@ def with_errors(
     if not errors or any(e is None for e in errors):
         return stats  # results from before errors were stored: the gate's older rule
     known = [e for e in errors if e is not None]
-    conversations = min(e.num_conversations for e in known)
+    counts = [
+        e.category_conversations.get(category, e.num_conversations)
+        if category
+        else e.num_conversations
+        for e in known
+    ]
     notes = [e.note for e in known if e.note]
     result = {}
     for name, found in stats.items():
         tables = [e.categories.get(category, {}) if category else e.figures for e in known]
         within = [t[name] for t in tables if name in t]
-        update: dict[str, object] = {"conversations": conversations}
+        update: dict[str, object] = {"conversations": min(counts)}
         if notes:
             update["se_note"] = notes[0]
         elif len(within) < len(tables):
             update["se_note"] = "no noise estimate: no standard error stored for this figure"
         else:
-            update["se"] = combined_standard_error(within, found.std)
+            se = combined_standard_error(within, found.std)
+            from_spread = (
+                len(within) >= 2
+                and found.std is not None
+                and se is not None
+                and (se > math.sqrt(sum(x**2 for x in within)) / len(within))
+            )
+            update["se"] = se
+            update["df"] = len(within) - 1 if from_spread else sum(counts) - 1
         result[name] = found.model_copy(update=update)
     return result
 

@@ -19,8 +19,11 @@ Figures (same names as the summary and the gate; values in the figure's units):
   decode chunk of k tokens is a step with k − 1 accepted). The reported figure comes from
   the server's counters; its error is the resampled estimate's relative error times it.
 - `official_acceptance_length` (mean over questions of Σ tokens / Σ chunks).
-- `output_tok_s_per_gpu` (and `output_tok_s`): the relative error of the slot-time ratio
-  c × Σ output tokens / Σ E2E (as `measure.precision`) times the reported figure.
+- `output_tok_s_per_gpu` (and `output_tok_s`): the relative error of Σ output tokens /
+  makespan, the resampled conversations run through `concurrency` slots in a shuffled
+  order (the drain tail, when a last conversation runs alone, is a large share of the
+  noise of a small cell), times the reported figure; for a steady-state window, of the
+  slot-time ratio Σ output tokens / Σ E2E (as `measure.precision`).
 - `ttft_ms_*`, `e2e_ms_*`, `tpot_ms_*` for median, p90, p99: the weighted quantile of the
   resampled turns.
 - per category: `acceptance_length` (the definition the summary stores for the category:
@@ -41,7 +44,12 @@ import numpy as np
 
 from specbench.client.record import RequestRecord
 from specbench.measure.official_al import cell_official
-from specbench.measure.precision import resample_counts, resampled_quantiles
+from specbench.measure.precision import (
+    draw_counts,
+    makespans,
+    resample_draws,
+    resampled_quantiles,
+)
 from specbench.metrics.per_request import chunk_acceptance_length
 from specbench.store.summary import CellErrors, CellSummary
 
@@ -190,19 +198,49 @@ def _official_se(
     return _ratio_se(times, values * present, present)
 
 
-def _timing(
-    data: _Conversations, times: np.ndarray, summary: CellSummary, figures: dict[str, float]
-) -> None:
-    """Throughput (slot-time ratio scaled onto the reported figure) and latency quantiles."""
+def _throughput_se(
+    data: _Conversations, times: np.ndarray, draws: np.ndarray, summary: CellSummary
+) -> float | None:
+    """Relative standard error of the reported throughput.
+
+    Full window (every conversation, drain tail included): Σ tokens / makespan of the
+    resampled conversations run through `concurrency` slots in a shuffled order, so the
+    tail's share (a last conversation that runs alone) is part of the noise. Steady-state
+    window: the slot-time ratio Σ tokens / Σ conversation time (all slots busy).
+    """
     tokens = data.column(lambda g: sum(r.output_tokens or 0 for r in g))
-    busy_s = data.column(lambda g: sum(r.e2e_ns or 0 for r in g) / 1e9)
-    if busy_s.sum() > 0:
-        ratio = tokens.sum() / busy_s.sum()
+    if summary.throughput_window == "steady_state":
+        busy_s = data.column(lambda g: sum(r.e2e_ns or 0 for r in g) / 1e9)
+        if busy_s.sum() <= 0:
+            return None
         se = _ratio_se(times, tokens, busy_s)
-        for name in ("output_tok_s", "output_tok_s_per_gpu"):
-            found = _scaled(se, ratio, getattr(summary, name))
-            if found is not None:
-                figures[name] = found
+        return None if se is None else se / (tokens.sum() / busy_s.sum())
+    occupied_s = data.column(
+        lambda g: (
+            (
+                max(r.start_ns + (r.duration_ns or r.e2e_ns or 0) for r in g)
+                - min(r.start_ns for r in g)
+            )
+            / 1e9
+        )
+    )
+    rates = tokens[draws].sum(axis=1) / makespans(occupied_s[draws], summary.concurrency)
+    return float(np.std(rates, ddof=1) / np.mean(rates))
+
+
+def _timing(
+    data: _Conversations,
+    times: np.ndarray,
+    draws: np.ndarray,
+    summary: CellSummary,
+    figures: dict[str, float],
+) -> None:
+    """Throughput (relative error carried onto the reported figure) and latency quantiles."""
+    relative = _throughput_se(data, times, draws, summary)
+    for name in ("output_tok_s", "output_tok_s_per_gpu"):
+        reported = getattr(summary, name)
+        if relative is not None and reported is not None:
+            figures[name] = relative * abs(reported)
     samples: dict[str, list[np.ndarray]] = {
         "ttft_ms": [
             np.array([r.ttft_ns / 1e6 for r in g if r.ttft_ns is not None]) for g in data.groups
@@ -222,8 +260,8 @@ def _timing(
     for name, values in samples.items():
         if sum(len(v) for v in values) < 2:
             continue
-        draws = resampled_quantiles(values, times, [q for _, q in QUANTILES])
-        for (stat, _), stats in zip(QUANTILES, draws, strict=True):
+        resampled = resampled_quantiles(values, times, [q for _, q in QUANTILES])
+        for (stat, _), stats in zip(QUANTILES, resampled, strict=True):
             figures[f"{name}_{stat}"] = float(np.std(stats, ddof=1))
 
 
@@ -243,7 +281,8 @@ def cell_errors(
                 "note": f"no noise estimate: {len(data.ids)} conversations (< {MIN_CONVERSATIONS})"
             }
         )
-    times = resample_counts(data.strata, resamples, np.random.default_rng(seed))
+    draws = resample_draws(data.strata, resamples, np.random.default_rng(seed))
+    times = draw_counts(draws, len(data.ids))
     figures: dict[str, float] = {}
     _acceptance(data, times, summary, figures)
     per_question = None
@@ -255,12 +294,13 @@ def cell_errors(
         se = _official_se(data, times, np.ones(len(data.ids)), per_question)
         if se is not None:
             figures["official_acceptance_length"] = se
-    _timing(data, times, summary, figures)
+    _timing(data, times, draws, summary, figures)
     categories = _categories(data, times, summary, per_question)
     overall = small_sample_factor(min(data.strata))
     sizes = dict(zip(sorted(set(data.categories)), data.strata, strict=True))
     return empty.model_copy(
         update={
+            "category_conversations": sizes,
             "figures": {name: se * overall for name, se in figures.items()},
             "categories": {
                 name: {

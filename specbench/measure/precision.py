@@ -175,22 +175,43 @@ def bootstrap_intervals(
     return result
 
 
-def resample_counts(strata: Sequence[int], resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """times[r, i]: how often resample r drew conversation i, resampling inside each stratum.
+def resample_draws(strata: Sequence[int], resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """draws[r, j]: the conversation resample r drew j-th, resampling inside each stratum.
 
     `strata` gives the conversations per stratum, in column order (stratum 0's columns
     first); each resample draws as many conversations of a stratum as it holds, with
-    replacement, so a resample keeps the measured mix of categories.
+    replacement, so a resample keeps the measured mix of categories. Each row is then
+    shuffled: the order a closed loop would dispatch the drawn conversations in.
     """
-    n = sum(strata)
-    times = np.zeros((resamples, n))
-    rows = np.arange(resamples)
+    blocks = []
     start = 0
     for size in strata:
-        draws = start + rng.integers(0, size, size=(resamples, size))
-        np.add.at(times, (np.repeat(rows, size), draws.ravel()), 1)
+        blocks.append(start + rng.integers(0, size, size=(resamples, size)))
         start += size
+    return rng.permuted(np.concatenate(blocks, axis=1), axis=1)
+
+
+def draw_counts(draws: np.ndarray, conversations: int) -> np.ndarray:
+    """times[r, i]: how often resample r drew conversation i."""
+    resamples = draws.shape[0]
+    times = np.zeros((resamples, conversations))
+    np.add.at(times, (np.repeat(np.arange(resamples), draws.shape[1]), draws.ravel()), 1)
     return times
+
+
+def makespans(durations: np.ndarray, slots: int) -> np.ndarray:
+    """Per row, the time `slots` workers take to run the row's jobs in order (closed loop).
+
+    durations[r, j]: the j-th job of resample r; each job goes to the first slot free
+    (list scheduling), as a closed loop hands the next conversation to the first free slot.
+    """
+    resamples = durations.shape[0]
+    free = np.zeros((resamples, max(1, slots)))
+    rows = np.arange(resamples)
+    for j in range(durations.shape[1]):
+        slot = free.argmin(axis=1)
+        free[rows, slot] += durations[:, j]
+    return free.max(axis=1)
 
 
 def resampled_quantiles(

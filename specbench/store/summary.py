@@ -165,7 +165,8 @@ class CellErrors(Frozen):
     """Standard errors of the cell's gated figures, from within the run (`measure.errors`).
 
     Stratified cluster bootstrap: conversations resampled with replacement inside each
-    category, seeded; a figure's error is the std (ddof 1) of its value over the resamples.
+    category, seeded; a figure's error is the std (ddof 1) of its value over the resamples,
+    times √(n/(n−1)) for n the conversations of the smallest category it draws from.
     """
 
     method: Literal["stratified_cluster_bootstrap"] = "stratified_cluster_bootstrap"
@@ -181,6 +182,9 @@ class CellErrors(Frozen):
     categories: dict[str, dict[str, float]] = Field(
         default_factory=dict,
         description="Category → acceptance_length / official_acceptance_length → error.",
+    )
+    category_conversations: dict[str, int] = Field(
+        default_factory=dict, description="Category → conversations resampled (its stratum)."
     )
     note: str | None = Field(
         default=None, description="Why figures are absent (e.g. too few conversations)."
