@@ -30,6 +30,7 @@ def save(
 ) -> None:
     """Store per-cell metrics with their errors, spread over repeats and the provenance."""
     from rich.console import Console
+    from rich.markup import escape
 
     from specbench.gate.baseline import save_baseline
     from specbench.gate.power import baseline_warnings
@@ -44,7 +45,7 @@ def save(
         f"written to {out}"
     )
     for line in baseline_warnings(baseline, gate_rules):
-        console.print(f"[yellow]warning:[/] {line}", soft_wrap=True, highlight=False)
+        console.print(f"[yellow]warning:[/] {escape(line)}", soft_wrap=True, highlight=False)
 
 
 def gate(
@@ -66,6 +67,7 @@ def gate(
 ) -> None:
     """Compare results with a baseline: exit 0 pass, 1 regression, 2 bad or missing input."""
     from rich.console import Console
+    from rich.markup import escape
 
     from specbench.common.errors import RegressionDetected, SpecbenchError
     from specbench.gate.markdown import headline
@@ -87,7 +89,7 @@ def gate(
         console.width = max(console.width, 200)  # CI logs: wide rows, not wrapped cells
     console.print(gate_table(report))
     for note in report.notes:
-        console.print(f"note: {note}", soft_wrap=True, highlight=False)
+        console.print(f"note: {escape(note)}", soft_wrap=True, highlight=False)
     console.print(headline(report), highlight=False)
     missing = report.missing_cells
     if missing:
