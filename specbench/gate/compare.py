@@ -1,7 +1,7 @@
 """Cell-by-cell comparison of current results with a baseline: one verdict per cell × metric.
 
 A metric is a regression only when it got worse by more than its tolerance AND the
-worsening is significant (`gate.significance`): a one-sided z test of the change against
+worsening is significant (`gate.significance`): a one-sided t test of the change against
 the standard error of the difference, √(se_b² + se_c²), from each side's stored errors
 (within-run cluster bootstrap, combined with the spread over repeats), at level α / m with
 m the figures × cells tested (Bonferroni). Each row records which rule decided it, the
@@ -449,7 +449,8 @@ def significance_notes(
     if level is not None and tests:
         notes.append(
             f"significance: a figure regresses only when worse than its tolerance AND its "
-            f"one-sided z test (change / √(se_b² + se_c²), errors from within each run) is "
+            f"one-sided t test (change / √(se_b² + se_c²), errors from within each run, "
+            f"Welch degrees of freedom) is "
             f"significant at α / m = {rules.significance:g} / {tests} = {level:.2g} "
             f"(Bonferroni over {tests} figures × cells); 'detectable' is the smallest "
             f"regression caught {rules.power:.0%} of the time"

@@ -1,4 +1,4 @@
-"""Is a worsening real? A one-sided z test per figure, Bonferroni over the figures gated.
+"""Is a worsening real? A one-sided t test per figure, Bonferroni over the figures gated.
 
 Each side of a comparison carries its figure's standard error (`MetricStats.se`: the
 within-run cluster bootstrap, combined with the between-repeat spread). For one figure,

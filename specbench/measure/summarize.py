@@ -328,7 +328,8 @@ def with_precision(
         records,
         spec.concurrency,
         seed=spec.seed,
-        throughput_value=float(reported),  # type: ignore[arg-type]
+        # None without --gpus: the interval is then of the per-server slot-time ratio.
+        throughput_value=float(reported) if reported is not None else None,  # type: ignore[arg-type]
     )
     used = summary.num_conversations
     available = max(spec.conversations_available, used)
