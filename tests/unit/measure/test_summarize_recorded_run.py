@@ -114,3 +114,36 @@ def test_the_recorded_summary_is_recomputed_from_its_raw_files(label: str) -> No
     else:
         assert recomputed["official_acceptance"] is None
         assert all(c["official_acceptance_length"] is None for c in per_category.values())
+
+
+def test_a_cell_without_a_gpu_count_still_gets_its_precision_and_errors() -> None:
+    """`specbench bench` without --gpus: per-GPU rates are None, the rest is computed."""
+    directory = RUN / "ngram" / "lossless-prompts" / "c1" / "r0"
+    saved = store.read_json(directory / store.SUMMARY)
+    records = list(store.read_records(directory / store.REQUESTS))
+    before = parse_metrics((directory / store.METRICS_BEFORE).read_text())
+    after = parse_metrics((directory / store.METRICS_AFTER).read_text())
+    spec = CellSpec(
+        label="ngram",
+        workload="lossless-prompts",
+        dataset=saved["dataset"],
+        categories=None,
+        entropy_tiers=None,
+        category=None,
+        concurrency=1,
+        repeat=0,
+        gpus=None,
+        model=saved["model"],
+        endpoint=saved["endpoint"],
+        api=saved["api"],
+        client=saved["client"],
+        max_tokens=saved["max_tokens"],
+        temperature=saved["temperature"],
+        warmup=1,
+        save_outputs=True,
+    )
+    window = Window(saved["started_at"], saved["finished_at"], saved["duration_s"])
+    summary = summarize_cell(records, before, after, spec, window)
+    assert summary.output_tok_s_per_gpu is None and summary.output_tok_s > 0
+    assert summary.precision is not None and summary.precision.conversations_used == 4
+    assert summary.standard_errors is not None and summary.standard_errors.figures == {}
