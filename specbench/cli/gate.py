@@ -23,18 +23,29 @@ def register(app: typer.Typer) -> None:
 def save(
     results_dir: Annotated[Path, typer.Argument(help="Results directory (specbench run).")],
     out: Annotated[Path, typer.Option(help="Baseline JSON to write, e.g. baselines/NAME.json.")],
+    rules: Annotated[
+        Path | None,
+        typer.Option(help="gate.toml the baseline will be used with (for the size warning)."),
+    ] = None,
 ) -> None:
-    """Store per-cell metrics with their spread over repeats and the provenance."""
+    """Store per-cell metrics with their errors, spread over repeats and the provenance."""
     from specbench.cli.console import make_console
+    from specbench.cli.lines import line
     from specbench.gate.baseline import save_baseline
+    from specbench.gate.power import baseline_warnings
+    from specbench.gate.rules import load_rules
 
+    gate_rules = load_rules(rules)
     baseline = save_baseline(results_dir, out)
     metrics = sum(len(cell.metrics) for cell in baseline.cells.values())
-    make_console(stderr=True, highlight=False).print(
+    console = make_console(stderr=True, highlight=False)
+    console.print(
         f"baseline of {len(baseline.cells)} cells ({metrics} metrics) from {results_dir} "
         f"written to {out}",
         markup=False,
     )
+    for warning in baseline_warnings(baseline, gate_rules):
+        console.print(line("warning:", "yellow", warning), soft_wrap=True)
 
 
 def gate(
@@ -74,7 +85,7 @@ def gate(
     console = make_console(stderr=True)
     console.print(gate_table(report))
     for note in report.notes:
-        console.print(f"note: {note}", soft_wrap=True, highlight=False)
+        console.print(f"note: {note}", soft_wrap=True, highlight=False, markup=False)
     console.print(headline(report), highlight=False)
     missing = report.missing_cells
     if missing:

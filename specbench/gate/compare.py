@@ -1,13 +1,22 @@
 """Cell-by-cell comparison of current results with a baseline: one verdict per cell × metric.
 
-A metric is a regression only when it got worse by more than its tolerance AND by more than
-the noise band. The noise band is `noise_sigmas` × the standard error of the difference of
-the two means, √(s_b²/n_b + s_c²/n_c), from the std over repeats of each side. When only one
-side has ≥ 2 repeats its std stands in for both; when neither has, the tolerance alone
-decides (the row says so). `max` rules (failed requests) ignore the baseline and the noise.
+A metric is a regression only when it got worse by more than its tolerance AND the
+worsening is significant (`gate.significance`): a one-sided t test of the change against
+the standard error of the difference, √(se_b² + se_c²), from each side's stored errors
+(within-run cluster bootstrap, combined with the spread over repeats), at level α / m with
+m the figures × cells tested (Bonferroni). Each row records which rule decided it, the
+interval of the change at its level, and the smallest worsening the test catches with the
+configured power (`detectable`).
+
+Figures whose errors are not stored on both sides (an older baseline or older results)
+fall back to the older rule and say so in the row: the noise band `noise_sigmas` ×
+√(s_b²/n_b + s_c²/n_c) from the std over repeats (one side's std standing in for both when
+only it has repeats), or the tolerance alone when neither side has repeats. A cell with
+fewer than 5 conversations has no noise estimate (the row says so) and takes the same
+fallback. `max` rules (failed requests) ignore the baseline and the noise.
 
 Verdicts: `pass`, `improved` (better beyond tolerance and noise), `within_noise` (worse than
-the tolerance but not than the noise: passes), `regression`, `new` (not in the baseline:
+the tolerance but not significantly: passes), `regression`, `new` (not in the baseline:
 reported, never a failure) and `missing`: a baseline cell absent from the results (failed
 or never run) is bad input (exit 2); a metric gone from a present cell fails like a
 regression (exit 1).
@@ -15,56 +24,48 @@ regression (exit 1).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from specbench.common.errors import SpecbenchError
 from specbench.gate.baseline import Baseline, SuiteIdentity
 from specbench.gate.rules import CATEGORY_FAMILY, PER_POSITION_FAMILY, GateRules, MetricRule
+from specbench.gate.significance import bonferroni_level
 from specbench.gate.snapshot import CellStats, MetricStats, Snapshot
 from specbench.gate.suites import check_suites, server_notes
+from specbench.gate.verdict import (
+    ALL_METRICS,
+    FAILED_REPEATS,
+    PASSING,
+    Comparison,
+    DecidedBy,
+    Verdict,
+    allowed_worsening,
+    judge,
+    noise_band,
+    side_errors,
+    tested,
+)
 from specbench.results.columns import ACCEPTANCE_LENGTH, PER_POSITION_PREFIX
 
-Verdict = Literal["pass", "improved", "within_noise", "regression", "new", "missing"]
-PASSING: frozenset[str] = frozenset({"pass", "improved", "within_noise", "new"})
-#: Shown instead of a metric name on the single row of a new cell.
-ALL_METRICS = "(all)"
-#: Row of a cell some of whose repeats failed (failure.json beside other repeats' summaries).
-FAILED_REPEATS = "(repeats)"
-
-
-@dataclass(frozen=True, slots=True)
-class Comparison:
-    """The verdict on one metric of one cell."""
-
-    cell: str
-    metric: str
-    verdict: Verdict
-    direction: str
-    tolerance: str
-    baseline: MetricStats | None = None
-    current: MetricStats | None = None
-    allowed: float | None = None
-    noise: float | None = None
-    note: str = ""
-    cell_missing: bool = False
-
-    @property
-    def change(self) -> float | None:
-        """current − baseline, in the metric's units."""
-        if self.baseline is None or self.current is None:
-            return None
-        return self.current.value - self.baseline.value
-
-    @property
-    def relative_change(self) -> float | None:
-        """(current − baseline) / |baseline|; None when the baseline is 0 or absent."""
-        change = self.change
-        if change is None or self.baseline is None or self.baseline.value == 0:
-            return None
-        return change / abs(self.baseline.value)
+__all__ = [
+    "ALL_METRICS",
+    "FAILED_REPEATS",
+    "PASSING",
+    "Comparison",
+    "DecidedBy",
+    "GateReport",
+    "Verdict",
+    "allowed_worsening",
+    "compare",
+    "compare_cell",
+    "judge",
+    "metrics_of",
+    "noise_band",
+    "side_errors",
+    "tested",
+]
 
 
 @dataclass(frozen=True)
@@ -95,82 +96,7 @@ class GateReport:
         return 1 if self.with_verdict("regression", "missing") else 0
 
 
-def noise_band(
-    baseline: MetricStats, current: MetricStats, sigmas: float
-) -> tuple[float | None, str]:
-    """`sigmas` × the standard error of the difference of the means, and how it was found."""
-    b_std = baseline.std if baseline.n >= 2 else None
-    c_std = current.std if current.n >= 2 else None
-    if b_std is not None and c_std is not None:
-        return sigmas * math.sqrt(b_std**2 / baseline.n + c_std**2 / current.n), ""
-    if b_std is not None or c_std is not None:
-        std = b_std if b_std is not None else c_std
-        assert std is not None
-        side = "baseline" if b_std is not None else "current"
-        return (
-            sigmas * std * math.sqrt(1 / baseline.n + 1 / current.n),
-            f"noise from the {side} spread only",
-        )
-    return None, "n=1: tolerance only (no spread to estimate noise)"
-
-
-def allowed_worsening(rule: MetricRule, baseline: MetricStats, cell: str, metric: str) -> float:
-    if rule.relative is not None:
-        return rule.relative * abs(baseline.value)
-    if rule.absolute is not None:
-        return rule.absolute
-    assert rule.spread is not None
-    if baseline.std is None:
-        raise SpecbenchError(
-            f"rule {metric}: tolerance 'spread' needs a baseline with >= 2 repeats, but cell "
-            f"{cell} has {baseline.n}; use relative or absolute, or save a baseline with repeats"
-        )
-    return rule.spread * baseline.std
-
-
-def judge(
-    rule: MetricRule,
-    baseline: MetricStats | None,
-    current: MetricStats,
-    *,
-    cell: str,
-    metric: str,
-    sigmas: float,
-) -> Comparison:
-    """The verdict on one metric present in the results."""
-    common: dict[str, Any] = {
-        "cell": cell,
-        "metric": metric,
-        "direction": rule.direction,
-        "tolerance": rule.describe(),
-        "baseline": baseline,
-        "current": current,
-    }
-    if rule.max is not None:
-        worst = current.max
-        verdict: Verdict = "regression" if worst > rule.max else "pass"
-        note = f"worst repeat {worst:g}" if current.n > 1 else ""
-        return Comparison(**common, verdict=verdict, allowed=rule.max, note=note)
-    assert baseline is not None
-    sign = 1.0 if rule.direction == "higher" else -1.0
-    worsening = sign * (baseline.value - current.value)
-    allowed = allowed_worsening(rule, baseline, cell, metric)
-    noise, note = (
-        (None, "noise check off")
-        if not rule.noise or sigmas == 0
-        else (noise_band(baseline, current, sigmas))
-    )
-    beyond_noise = noise is None or abs(worsening) > noise
-    if worsening > allowed:
-        verdict = "regression" if beyond_noise else "within_noise"
-    elif -worsening > allowed and beyond_noise:
-        verdict = "improved"
-    else:
-        verdict = "pass"
-    return Comparison(**common, verdict=verdict, allowed=allowed, noise=noise, note=note)
-
-
-def _metrics_of(
+def metrics_of(
     rules: dict[str, MetricRule], baseline: CellStats | None, current: CellStats | None
 ) -> Iterator[tuple[str, MetricRule, MetricStats | None, MetricStats | None]]:
     """(row name, rule, baseline stats, current stats) of every metric a rule covers."""
@@ -222,8 +148,12 @@ def compare_cell(
     current: CellStats | None,
     rules: GateRules,
     failure: str | None = None,
+    level: float | None = None,
 ) -> list[Comparison]:
-    """Every row of one cell (present in the baseline, the results, or both)."""
+    """Every row of one cell (present in the baseline, the results, or both).
+
+    `level`: the per-figure significance level (α / m over the whole gate run).
+    """
     effective = rules.effective()
     if baseline is None:
         assert current is not None
@@ -251,7 +181,7 @@ def compare_cell(
                     note=f"a repeat failed ({failure}); the others are compared",
                 )
             )
-    for metric, rule, was, now in _metrics_of(effective, baseline, current):
+    for metric, rule, was, now in metrics_of(effective, baseline, current):
         if now is None and was is None:
             continue  # not measured on either side, e.g. AL of a server without speculation
         if now is None:
@@ -284,8 +214,74 @@ def compare_cell(
                 )
             )
         else:
-            rows.append(judge(rule, was, now, cell=key, metric=metric, sigmas=rules.noise_sigmas))
+            rows.append(
+                judge(
+                    rule,
+                    was,
+                    now,
+                    cell=key,
+                    metric=metric,
+                    sigmas=rules.noise_sigmas,
+                    level=level,
+                    power=rules.power,
+                )
+            )
     return rows
+
+
+def count_tested(
+    baseline: dict[str, CellStats], current: dict[str, CellStats], rules: GateRules
+) -> int:
+    """m: the figures × cells the significance test judges (the Bonferroni family)."""
+    effective = rules.effective()
+    return sum(
+        tested(rule, was, now)
+        for key in baseline.keys() & current.keys()
+        for _, rule, was, now in metrics_of(effective, baseline[key], current[key])
+    )
+
+
+def significance_notes(
+    rows: list[Comparison], rules: GateRules, tests: int, level: float | None
+) -> list[str]:
+    """How rows were decided: the test's level, the fallbacks, figures too noisy to resolve."""
+    notes = []
+    if level is not None and tests:
+        notes.append(
+            f"significance: a figure regresses only when worse than its tolerance AND its "
+            f"one-sided t test (change / √(se_b² + se_c²), errors from within each run, "
+            f"Welch degrees of freedom) is "
+            f"significant at α / m = {rules.significance:g} / {tests} = {level:.2g} "
+            f"(Bonferroni over {tests} figures × cells); 'detectable' is the smallest "
+            f"regression caught {rules.power:.0%} of the time"
+        )
+        coarse = [
+            row
+            for row in rows
+            if row.detectable is not None
+            and row.allowed is not None
+            and row.detectable > 1.5 * row.allowed
+        ]
+        if coarse:
+            names = ", ".join(f"{row.cell} {row.metric}" for row in coarse[:5])
+            more = f" and {len(coarse) - 5} more" if len(coarse) > 5 else ""
+            notes.append(
+                f"{len(coarse)} figures cannot resolve their tolerance at this sample size "
+                f"(detectable > 1.5 × tolerance): {names}{more}; measure more conversations "
+                "or widen their rules"
+            )
+    fallback = [row for row in rows if row.decided_by in ("noise band", "tolerance")]
+    if fallback and rules.noise_sigmas > 0 and any(row.noise is not None for row in fallback):
+        notes.append(
+            f"rows without stored errors: noise band = {rules.noise_sigmas:g} × "
+            "√(s_b²/n_b + s_c²/n_c) from the std over repeats (older rule)"
+        )
+    if any("n=1" in row.note for row in rows):
+        notes.append(
+            "some rows have neither stored errors nor repeats on both sides: tolerance alone "
+            "decides"
+        )
+    return notes
 
 
 def compare(
@@ -300,20 +296,18 @@ def compare(
     """Compare every cell of the baseline and the results; raise on incomparable input."""
     notes = check_suites(baseline.suite, current_suite, strict=strict_suite)
     notes += server_notes(baseline, current_servers)
+    keys = sorted(set(baseline.cells) | set(current.cells))
+    tests = count_tested(baseline.cells, current.cells, rules)
+    level = bonferroni_level(rules.significance, tests) if rules.significance > 0 else None
     rows: list[Comparison] = []
-    for key in sorted(set(baseline.cells) | set(current.cells)):
+    for key in keys:
         rows += compare_cell(
             key,
             baseline.cells.get(key),
             current.cells.get(key),
             rules,
             failure=current.failed_cells.get(key),
+            level=level,
         )
-    if rules.noise_sigmas > 0:
-        notes.append(
-            f"noise band = {rules.noise_sigmas:g} × √(s_b²/n_b + s_c²/n_c) from the std over "
-            "repeats; a metric regresses only beyond both its tolerance and the noise band"
-        )
-    if any("n=1" in row.note for row in rows):
-        notes.append("some cells have a single repeat on both sides: tolerance alone decides")
+    notes += significance_notes(rows, rules, tests, level)
     return GateReport(comparisons=rows, notes=notes, suite_name=current_suite.name)

@@ -13,6 +13,8 @@ from specbench.gate.compare import GateReport
 from specbench.gate.text import (
     VERDICT_TEXT,
     change_text,
+    decided_text,
+    detectable_text,
     explanation,
     stats_text,
     tolerance_text,
@@ -25,8 +27,19 @@ _HEADLINE = {
 }
 
 
-#: cell, metric left; baseline, current, change right; tolerance, verdict left.
-GATE_ALIGN: tuple[Align, ...] = ("left", "left", "right", "right", "right", "left", "left")
+#: cell, metric left; baseline, current, change right; tolerance left; detectable right;
+#: decided by, verdict left.
+GATE_ALIGN: tuple[Align, ...] = (
+    "left",
+    "left",
+    "right",
+    "right",
+    "right",
+    "left",
+    "right",
+    "left",
+    "left",
+)
 
 
 def _escape(text: str) -> str:
@@ -74,10 +87,22 @@ def markdown_summary(report: GateReport) -> str:
             stats_text(row.current),
             change_text(row),
             tolerance_text(row),
+            detectable_text(row),
+            decided_text(row),
             verdict,
         ]
         rows.append(cells)
-    columns = ("cell", "metric", "baseline", "current", "change", "tolerance", "verdict")
+    columns = (
+        "cell",
+        "metric",
+        "baseline",
+        "current",
+        "change [interval]",
+        "tolerance",
+        "detectable",
+        "decided by",
+        "verdict",
+    )
     lines += markdown_table(columns, rows, align=GATE_ALIGN)
     lines += ["", "</details>", ""]
     return "\n".join(lines)

@@ -27,7 +27,7 @@ from pydantic import Field, ValidationError, model_validator
 from specbench.common.errors import SpecbenchError
 from specbench.common.model import Frozen
 from specbench.common.validation import describe_validation_error
-from specbench.gate.snapshot import POOLED_METRICS, SERVING_METRICS
+from specbench.gate.snapshot import MEAN_ACCEPTANCE_METRICS, POOLED_METRICS, SERVING_METRICS
 from specbench.metrics.directions import Direction, direction_of
 from specbench.results.columns import PER_POSITION_PREFIX
 
@@ -54,7 +54,8 @@ class MetricRule(Frozen):
     )
     noise: bool = Field(
         default=True,
-        description="Also require the change to exceed the noise band (False: tolerance only).",
+        description="Also require the change to be significant (or, for results without "
+        "stored errors, beyond the repeats' noise band); False: tolerance only.",
     )
     enabled: bool = Field(default=True, description="False switches the rule off.")
 
@@ -94,6 +95,7 @@ def _rule(metric: str, relative: float) -> MetricRule:
 #: The issue's defaults. Order is the order of rows in every report.
 DEFAULT_RULES: dict[str, MetricRule] = {
     "acceptance_length": _rule("acceptance_length", relative=0.02),
+    "official_acceptance_length": _rule("official_acceptance_length", relative=0.02),
     PER_POSITION_FAMILY: _rule(PER_POSITION_FAMILY, relative=0.02),
     CATEGORY_FAMILY: _rule(CATEGORY_FAMILY, relative=0.02),
     "output_tok_s_per_gpu": _rule("output_tok_s_per_gpu", relative=0.05),
@@ -106,11 +108,26 @@ DEFAULT_RULES: dict[str, MetricRule] = {
 class GateRules(Frozen):
     """The rules file (`gate.toml`)."""
 
+    significance: float = Field(
+        default=0.05,
+        ge=0,
+        lt=1,
+        description="Family-wise false-alarm rate α: each figure × cell with stored errors "
+        "on both sides is tested one-sided at α / m (Bonferroni, m = figures tested); "
+        "0 switches the test off (tolerance only, or the noise band for older files).",
+    )
+    power: float = Field(
+        default=0.8,
+        gt=0,
+        lt=1,
+        description="Probability at which the printed minimum detectable regression is caught.",
+    )
     noise_sigmas: float = Field(
         default=2.0,
         ge=0,
-        description="Noise band = this × the standard error of the difference of the means "
-        "(from the std over repeats of baseline and current); 0 disables the noise check.",
+        description="For figures without stored errors (older baselines or results): noise "
+        "band = this × the standard error of the difference of the means from the std over "
+        "repeats; 0 disables it.",
     )
     replace_defaults: bool = Field(
         default=False, description="True: only the rules in this file apply."
@@ -139,7 +156,8 @@ class GateRules(Frozen):
 
 
 def is_known_metric(name: str) -> bool:
-    if name in (PER_POSITION_FAMILY, CATEGORY_FAMILY, *SERVING_METRICS, *POOLED_METRICS):
+    known = (*SERVING_METRICS, *POOLED_METRICS, *MEAN_ACCEPTANCE_METRICS)
+    if name in (PER_POSITION_FAMILY, CATEGORY_FAMILY, *known):
         return True
     if name.startswith(PER_POSITION_PREFIX):
         return name[len(PER_POSITION_PREFIX) :].isdigit()

@@ -11,6 +11,7 @@ Per-category AL of mixed runs is pooled the same way (`pool_category_acceptance`
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ from specbench.analysis.aggregate import (
 )
 from specbench.common.errors import SpecbenchError
 from specbench.common.model import Frozen
+from specbench.gate.significance import combined_standard_error
 from specbench.results.columns import (
     ACCEPTANCE_LENGTH,
     CATEGORY,
@@ -36,6 +38,7 @@ from specbench.results.columns import (
     DISTRIBUTIONS,
     DRAFT_ACCEPTANCE_RATE,
     LABEL,
+    OFFICIAL_ACCEPTANCE_LENGTH,
     PER_POSITION_PREFIX,
     WORKLOAD,
     position_columns,
@@ -43,6 +46,7 @@ from specbench.results.columns import (
 from specbench.results.frame import category_frame, cells_frame
 from specbench.results.loading import FailedCell, LoadedCell, load_cells
 from specbench.store.layout import CellKey, cell_key_of, point_key
+from specbench.store.summary import CellSummary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -61,6 +65,8 @@ SERVING_METRICS: tuple[str, ...] = (
 )
 #: Acceptance metrics whose value is pooled from the counters over repeats.
 POOLED_METRICS: tuple[str, ...] = (ACCEPTANCE_LENGTH, DRAFT_ACCEPTANCE_RATE)
+#: Acceptance metrics averaged over repeats like serving metrics.
+MEAN_ACCEPTANCE_METRICS: tuple[str, ...] = (OFFICIAL_ACCEPTANCE_LENGTH,)
 
 
 class MetricStats(Frozen):
@@ -71,6 +77,23 @@ class MetricStats(Frozen):
     n: int = Field(description="Repeats that carried this metric.")
     min: float = Field(description="Smallest per-repeat value.")
     max: float = Field(description="Largest per-repeat value.")
+    se: float | None = Field(
+        default=None,
+        description="Standard error of `value`: the repeats' within-run bootstrap errors "
+        "(√Σse²/n), or std/√n when that is larger (n ≥ 2). None: not stored (older "
+        "results or baseline) or no noise estimate (see se_note).",
+    )
+    se_note: str | None = Field(
+        default=None, description="Why `se` is None although errors were recorded."
+    )
+    conversations: int | None = Field(
+        default=None, description="Conversations behind `se` (fewest of any repeat)."
+    )
+    df: float | None = Field(
+        default=None,
+        description="Degrees of freedom of `se`: Σ conversations over repeats − 1 for the "
+        "bootstrap error, repeats − 1 when the spread over repeats decided.",
+    )
 
 
 class CellStats(Frozen):
@@ -168,18 +191,65 @@ def _category_stats(mixed: Sequence[LoadedCell]) -> dict[str, dict[str, dict[str
     return result
 
 
+def with_errors(
+    stats: dict[str, MetricStats], summaries: Sequence[CellSummary], category: str | None
+) -> dict[str, MetricStats]:
+    """`stats` with each figure's standard error from the repeats' stored errors.
+
+    `category`: the figures are that category's (summary `standard_errors.categories`).
+    """
+    errors = [s.standard_errors for s in summaries]
+    if not errors or any(e is None for e in errors):
+        return stats  # results from before errors were stored: the gate's older rule
+    known = [e for e in errors if e is not None]
+    counts = [
+        e.category_conversations.get(category, e.num_conversations)
+        if category
+        else e.num_conversations
+        for e in known
+    ]
+    notes = [e.note for e in known if e.note]
+    result = {}
+    for name, found in stats.items():
+        tables = [e.categories.get(category, {}) if category else e.figures for e in known]
+        within = [t[name] for t in tables if name in t]
+        update: dict[str, object] = {"conversations": min(counts)}
+        if notes:
+            update["se_note"] = notes[0]
+        elif len(within) < len(tables):
+            update["se_note"] = "no noise estimate: no standard error stored for this figure"
+        else:
+            se = combined_standard_error(within, found.std)
+            from_spread = (
+                len(within) >= 2
+                and found.std is not None
+                and se is not None
+                and (se > math.sqrt(sum(x**2 for x in within)) / len(within))
+            )
+            update["se"] = se
+            update["df"] = len(within) - 1 if from_spread else sum(counts) - 1
+        result[name] = found.model_copy(update=update)
+    return result
+
+
 def snapshot_cells(cells: Sequence[LoadedCell], failed: Sequence[FailedCell] = ()) -> Snapshot:
     """Aggregate loaded cells (one results directory) into a `Snapshot`."""
     frame = cells_frame(cells)
     metrics = [m for m in SERVING_METRICS if m in frame.columns]
     metrics += [m for m in POOLED_METRICS if m in frame.columns]
     metrics += position_columns(frame)
+    metrics += [m for m in MEAN_ACCEPTANCE_METRICS if m in frame.columns]
     aggregated = aggregate_repeats(frame, metrics=metrics)
     per_category = _category_stats([c for c in cells if c.summary.category is None])
     summaries = {
         point_key(c.summary.label, c.summary.workload, c.summary.concurrency): c.summary
         for c in cells
     }
+    repeats: dict[str, list[CellSummary]] = defaultdict(list)
+    for c in cells:
+        repeats[point_key(c.summary.label, c.summary.workload, c.summary.concurrency)].append(
+            c.summary
+        )
     result: dict[str, CellStats] = {}
     for _, row in aggregated.iterrows():
         key = point_key(str(row[LABEL]), str(row[WORKLOAD]), int(row[CONCURRENCY]))
@@ -194,8 +264,11 @@ def snapshot_cells(cells: Sequence[LoadedCell], failed: Sequence[FailedCell] = (
             max_tokens=summary.max_tokens,
             temperature=summary.temperature,
             repeats=int(row[N_REPEATS]),
-            metrics=_metric_stats(row, metrics),
-            categories=per_category.get(key, {}),
+            metrics=with_errors(_metric_stats(row, metrics), repeats[key], None),
+            categories={
+                name: with_errors(stats, repeats[key], name)
+                for name, stats in per_category.get(key, {}).items()
+            },
         )
     failures: dict[str, str] = {}
     for failure in failed:

@@ -7,7 +7,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from specbench.gate.compare import GateReport
-from specbench.gate.text import VERDICT_TEXT, change_text, stats_text, tolerance_text
+from specbench.gate.text import (
+    VERDICT_TEXT,
+    change_text,
+    decided_text,
+    detectable_text,
+    stats_text,
+    tolerance_text,
+)
 
 _STYLE = {
     "regression": "bold red",
@@ -25,8 +32,10 @@ def gate_table(report: GateReport) -> Table:
     table.add_column("metric", no_wrap=True)
     table.add_column("baseline", justify="right")
     table.add_column("current", justify="right")
-    table.add_column("change", justify="right")
+    table.add_column("change [interval]", justify="right")
     table.add_column("tolerance")
+    table.add_column("detectable", justify="right")
+    table.add_column("decided by")
     table.add_column("verdict")
     table.add_column("note", overflow="fold")
     for row in report.comparisons:
@@ -39,6 +48,8 @@ def gate_table(report: GateReport) -> Table:
             stats_text(row.current),
             change_text(row),
             tolerance_text(row),
+            detectable_text(row),
+            decided_text(row),
         ]
         table.add_row(
             *map(escape, texts),

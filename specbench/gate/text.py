@@ -17,21 +17,39 @@ VERDICT_TEXT = {
 
 
 def stats_text(stats: MetricStats | None) -> str:
-    """`2.816 ±0.012 (n=3)`: the value, its std over repeats and the repeat count."""
+    """`2.816 ±0.012 (n=3, se 0.009)`: value, std over repeats, repeats, standard error."""
     if stats is None:
         return "–"
-    if stats.std is None or stats.n < 2:
-        return f"{significant(stats.value)} (n={stats.n})"
-    return f"{significant(stats.value)} ±{significant(stats.std, 2)} (n={stats.n})"
+    spread = "" if stats.std is None or stats.n < 2 else f" ±{significant(stats.std, 2)}"
+    error = "" if stats.se is None else f", se {significant(stats.se, 2)}"
+    return f"{significant(stats.value)}{spread} (n={stats.n}{error})"
+
+
+def _relative(row: Comparison, amount: float, signed: bool = True) -> str:
+    """`amount` as a percentage of |baseline| (`+1.2%`), or as is when the baseline is 0."""
+    if row.baseline is not None and row.baseline.value != 0:
+        value = amount / abs(row.baseline.value) * 100
+        return f"{value:+.1f}%" if signed else f"{value:.1f}%"
+    return f"{amount:+.3g}" if signed else f"{amount:.3g}"
 
 
 def change_text(row: Comparison) -> str:
-    """`-13.8%`, or the absolute change when the baseline is 0."""
-    relative = row.relative_change
-    if relative is not None:
-        return f"{relative * 100:+.1f}%"
+    """`-3.3% [-5.9%, -0.7%]`: the change and, when tested, its interval at the row's level."""
     change = row.change
-    return "–" if change is None else f"{change:+g}"
+    if change is None:
+        return "–"
+    text = _relative(row, change)
+    interval = row.interval
+    if interval is not None:
+        text += f" [{_relative(row, interval[0])}, {_relative(row, interval[1])}]"
+    return text
+
+
+def detectable_text(row: Comparison) -> str:
+    """The smallest worsening the row's test catches with the rules' power: `3.1%`."""
+    if row.detectable is None:
+        return "–"
+    return _relative(row, row.detectable, signed=False)
 
 
 def tolerance_text(row: Comparison) -> str:
@@ -41,6 +59,13 @@ def tolerance_text(row: Comparison) -> str:
     if row.noise is None:
         return row.tolerance
     return f"{row.tolerance} (noise ±{significant(row.noise, 2)})"
+
+
+def decided_text(row: Comparison) -> str:
+    """Which rule decided: `significance (p=0.003, level 0.0036)`, `noise band`, …"""
+    if row.decided_by == "significance" and row.p_value is not None and row.level is not None:
+        return f"significance (p={row.p_value:.2g}, level {row.level:.2g})"
+    return row.decided_by or "–"
 
 
 def explanation(row: Comparison) -> str:
@@ -54,6 +79,10 @@ def explanation(row: Comparison) -> str:
         f"baseline {stats_text(row.baseline)}, current {stats_text(row.current)}",
         f"change {change_text(row)}, tolerance {tolerance_text(row)}",
     ]
+    if row.decided_by:
+        parts.append(f"decided by {decided_text(row)}")
+    if row.detectable is not None:
+        parts.append(f"detectable {detectable_text(row)}")
     if row.note:
         parts.append(row.note)
     return "; ".join(parts)

@@ -154,21 +154,9 @@ def bootstrap_intervals(
     np.add.at(times, (np.repeat(np.arange(resamples), n), draws.ravel()), 1)
 
     def pooled_median(values: list[np.ndarray]) -> Interval:
-        """Median over the turns of the drawn conversations, as a weighted median.
-
-        A value of conversation i enters resample r times[r, i] times: one sort of all
-        values, then per resample the first value whose cumulative weight reaches half
-        (the lower median; vectorised, so a check never stalls the event loop).
-        """
-        flat = np.concatenate(values)
-        owner = np.repeat(np.arange(n), [len(v) for v in values])
-        order = np.argsort(flat, kind="stable")
-        weights = np.cumsum(times[:, owner[order]], axis=1)
-        half = weights[:, -1:] / 2
-        index = np.minimum((weights < half).sum(axis=1), len(flat) - 1)
-        stats = flat[order][index]
+        stats = resampled_quantiles(values, times, (0.5,))[0]
         low, high = np.quantile(stats, [alpha, 1 - alpha])
-        return Interval(float(np.median(flat)), float(low), float(high))
+        return Interval(float(np.median(np.concatenate(values))), float(low), float(high))
 
     ratio = concurrency * tokens.sum() / busy_s.sum()
     ratios = concurrency * tokens[draws].sum(axis=1) / busy_s[draws].sum(axis=1)
@@ -184,6 +172,67 @@ def bootstrap_intervals(
     }
     if all(len(v) for v in ttft):
         result["ttft_ms_median"] = pooled_median(ttft)
+    return result
+
+
+def resample_draws(strata: Sequence[int], resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """draws[r, j]: the conversation resample r drew j-th, resampling inside each stratum.
+
+    `strata` gives the conversations per stratum, in column order (stratum 0's columns
+    first); each resample draws as many conversations of a stratum as it holds, with
+    replacement, so a resample keeps the measured mix of categories. Each row is then
+    shuffled: the order a closed loop would dispatch the drawn conversations in.
+    """
+    blocks = []
+    start = 0
+    for size in strata:
+        blocks.append(start + rng.integers(0, size, size=(resamples, size)))
+        start += size
+    return rng.permuted(np.concatenate(blocks, axis=1), axis=1)
+
+
+def draw_counts(draws: np.ndarray, conversations: int) -> np.ndarray:
+    """times[r, i]: how often resample r drew conversation i."""
+    resamples = draws.shape[0]
+    times = np.zeros((resamples, conversations))
+    np.add.at(times, (np.repeat(np.arange(resamples), draws.shape[1]), draws.ravel()), 1)
+    return times
+
+
+def makespans(durations: np.ndarray, slots: int) -> np.ndarray:
+    """Per row, the time `slots` workers take to run the row's jobs in order (closed loop).
+
+    durations[r, j]: the j-th job of resample r; each job goes to the first slot free
+    (list scheduling), as a closed loop hands the next conversation to the first free slot.
+    """
+    resamples = durations.shape[0]
+    free = np.zeros((resamples, max(1, slots)))
+    rows = np.arange(resamples)
+    for j in range(durations.shape[1]):
+        slot = free.argmin(axis=1)
+        free[rows, slot] += durations[:, j]
+    return free.max(axis=1)
+
+
+def resampled_quantiles(
+    values: Sequence[np.ndarray], times: np.ndarray, quantiles: Sequence[float]
+) -> list[np.ndarray]:
+    """Per quantile q, its value in every resample: the weighted lower q-quantile of the turns.
+
+    `values[i]` are conversation i's per-turn values; a value enters resample r
+    times[r, i] times. One sort of all values, then per resample the first value whose
+    cumulative weight reaches q (vectorised, so a check never stalls the event loop).
+    Conversations without values contribute nothing.
+    """
+    flat = np.concatenate(values)
+    owner = np.repeat(np.arange(len(values)), [len(v) for v in values])
+    order = np.argsort(flat, kind="stable")
+    weights = np.cumsum(times[:, owner[order]], axis=1)
+    total = weights[:, -1:]
+    result = []
+    for q in quantiles:
+        index = np.minimum((weights < q * total).sum(axis=1), len(flat) - 1)
+        result.append(flat[order][index])
     return result
 
 

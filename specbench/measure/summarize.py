@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from specbench.client.record import RequestRecord
 from specbench.client.sender import Api, Client
 from specbench.measure.cuts import cell_cuts
+from specbench.measure.errors import cell_errors
 from specbench.measure.history import History
 from specbench.measure.loop import SKIPPED_AFTER_FAILED_TURN
 from specbench.measure.official_al import cell_official, official_summary
@@ -279,7 +280,10 @@ def summarize_cell(
         if before.has_spec_decode
         else None,
     )
-    return with_precision(summary, records, spec)
+    summary = with_precision(summary, records, spec)
+    return summary.model_copy(
+        update={"standard_errors": cell_errors(records, summary, seed=spec.seed)}
+    )
 
 
 def with_official(

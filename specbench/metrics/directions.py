@@ -27,6 +27,9 @@ DIRECTIONS: dict[str, MetricDirection] = {
     "acceptance_length": MetricDirection(
         "higher", "1 + accepted / drafts over the window's steps (metrics/acceptance.py)"
     ),
+    "official_acceptance_length": MetricDirection(
+        "higher", "mean over questions of Σ tokens / Σ chunks (metrics/official.py)"
+    ),
     "per_position_acceptance": MetricDirection(
         "higher", "accepted at draft position i / drafts (metrics/acceptance.py)"
     ),

@@ -231,6 +231,36 @@ class AcceptanceCuts(Frozen):
     per_category: dict[str, CutGroup] = Field(description="Category → its cuts.")
 
 
+class CellErrors(Frozen):
+    """Standard errors of the cell's gated figures, from within the run (`measure.errors`).
+
+    Stratified cluster bootstrap: conversations resampled with replacement inside each
+    category, seeded; a figure's error is the std (ddof 1) of its value over the resamples,
+    times √(n/(n−1)) for n the conversations of the smallest category it draws from.
+    """
+
+    method: Literal["stratified_cluster_bootstrap"] = "stratified_cluster_bootstrap"
+    num_conversations: int = Field(description="Conversations resampled (successful turns).")
+    resamples: int = Field(description="Bootstrap resamples.")
+    seed: int = Field(description="Seed of the resampling.")
+    figures: dict[str, float] = Field(
+        default_factory=dict,
+        description="Summary figure name (acceptance_length, official_acceptance_length, "
+        "per_position_acceptance_<i>, output_tok_s_per_gpu, ttft_ms_median, e2e_ms_p90, …) "
+        "→ its standard error, in the figure's units.",
+    )
+    categories: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="Category → acceptance_length / official_acceptance_length → error.",
+    )
+    category_conversations: dict[str, int] = Field(
+        default_factory=dict, description="Category → conversations resampled (its stratum)."
+    )
+    note: str | None = Field(
+        default=None, description="Why figures are absent (e.g. too few conversations)."
+    )
+
+
 class CellSummary(Frozen):
     """One measured cell: one server config × dataset × concurrency × repeat."""
 
@@ -371,4 +401,9 @@ class CellSummary(Frozen):
         default=None,
         description="AL by output position and thinking vs answer per category; None when "
         "not speculating or from before it was recorded.",
+    )
+    standard_errors: CellErrors | None = Field(
+        default=None,
+        description="Standard error of each gated figure from within the run; None in "
+        "results written before it was recorded (the gate then uses its older rule).",
     )

@@ -56,7 +56,11 @@ def test_regression_needs_both_tolerance_and_noise():
 def test_single_repeat_falls_back_to_the_tolerance_and_says_so():
     row = verdict(AL, stats(2.8), stats(2.7))
     assert row.verdict == "regression" and row.noise is None
-    assert row.note == "n=1: tolerance only (no spread to estimate noise)"
+    assert row.note == (
+        "baseline without stored errors (older file): older rule; "
+        "n=1: tolerance only (no spread to estimate noise)"
+    )
+    assert row.decided_by == "tolerance"
     assert verdict(AL, stats(2.8), stats(2.75)).verdict == "pass"
 
 

@@ -22,6 +22,7 @@ def test_defaults_are_the_issue_s():
     rules = load_rules(None).effective()
     assert list(rules) == [
         "acceptance_length",
+        "official_acceptance_length",
         "per_position_acceptance",
         "category_acceptance_length",
         "output_tok_s_per_gpu",
@@ -34,6 +35,7 @@ def test_defaults_are_the_issue_s():
     assert rules["ttft_ms_median"].describe() == "+10%"
     assert rules["num_failed"].describe() == "max 0" and rules["num_failed"].noise is False
     assert load_rules(None).noise_sigmas == 2.0
+    assert load_rules(None).significance == 0.05 and load_rules(None).power == 0.8
 
 
 def test_a_file_rule_replaces_its_default_adds_new_ones_and_can_disable(tmp_path):
@@ -100,7 +102,7 @@ def test_replace_defaults_keeps_only_the_file_s_rules(tmp_path):
             '[metrics.tok_per_s]\ndirection = "higher"\nrelative = 0.05\n',
             "unknown metric 'tok_per_s'",
         ),
-        ("noise = 2\n", "noise: unknown key; allowed: noise_sigmas"),
+        ("noise = 2\n", "noise: unknown key; allowed: significance, power, noise_sigmas"),
     ],
 )
 def test_bad_rules_name_the_file_and_the_field(tmp_path, text, message):

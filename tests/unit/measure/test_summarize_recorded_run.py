@@ -80,7 +80,12 @@ def test_the_recorded_summary_is_recomputed_from_its_raw_files(label: str) -> No
         "precision",
         # issue 18: AL along the output and thinking vs answer
         "acceptance_cuts",
+        # issue 20: standard errors of the gated figures
+        "standard_errors",
     }
+    # 4 conversations: too few to resample, and the summary says so.
+    assert recomputed["standard_errors"]["figures"] == {}
+    assert recomputed["standard_errors"]["note"] == "no noise estimate: 4 conversations (< 5)"
     assert recomputed["history"] == "streamed_text"
     cuts = recomputed["acceptance_cuts"]
     if label == "baseline":
@@ -147,3 +152,4 @@ def test_a_cell_without_a_gpu_count_gets_its_intervals_per_server(precision: flo
     assert figures["output_tok_s"].value == pytest.approx(summary.output_tok_s)
     assert figures["output_tok_s"].ci_low <= summary.output_tok_s <= figures["output_tok_s"].ci_high
     assert set(figures) == {"output_tok_s", "e2e_ms_median", "ttft_ms_median"}
+    assert summary.standard_errors is not None and summary.standard_errors.figures == {}

@@ -22,6 +22,7 @@ def test_statistics_and_family_members_take_their_metric_direction():
 def test_the_gate_defaults_use_the_declared_directions():
     assert {name: rule.direction for name, rule in DEFAULT_RULES.items()} == {
         "acceptance_length": "higher",
+        "official_acceptance_length": "higher",
         "per_position_acceptance": "higher",
         "category_acceptance_length": "higher",
         "output_tok_s_per_gpu": "higher",

@@ -1,0 +1,140 @@
+"""Measure the gate's false-alarm rate and power on emulator runs (docs/ci-gate.md).
+
+For each pair i: a baseline run (emulator seed 1000 + i), a candidate differing only in
+the seed (2000 + i) and a candidate whose conditional acceptance is 3% lower (each of the
+K values × 0.97, same seed as the candidate). The baseline is saved with
+`specbench baseline save`, both candidates are gated with default rules. One repeat each.
+
+    python tools/gate_noise_experiment.py OUT --pairs 20 --prompts 64 --max-tokens 256 \\
+        --concurrency 8
+
+Writes OUT/outcomes.jsonl (one line per gate run: pair, kind, exit code, regressed rows)
+and prints the counts. Runs are sequential; every run's results stay under OUT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ACCEPTANCE = (0.8, 0.75, 0.7)
+CATEGORIES = ("coding", "math", "writing")
+CLI = [str(Path(sys.executable).with_name("specbench"))]
+
+
+def write_suite(folder: Path, prompts: int, max_tokens: int, concurrency: int) -> Path:
+    with (folder / "data.jsonl").open("w") as handle:
+        for index in range(prompts):
+            category = CATEGORIES[index % len(CATEGORIES)]
+            text = f"Gate noise {category} question {index}: answer at length."
+            row = {"category": category, "turns": [text], "question_id": f"n{index:03d}"}
+            handle.write(json.dumps(row) + "\n")
+    suite = folder / "suite.toml"
+    suite.write_text(
+        f"""
+name = "gate-noise"
+repeats = 1
+
+[target]
+engine = "emulator"
+model = "emu-gate-noise"
+emulator = {{ prefill_ms = 10.0, step_ms = 10.0, per_request_step_ms = 0.1, seed = 1 }}
+
+[servers.baseline]
+baseline = true
+
+[servers.eagle3]
+speculative = {{ method = "eagle3", model = "draft", num_speculative_tokens = 3 }}
+emulator = {{ acceptance = {list(ACCEPTANCE)} }}
+
+[[workloads]]
+dataset = "data.jsonl"
+concurrency = [{concurrency}]
+max_tokens = {max_tokens}
+warmup = 1
+"""
+    )
+    return suite
+
+
+def specbench(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, *map(str, args)], capture_output=True, text=True, check=False, timeout=900
+    )
+
+
+def run(suite: Path, out: Path, seed: int, acceptance: tuple[float, ...]) -> None:
+    if (out / "manifest.json").exists() and list(out.rglob("summary.json")):
+        return
+    result = specbench(
+        "run",
+        suite,
+        "--output",
+        out,
+        "--server",
+        "eagle3",
+        "--set",
+        f"target.emulator.seed={seed}",
+        "--set",
+        f"servers.eagle3.emulator.acceptance={list(acceptance)}",
+    )
+    if result.returncode != 0:
+        raise SystemExit(f"run {out} failed: {result.stderr[-2000:]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--pairs", type=int, default=20)
+    parser.add_argument("--prompts", type=int, default=64)
+    parser.add_argument("--max-tokens", type=int, default=256)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--drop", type=float, default=0.03, help="Relative acceptance drop.")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    suite = write_suite(args.out, args.prompts, args.max_tokens, args.concurrency)
+    lowered = tuple(round(p * (1 - args.drop), 6) for p in ACCEPTANCE)
+    outcomes = args.out / "outcomes.jsonl"
+    counts = {"same": [0, 0], "lowered": [0, 0]}
+    for pair in range(args.pairs):
+        started = time.monotonic()
+        base = args.out / f"p{pair:02d}-baseline"
+        run(suite, base, 1000 + pair, ACCEPTANCE)
+        baseline_json = args.out / f"p{pair:02d}-baseline.json"
+        saved = specbench("baseline", "save", base, "--out", baseline_json)
+        if saved.returncode != 0:
+            raise SystemExit(saved.stderr)
+        for kind, acceptance in (("same", ACCEPTANCE), ("lowered", lowered)):
+            current = args.out / f"p{pair:02d}-{kind}"
+            run(suite, current, 2000 + pair, acceptance)
+            junit = args.out / f"p{pair:02d}-{kind}.xml"
+            gate = specbench("gate", current, "--baseline", baseline_json, "--junit", junit)
+            regressed = [line.strip() for line in gate.stderr.splitlines() if "REGRESSION" in line]
+            counts[kind][0] += gate.returncode == 1
+            counts[kind][1] += 1
+            with outcomes.open("a") as handle:
+                record = {
+                    "pair": pair,
+                    "kind": kind,
+                    "exit_code": gate.returncode,
+                    "regressed": regressed,
+                    "baseline_warnings": [
+                        line for line in saved.stderr.splitlines() if "warning" in line
+                    ],
+                }
+                handle.write(json.dumps(record) + "\n")
+            (args.out / f"p{pair:02d}-{kind}.gate.txt").write_text(gate.stderr)
+        print(
+            f"pair {pair}: same-seed gates failing {counts['same'][0]}/{counts['same'][1]}, "
+            f"lowered caught {counts['lowered'][0]}/{counts['lowered'][1]} "
+            f"({time.monotonic() - started:.0f} s)",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
