@@ -14,7 +14,7 @@ from specbench.analysis import table_data as D
 from specbench.analysis import wording as W
 from specbench.analysis.aggregate import N_CELLS
 from specbench.analysis.markdown import Table
-from specbench.common.naming import slug
+from specbench.common.naming import bounded_slug, slug
 from specbench.data.categories import category_name
 from specbench.results.columns import (
     ACCEPTANCE_DEFINITION,
@@ -468,5 +468,9 @@ def _split(frame: pd.DataFrame, name: str) -> str | None:
 
 
 def _suffix(name: str, frame: pd.DataFrame, column: str) -> str:
-    """File-name suffix naming the group or view when the results hold several."""
-    return "" if frame[column].nunique() == 1 else "_" + slug(name)
+    """File-name suffix naming the group or view when the results hold several.
+
+    Bounded (`bounded_slug`): a view named by a deep dataset path would make the file name
+    longer than the file system allows.
+    """
+    return "" if frame[column].nunique() == 1 else "_" + bounded_slug(name)

@@ -5,6 +5,7 @@ Pure and dependency-free, so both the data layer and the results store can use t
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +17,24 @@ def slug(text: str) -> str:
     """A filesystem-safe name: `speed-bench:throughput_8k` → `speed-bench-throughput_8k`."""
     cleaned = _UNSAFE.sub("-", text).strip("-.")
     return cleaned or "unnamed"
+
+
+#: Longest `bounded_slug`: with the rest of a file name it stays far below NAME_MAX (255).
+SLUG_LIMIT = 100
+
+
+def bounded_slug(text: str, limit: int = SLUG_LIMIT) -> str:
+    """`slug(text)`, or when longer than `limit`: its end plus a digest of the whole text.
+
+    For names built from something unbounded, such as a dataset path: a file name over 255
+    bytes cannot be written. The end is kept (a path's file name and selection tell groups
+    apart); the 8-hex sha256 digest of `text` keeps two long texts with one end apart.
+    """
+    name = slug(text)
+    if len(name) <= limit:
+        return name
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    return f"{digest}-{name[-(limit - len(digest) - 1) :].lstrip('-.')}"
 
 
 def check_name(kind: str, name: str) -> str:

@@ -114,6 +114,8 @@ def test_cli_text_tests_pass_from_a_short_and_a_deep_checkout(tmp_path: Path) ->
         last = output.strip().splitlines()[-1]
         assert run.returncode == 0, f"from {checkout}:\n{output[-4000:]}"
         # All passed: no test skipped, failed or errored.
-        assert re.fullmatch(r"=* ?\d+ passed in [\d.]+s( \(.*\))? ?=*", last), last
+        assert re.fullmatch(r"=* ?\d+ passed(, \d+ warnings?)? in [\d.]+s( \(.*\))? ?=*", last), (
+            last
+        )
         counts.append(int(last.strip("= ").split()[0]))
     assert counts[0] == counts[1] >= 30

@@ -155,3 +155,22 @@ def test_baseline_only_results_build_what_they_can(tmp_path: Path) -> None:
     assert [t.name for t in outcome.tables] == ["cell_health"]
     assert "serving and concurrency tables: no speculative config" in outcome.not_built
     assert (outcome.out_dir / "summary.csv").is_file()
+
+
+def test_datasets_at_deep_paths_get_file_names_the_file_system_takes(tmp_path: Path) -> None:
+    deep = "/" + "a-rather-long-folder-name/" * 12  # 313 characters, one slug each
+    for dataset in (f"{deep}tiny.jsonl", f"{deep}other.jsonl"):
+        for label, spec in (("baseline", None), ("eagle3", spec_decode(10, [5]))):
+            cell = summary(label=label, dataset=dataset, concurrency=4, spec=spec)
+            write_cell(tmp_path / "r", cell)
+    outcome = build_report(ReportOptions((tmp_path / "r",), formats=("md", "csv", "png")))
+    serving = sorted(t.name for t in outcome.tables if t.name.startswith("serving_c4_"))
+    assert len(serving) == 2 and serving[0] != serving[1]
+    # The end of the path names each table; a digest keeps the file name short.
+    assert serving[0].endswith("-folder-name-other.jsonl")
+    assert serving[1].endswith("-folder-name-tiny.jsonl")
+    written = [p for p in outcome.out_dir.rglob("*") if p.is_file()]
+    assert {f"{name}.{ext}" for name in serving for ext in ("md", "csv")} <= {
+        p.name for p in written
+    }
+    assert max(len(p.name.encode()) for p in written) <= 160
