@@ -74,8 +74,9 @@ def main() -> None:
 
 def report_error(error: BaseException) -> int:
     """Print one line for a known error and return its exit code; raise any other again."""
-    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
-        error = error.exceptions[0]  # a TaskGroup wraps what one request task raised
+    while isinstance(error, BaseExceptionGroup):  # a TaskGroup wraps what its tasks raised
+        stops = [e for e in error.exceptions if isinstance(e, interrupt.Interrupted)]
+        error = stops[0] if stops else error.exceptions[0]
     if isinstance(error, _NO_ARGS):
         err_console.print(error.format_message(), markup=False)
         return int(error.exit_code)

@@ -14,10 +14,11 @@ a script): an ignored SIGINT stays ignored. The handler only records which signa
   `Interrupted` at once, as Python's own SIGINT does; the `with` blocks on the way stop
   the servers.
 
-`check()` raises `Interrupted` once a signal came; the orchestrator calls it between cells,
-the closed loop before each request and a cell before it saves its summary, so no cell
-is ever saved with a request the stop cut short. The CLI maps `Interrupted` to one
-"interrupted" line and exit 128 + signal (130 for SIGINT, 143 for SIGTERM).
+`check()` raises `Interrupted` once a signal came; the orchestrator calls it between cells
+and a cell before it saves its summary, so no cell is ever saved with a request the stop
+cut short; the closed loop asks `requested()` and sends no further request. The CLI maps
+`Interrupted` to one "interrupted" line and exit 128 + signal (130 for SIGINT, 143 for
+SIGTERM).
 """
 
 from __future__ import annotations

@@ -139,7 +139,8 @@ async def run_closed_loop(
                     )
                     on_record(record)
                     continue
-                interrupt.check()  # a stop signal sends no further request
+                if interrupt.requested() is not None:
+                    return  # a stop signal sends no further request; the cell is discarded
                 prompt = build_prompt(api, conversation.turns, answers, reasoning)
                 start_ns = time.perf_counter_ns()
                 record.start_ns = start_ns - window_start_ns

@@ -165,7 +165,8 @@ def test_sigint_inherited_as_ignored_stays_ignored(tmp_path):
 
 
 def test_a_second_writer_is_refused_naming_the_holder_and_the_first_run_is_intact(tmp_path):
-    suite, tag = write_suite(tmp_path, step_ms=4.0, concurrency=(1, 4), max_tokens=48)
+    # Slow enough (a window of 10 s or more) that the second starts while the first measures.
+    suite, tag = write_suite(tmp_path, step_ms=20.0, concurrency=(1, 4), max_tokens=48)
     out = tmp_path / "results"
     first = popen_cli("run", suite, "--output", out, "--server", "eagle3")
     try:
