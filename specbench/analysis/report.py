@@ -48,6 +48,7 @@ from specbench.results.selection import (
     pick_concurrency,
     select_labels,
 )
+from specbench.store.files import write_atomic
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -343,23 +344,22 @@ def build_report(options: ReportOptions, console: Console | None = None) -> Repo
     _build(outcome, frame, categories, selection, options)
     _cuts_and_speedup(outcome, cells, selection, options)
 
-    frame.to_csv(out / "summary.csv", index=False)
-    frame.to_parquet(out / "summary.parquet", index=False)
-    categories.to_csv(out / "summary_by_category.csv", index=False)
-    AG.aggregate_repeats(frame).to_csv(out / "summary_mean.csv", index=False)
+    # Every file is written to a temporary name and renamed: a failed write (a full disk)
+    # leaves the previous file or none, never a cut-off one.
+    write_atomic(out / "summary.csv", frame.to_csv(index=False))
+    write_atomic(out / "summary.parquet", frame.to_parquet(None, index=False))
+    write_atomic(out / "summary_by_category.csv", categories.to_csv(index=False))
+    write_atomic(out / "summary_mean.csv", AG.aggregate_repeats(frame).to_csv(index=False))
     names = ("summary.csv", "summary.parquet", "summary_by_category.csv", "summary_mean.csv")
     outcome.files += [out / name for name in names]
-    if "md" in options.formats or "csv" in options.formats:
-        (out / "tables").mkdir(exist_ok=True)
     for table in outcome.tables:
         if "md" in options.formats:
-            (out / "tables" / f"{table.name}.md").write_text(to_markdown(table), encoding="utf-8")
+            write_atomic(out / "tables" / f"{table.name}.md", to_markdown(table))
         if "csv" in options.formats:
-            table.data.to_csv(out / "tables" / f"{table.name}.csv", index=False)
+            write_atomic(out / "tables" / f"{table.name}.csv", table.data.to_csv(index=False))
     if "json" in options.formats:
         payload = {"tables": [to_json(t) for t in outcome.tables], "not_built": outcome.not_built}
-        text = json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
-        (out / "tables.json").write_text(text, encoding="utf-8")
+        write_atomic(out / "tables.json", json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
         outcome.files.append(out / "tables.json")
     if "vllm-bench" in options.formats:
         from specbench.analysis.vllm_bench import write_vllm_bench
@@ -367,7 +367,7 @@ def build_report(options: ReportOptions, console: Console | None = None) -> Repo
         outcome.files += write_vllm_bench(cells, out / "vllm-bench")
     if "md" in options.formats:
         report = out / "report.md"
-        report.write_text(_markdown(outcome, selection, options, failed), encoding="utf-8")
+        write_atomic(report, _markdown(outcome, selection, options, failed))
         outcome.files.append(report)
     for _, paths in outcome.figures:
         outcome.files += paths

@@ -16,6 +16,7 @@ from typing import Any
 
 from specbench.common.naming import slug
 from specbench.results.loading import LoadedCell
+from specbench.store.files import write_atomic
 from specbench.store.summary import CellSummary
 
 
@@ -71,6 +72,6 @@ def write_vllm_bench(cells: Sequence[LoadedCell], out_dir: Path) -> list[Path]:
         if s.category is not None:
             name = name.replace(f"__c{s.concurrency}", f"__{slug(s.category)}__c{s.concurrency}")
         path = out_dir / name
-        path.write_text(json.dumps(vllm_bench_result(s), indent=2) + "\n", encoding="utf-8")
+        write_atomic(path, json.dumps(vllm_bench_result(s), indent=2) + "\n")
         written.append(path)
     return written

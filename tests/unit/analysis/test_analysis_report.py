@@ -174,3 +174,28 @@ def test_datasets_at_deep_paths_get_file_names_the_file_system_takes(tmp_path: P
         p.name for p in written
     }
     assert max(len(p.name.encode()) for p in written) <= 160
+
+
+def test_a_report_that_cannot_be_written_leaves_no_partial_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from specbench.store import files
+
+    results = write_campaign(tmp_path / "campaign")
+    out = tmp_path / "out"
+    build_report(ReportOptions((results,), out=out, formats=("md", "csv", "json")))
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert Path("report.md") in before and Path("summary.csv") in before
+
+    def disk_full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files.os, "fsync", disk_full)
+    with pytest.raises(OSError, match="No space left") as raised:
+        build_report(ReportOptions((results,), out=out, formats=("md", "csv", "json")))
+    assert raised.value.filename is not None  # the error names the file it could not write
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    # Every file is the complete one from before, and no temporary file is left behind.
+    assert after == before
