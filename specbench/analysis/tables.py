@@ -7,7 +7,7 @@ Each builder returns a `Table` (display rows + the unrounded data) or raises
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from specbench.analysis import table_data as D
@@ -210,6 +210,24 @@ def al_by_domain(
         for shown in order:
             name = f"AL ({_AL_NAMES[shown]})"
             columns.append(name if len(labels) == 1 else f"{label} {name}")
+    notes = _domain_notes(data, official, present, estimated)
+    merged, shown = _domain_figure_data(data, official_float, primary)
+    merged[AL_DEFINITION] = shown
+    return Table(
+        name="al_by_domain" + _suffix(group, frame, GROUP),
+        title=f"Acceptance length by domain ({W.dataset_phrase(group, _split(frame, group))})",
+        columns=("Domain", *columns),
+        rows=tuple(rows),
+        data=merged,
+        bold_rows=frozenset({len(rows) - 1}),
+        footnotes=tuple(notes),
+    )
+
+
+def _domain_notes(
+    data: pd.DataFrame, official: pd.DataFrame, present: Sequence[str], estimated: set[object]
+) -> list[str]:
+    """The footnotes of `al_by_domain`: each AL's definition, source and pooling scope."""
     notes = _official_notes(official, present)
     per_category = data[data[CATEGORY] != D.OVERALL]
     if estimated:
@@ -240,27 +258,23 @@ def al_by_domain(
             f"{_scope(concurrencies, repeats, int(overall[N_CELLS].max()))} "
             "(not an average of ALs; steps without drafts are not counted)."
         )
+    return notes
+
+
+def _domain_figure_data(
+    data: pd.DataFrame, official_float: Callable[[str, str], float], primary: str
+) -> tuple[pd.DataFrame, str]:
+    """`data` with both AL definitions as columns, and `acceptance_length` set to the one
+    the figure plots (official when every row has it): one definition for every bar."""
     merged = data.copy()
     merged[STEP_WEIGHTED_ACCEPTANCE_LENGTH] = merged[ACCEPTANCE_LENGTH]
     merged[OFFICIAL_ACCEPTANCE_LENGTH] = [
         official_float(str(r[LABEL]), str(r[CATEGORY])) for r in merged.to_dict(orient="records")
     ]
-    # The figure plots `acceptance_length`: one definition for every bar, never a mix.
-    shown = primary
     if primary == "official" and merged[OFFICIAL_ACCEPTANCE_LENGTH].notna().all():
         merged[ACCEPTANCE_LENGTH] = merged[OFFICIAL_ACCEPTANCE_LENGTH]
-    else:
-        shown = "step_weighted"
-    merged[AL_DEFINITION] = shown
-    return Table(
-        name="al_by_domain" + _suffix(group, frame, GROUP),
-        title=f"Acceptance length by domain ({W.dataset_phrase(group, _split(frame, group))})",
-        columns=("Domain", *columns),
-        rows=tuple(rows),
-        data=merged,
-        bold_rows=frozenset({len(rows) - 1}),
-        footnotes=tuple(notes),
-    )
+        return merged, "official"
+    return merged, "step_weighted"
 
 
 def al_by_context(
