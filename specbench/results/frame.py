@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from specbench.common.naming import selection_key
 from specbench.results.columns import (  # noqa: F401  (re-exported: the frame's column names)
     ACCEPTANCE_DEFINITION,
@@ -144,7 +146,14 @@ def _flatten(cell: LoadedCell, max_positions: int) -> dict[str, Any]:
             "repeat",
             "schema_version",
         ):
-            row[key] = value
+            # Nested records (precision, acceptance_cuts, standard_errors) stay whole, as
+            # JSON text: a column of dicts is no table value, and Parquet cannot hold an
+            # empty one (`standard_errors.categories` is {} below 5 conversations).
+            row[key] = (
+                orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+                if isinstance(value, dict)
+                else value
+            )
     for name in DISTRIBUTIONS:
         distribution = getattr(summary, name)
         for stat in DISTRIBUTION_STATS:

@@ -199,3 +199,22 @@ def test_a_report_that_cannot_be_written_leaves_no_partial_file(
     after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     # Every file is the complete one from before, and no temporary file is left behind.
     assert after == before
+
+
+def test_nested_summary_records_reach_the_parquet_file_as_json_text(tmp_path: Path) -> None:
+    from specbench.store.summary import CellErrors, CellSummary
+
+    results = write_campaign(tmp_path / "campaign")
+    # A cell of fewer than 5 conversations: its error record has empty figure tables, which
+    # Parquet cannot store as a struct (`report` crashed on such a cell).
+    path = next(results.rglob("summary.json"))
+    cell = CellSummary.model_validate_json(path.read_text())
+    errors = CellErrors(
+        num_conversations=4, resamples=400, seed=0, note="no noise estimate: 4 conversations (< 5)"
+    )
+    path.write_text(cell.model_copy(update={"standard_errors": errors}).model_dump_json())
+    out = tmp_path / "out"
+    build_report(ReportOptions((results,), out=out, formats=("md",)))
+    frame = pd.read_parquet(out / "summary.parquet")
+    stored = [json.loads(v) for v in frame["standard_errors"] if isinstance(v, str)]
+    assert stored == [errors.model_dump(mode="json")]
