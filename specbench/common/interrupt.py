@@ -102,6 +102,9 @@ def stop_on_signals() -> Iterator[None]:
             signal.signal(signum, previous)
         _state.installed = False
         _state.loop = _state.task = None
+        # The stop ends with the block (its Interrupted carries the signal on): a later
+        # block in the same process, a test's or a library caller's, starts unstopped.
+        _state.signum = None
 
 
 @contextmanager
