@@ -164,26 +164,21 @@ class EmulatorConfig(BaseModel):
 
     @model_validator(mode="after")
     def _check_acceptance(self) -> EmulatorConfig:
-        if self.acceptance is not None:
-            if len(self.acceptance) != self.num_speculative_tokens:
+        for flag, values in (
+            ("--acceptance", self.acceptance),
+            ("--reasoning-acceptance", self.reasoning_acceptance),
+        ):
+            if values is None:
+                continue
+            if len(values) != self.num_speculative_tokens:
                 raise ValueError(
-                    f"--acceptance has {len(self.acceptance)} values but "
+                    f"{flag} has {len(values)} values but "
                     f"--num-speculative-tokens is {self.num_speculative_tokens}; "
                     "give one value per draft position"
                 )
-            for value in self.acceptance:
+            for value in values:
                 if not 0.0 <= value <= 1.0:
-                    raise ValueError(f"--acceptance value {value} is outside [0, 1]")
-        if self.reasoning_acceptance is not None:
-            if len(self.reasoning_acceptance) != self.num_speculative_tokens:
-                raise ValueError(
-                    f"--reasoning-acceptance has {len(self.reasoning_acceptance)} values but "
-                    f"--num-speculative-tokens is {self.num_speculative_tokens}; "
-                    "give one value per draft position"
-                )
-            for value in self.reasoning_acceptance:
-                if not 0.0 <= value <= 1.0:
-                    raise ValueError(f"--reasoning-acceptance value {value} is outside [0, 1]")
+                    raise ValueError(f"{flag} value {value} is outside [0, 1]")
         if self.reasoning_tokens == 1:
             raise ValueError(
                 "--reasoning-tokens 1 cannot hold both <think> and </think>; give 0 or at least 2"
