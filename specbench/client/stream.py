@@ -140,14 +140,15 @@ class StreamAccumulator:
         if self._reasoning_source is not None:
             return reasoning is None
         # Inline tags: only a chunk after the one that closed the span is all answer.
-        after_close = self._think_closed
+        if self._think_closed:
+            return True  # nothing left to find: no search on the rest of the answer
         seen = self._tail + content
         if not self._think_opened and THINK_START in seen:
             self._think_opened = True
-        if not self._think_closed and THINK_END in seen:
+        if THINK_END in seen:
             self._think_closed = True
         self._tail = seen[-_TAIL_CHARS:]
-        return after_close
+        return False
 
     def finish(self, *, complete: bool, unfinished: str) -> None:
         """Close the record: timings and outputs, or why the stream is not a result.
