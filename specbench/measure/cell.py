@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,7 +136,9 @@ async def measure_cell(
 
     records: list[RequestRecord] = []
     writer = store.RecordWriter(directory / store.REQUESTS)
-    rule, order = _stopping_rule(spec, conversations)
+    # Precision checks run off the event loop: a stalled loop would stretch every request.
+    checks = ThreadPoolExecutor(max_workers=1, thread_name_prefix="precision-check")
+    rule, order = _stopping_rule(spec, conversations, checks)
 
     def on_record(record: RequestRecord) -> None:
         if not spec.save_outputs:
@@ -146,9 +149,9 @@ async def measure_cell(
         writer.write(record)
         progress.record(record)
         if rule is not None:
-            checked = rule.next_check
+            checks = rule.checks
             rule.observe(record)
-            if rule.next_check != checked:
+            if rule.checks != checks:
                 progress.precision(rule.worst(), rule.completed)
 
     started_at = utc_now()
@@ -170,6 +173,7 @@ async def measure_cell(
         live.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await live
+        checks.shutdown(wait=True, cancel_futures=True)
         writer.close()
         progress.stop()
     finished_at = utc_now()
@@ -206,12 +210,14 @@ async def measure_cell(
 
 
 def _stopping_rule(
-    spec: CellSpec, conversations: Sequence[Conversation]
+    spec: CellSpec, conversations: Sequence[Conversation], executor: Executor
 ) -> tuple[StoppingRule | None, Sequence[Conversation]]:
     """A precision-targeted cell's rule and stratified order; else none and the given order."""
     if spec.precision is None:
         return None, conversations
-    rule = StoppingRule(spec.precision, spec.min_conversations, spec.concurrency, spec.seed)
+    rule = StoppingRule(
+        spec.precision, spec.min_conversations, spec.concurrency, spec.seed, executor
+    )
     return rule, stratified_order(conversations, spec.seed)
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from collections.abc import Sequence
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 
 import numpy as np
@@ -148,10 +149,7 @@ def bootstrap_intervals(
     n = len(groups)
     draws = rng.integers(0, n, size=(resamples, n))
     alpha = (1 - CONFIDENCE) / 2
-
-    # times[r, i]: how often resample r drew conversation i
-    times = np.zeros((resamples, n))
-    np.add.at(times, (np.repeat(np.arange(resamples), n), draws.ravel()), 1)
+    times = draw_counts(draws, n)
 
     def pooled_median(values: list[np.ndarray]) -> Interval:
         stats = resampled_quantiles(values, times, (0.5,))[0]
@@ -192,11 +190,11 @@ def resample_draws(strata: Sequence[int], resamples: int, rng: np.random.Generat
 
 
 def draw_counts(draws: np.ndarray, conversations: int) -> np.ndarray:
-    """times[r, i]: how often resample r drew conversation i."""
+    """times[r, i]: how often resample r drew conversation i (one bincount over all rows)."""
     resamples = draws.shape[0]
-    times = np.zeros((resamples, conversations))
-    np.add.at(times, (np.repeat(np.arange(resamples), draws.shape[1]), draws.ravel()), 1)
-    return times
+    flat = (np.arange(resamples)[:, None] * conversations + draws).ravel()
+    counts = np.bincount(flat, minlength=resamples * conversations)
+    return counts.reshape(resamples, conversations).astype(float)
 
 
 def makespans(durations: np.ndarray, slots: int) -> np.ndarray:
@@ -254,10 +252,21 @@ class StoppingRule:
     """Watches a cell's records; `should_stop()` once the floor is met and figures are precise.
 
     The check runs on completed conversations only, every ~10% more of them (bootstrapping
-    after every request would cost more CPU than the client itself).
+    after every request would cost more CPU than the client itself). Given an `executor`,
+    a check runs there and its verdict is taken up by the first `observe` or `should_stop`
+    after it finishes, so the event loop that streams the requests never waits for it (a
+    stalled loop would stretch every in-flight request and bias the cell's figures); one
+    check at a time, and the records come in while it runs. Without one it runs inline.
     """
 
-    def __init__(self, target: float, floor: int, concurrency: int, seed: int) -> None:
+    def __init__(
+        self,
+        target: float,
+        floor: int,
+        concurrency: int,
+        seed: int,
+        executor: Executor | None = None,
+    ) -> None:
         self.target = target
         self.floor = floor
         self.concurrency = concurrency
@@ -266,23 +275,28 @@ class StoppingRule:
         self.completed = 0
         self.next_check = floor
         self.stopped = False
+        self.checks = 0
         self.last: dict[str, Interval] = {}
+        self._executor = executor
+        self._pending: Future[dict[str, Interval]] | None = None
 
     def observe(self, record: RequestRecord) -> None:
         self.records.append(record)
         if not record.ok or record.turn == record.num_turns - 1:
             self.completed += 1
-        if self.stopped or self.completed < self.next_check:
+        self._take_finished_check()
+        if self.stopped or self._pending is not None or self.completed < self.next_check:
             return
         self.next_check = self.completed + max(1, self.completed // 10)
         done = {r.question_id for r in self.records if not r.ok or r.turn == r.num_turns - 1}
         finished = [r for r in self.records if r.question_id in done]
-        self.last = bootstrap_intervals(
-            finished, self.concurrency, seed=self.seed, resamples=BOOTSTRAP_RESAMPLES // 2
-        )
-        self.stopped = precise_enough(self.last, self.target)
+        if self._executor is None:
+            self._apply(self._intervals(finished))
+        else:
+            self._pending = self._executor.submit(self._intervals, finished)
 
     def should_stop(self) -> bool:
+        self._take_finished_check()
         return self.stopped
 
     def worst(self) -> float | None:
@@ -290,6 +304,21 @@ class StoppingRule:
         if not self.last:
             return None
         return max(i.relative_half_width for i in self.last.values())
+
+    def _intervals(self, finished: list[RequestRecord]) -> dict[str, Interval]:
+        return bootstrap_intervals(
+            finished, self.concurrency, seed=self.seed, resamples=BOOTSTRAP_RESAMPLES // 2
+        )
+
+    def _take_finished_check(self) -> None:
+        if self._pending is not None and self._pending.done():
+            pending, self._pending = self._pending, None
+            self._apply(pending.result())
+
+    def _apply(self, intervals: dict[str, Interval]) -> None:
+        self.last = intervals
+        self.checks += 1
+        self.stopped = precise_enough(intervals, self.target)
 
 
 def bootstrap_ratio_of_means(

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
 
+import numpy as np
 import pytest
 
 from specbench.client.record import RequestRecord
 from specbench.data.conversation import Conversation
 from specbench.measure.precision import (
+    Interval,
     StoppingRule,
     bootstrap_intervals,
     default_floor,
+    draw_counts,
     precise_enough,
     steady_state_window,
     stratified_order,
@@ -76,3 +82,48 @@ def test_spread_conversations_are_not_precise_enough():
     intervals = bootstrap_intervals(records, concurrency=2, seed=3)
     assert intervals["e2e_ms_median"].relative_half_width > 0.05
     assert not precise_enough(intervals, 0.02)
+
+
+class HeldExecutor:
+    """An executor whose jobs run only when the test says so (a check still in flight)."""
+
+    def __init__(self) -> None:
+        self.jobs: list[
+            tuple[Future[dict[str, Interval]], Callable[..., Any], tuple[Any, ...]]
+        ] = []
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[dict[str, Interval]]:
+        future: Future[dict[str, Interval]] = Future()
+        self.jobs.append((future, fn, args))
+        return future
+
+    def run_all(self) -> None:
+        for future, fn, args in self.jobs:
+            future.set_result(fn(*args))
+        self.jobs.clear()
+
+
+def test_a_check_on_an_executor_never_blocks_and_its_verdict_lands_later():
+    records = [record(f"q{i}", 0, 50, 10) for i in range(12)]
+    executor = HeldExecutor()
+    rule = StoppingRule(target=0.01, floor=6, concurrency=4, seed=0, executor=executor)  # type: ignore[arg-type]
+    for r in records[:6]:
+        rule.observe(r)
+    # The check is due at the 6th conversation: submitted, not computed inline.
+    assert len(executor.jobs) == 1
+    assert not rule.should_stop() and rule.checks == 0
+    rule.observe(records[6])
+    assert len(executor.jobs) == 1  # one check at a time
+    executor.run_all()
+    assert rule.should_stop() and rule.checks == 1
+    assert rule.worst() == 0
+    # Inline (no executor), the same records give the same verdict at the same point.
+    inline = StoppingRule(target=0.01, floor=6, concurrency=4, seed=0)
+    for r in records[:6]:
+        inline.observe(r)
+    assert inline.should_stop() and inline.last == rule.last
+
+
+def test_draw_counts_counts_every_draw_of_every_resample():
+    draws = np.array([[0, 0, 2], [1, 2, 2], [2, 2, 2]])
+    assert draw_counts(draws, 3).tolist() == [[2, 0, 1], [0, 1, 2], [0, 0, 3]]
