@@ -36,6 +36,8 @@ BOOTSTRAP_RESAMPLES = 400
 #: Conversations per category a precision-targeted cell measures before it may stop.
 FLOOR_PER_CATEGORY = 3
 CONFIDENCE = 0.95
+#: Contiguous blocks (in dispatch order) of the block bootstrap; it needs ≥ 2 per block.
+TIME_BLOCKS = 10
 #: The figures a precision target applies to, in the order they are reported.
 TARGETED_FIGURES = ("output_tok_s_per_gpu", "e2e_ms_median", "ttft_ms_median")
 
@@ -129,16 +131,24 @@ def bootstrap_intervals(
 ) -> dict[str, Interval]:
     """95% intervals of the targeted figures, resampling conversations; {} without data.
 
+    Two resamplings, and each figure keeps the wider of their intervals:
+    - whole conversations, independently (turns of one conversation are not independent);
+    - `TIME_BLOCKS` contiguous blocks of conversations in dispatch order (a block
+      bootstrap): a closed loop can settle into timing regimes that last hundreds of
+      requests (e.g. at c = 2 the two slots phase-locking into one engine step or not,
+      moving the median TTFT by 25%), and conversations of one regime are not independent;
+      resampling them one by one would state a precision the next run does not reproduce.
+
     `throughput_value` is the point value reported for throughput (the steady-state
     figure); its interval is the slot-time ratio's relative interval scaled onto it.
     """
     conversations: dict[str, list[RequestRecord]] = defaultdict(list)
-    for r in records:
+    for r in sorted(records, key=lambda r: r.start_ns):
         if r.ok and r.e2e_ns is not None:
             conversations[r.question_id].append(r)
     if len(conversations) < 2:
         return {}
-    groups = list(conversations.values())
+    groups = list(conversations.values())  # in dispatch order (first turn's send)
     e2e = [np.array([r.e2e_ns for r in g], dtype=float) / 1e6 for g in groups]
     ttft = [
         np.array([r.ttft_ns for r in g if r.ttft_ns is not None], dtype=float) / 1e6 for g in groups
@@ -147,24 +157,33 @@ def bootstrap_intervals(
     busy_s = np.array([sum(r.e2e_ns or 0 for r in g) for g in groups], dtype=float) / 1e9
     rng = np.random.default_rng(seed)
     n = len(groups)
-    draws = rng.integers(0, n, size=(resamples, n))
+    weightings = [draw_counts(rng.integers(0, n, size=(resamples, n)), n)]
+    if n >= 2 * TIME_BLOCKS:
+        block_of = np.arange(n) * TIME_BLOCKS // n
+        blocks = draw_counts(
+            rng.integers(0, TIME_BLOCKS, size=(resamples, TIME_BLOCKS)), TIME_BLOCKS
+        )
+        weightings.append(blocks[:, block_of])
     alpha = (1 - CONFIDENCE) / 2
-    times = draw_counts(draws, n)
+
+    def widest(value: float, per_weighting: list[np.ndarray]) -> Interval:
+        ends = [np.quantile(stats, [alpha, 1 - alpha]) for stats in per_weighting]
+        return Interval(value, float(min(e[0] for e in ends)), float(max(e[1] for e in ends)))
 
     def pooled_median(values: list[np.ndarray]) -> Interval:
-        stats = resampled_quantiles(values, times, (0.5,))[0]
-        low, high = np.quantile(stats, [alpha, 1 - alpha])
-        return Interval(float(np.median(np.concatenate(values))), float(low), float(high))
+        stats = [resampled_quantiles(values, times, (0.5,))[0] for times in weightings]
+        return widest(float(np.median(np.concatenate(values))), stats)
 
+    # the slot-time ratio c × Σ tokens / Σ E2E, per resample (weights: times drawn)
     ratio = concurrency * tokens.sum() / busy_s.sum()
-    ratios = concurrency * tokens[draws].sum(axis=1) / busy_s[draws].sum(axis=1)
-    low, high = np.quantile(ratios, [alpha, 1 - alpha])
+    ratios = [concurrency * (times @ tokens) / (times @ busy_s) for times in weightings]
     scale = (throughput_value / ratio) if throughput_value and ratio > 0 else 1.0
+    throughput = widest(ratio, ratios)
     result = {
         "output_tok_s_per_gpu": Interval(
             ratio * scale if throughput_value is None else throughput_value,
-            float(low) * scale,
-            float(high) * scale,
+            throughput.low * scale,
+            throughput.high * scale,
         ),
         "e2e_ms_median": pooled_median(e2e),
     }

@@ -116,7 +116,7 @@ def test_a_check_on_an_executor_never_blocks_and_its_verdict_lands_later():
     assert len(executor.jobs) == 1  # one check at a time
     executor.run_all()
     assert rule.should_stop() and rule.checks == 1
-    assert rule.worst() == 0
+    assert rule.worst() == pytest.approx(0, abs=1e-12)
     # Inline (no executor), the same records give the same verdict at the same point.
     inline = StoppingRule(target=0.01, floor=6, concurrency=4, seed=0)
     for r in records[:6]:
@@ -127,3 +127,25 @@ def test_a_check_on_an_executor_never_blocks_and_its_verdict_lands_later():
 def test_draw_counts_counts_every_draw_of_every_resample():
     draws = np.array([[0, 0, 2], [1, 2, 2], [2, 2, 2]])
     assert draw_counts(draws, 3).tolist() == [[2, 0, 1], [0, 1, 2], [0, 0, 3]]
+
+
+def test_a_timing_regime_in_the_middle_of_the_cell_widens_the_interval():
+    # 60 one-turn conversations in dispatch order: TTFT ~3.0 ms, except conversations 20–39,
+    # sent during a regime where TTFT was ~3.9 ms (as a closed loop at c = 2 phase-locks).
+    # Resampled one by one, the median stays in the 3.0 cluster (±0.1%); resampled in
+    # blocks of consecutive conversations, a run with more of the regime moves it to 3.9.
+    records = []
+    for i in range(60):
+        ttft = (3.9 if 20 <= i < 40 else 3.0) + 0.001 * (i % 7)
+        r = record(f"q{i}", i, 10, 5)
+        r.ttft_ns = int(ttft * 1e6)
+        records.append(r)
+    ttft = bootstrap_intervals(records, concurrency=2, seed=1)["ttft_ms_median"]
+    assert ttft.value == pytest.approx(3.0, abs=0.01)
+    assert ttft.high == pytest.approx(3.9, abs=0.01)
+    assert ttft.relative_half_width > 0.1
+    # Shuffled out of dispatch order, the same values have no regime: a narrow interval.
+    for i, r in enumerate(records):
+        r.start_ns = 10**6 * ((7 * i) % 60)
+    narrow = bootstrap_intervals(records, concurrency=2, seed=1)["ttft_ms_median"]
+    assert narrow.relative_half_width < 0.01
