@@ -1,5 +1,10 @@
 """Submit the shards that still miss cells, then watch their jobs until every one has ended.
 
+Before anything is written, every dataset the missing cells use is loaded and validated
+(as `run` does before any server starts), so bad data costs no queue time. The submitter
+then holds the results directory (`store.lock.submitter_lock`): a local run or a second
+submitter on the same directory is refused, the campaign's own jobs are not.
+
 A rerun submits only shards with missing cells whose current job is not still pending or
 running (that one is watched instead). A job that ends failed (node failure, time limit,
 OOM, cancelled, cells failed) is resubmitted up to `retries` times; its cells that landed
@@ -14,12 +19,14 @@ from pathlib import Path
 
 from specbench import store
 from specbench.common.errors import SpecbenchError
+from specbench.run.orchestrator import load_plan_workload
 from specbench.run.plan import RunOptions, suite_hash
 from specbench.slurm import paths
 from specbench.slurm.shards import Shard, ShardBy, plan_shards
 from specbench.slurm.state import is_final, query
 from specbench.slurm.status import CampaignStatus, collect_status, record_campaign
 from specbench.slurm.submit import batch_script, require_sbatch, sbatch
+from specbench.store.lock import submitter_lock
 from specbench.store.manifest import Manifest, new_run, read_manifest, update_manifest, utc_now
 from specbench.suite import SlurmSettings, Suite
 from specbench.suite.model import workload_keys
@@ -84,6 +91,31 @@ def run_on_slurm(
         watcher.warn(warning)
     all_shards = plan_shards(suite, run.shard_by, run.options.servers)
     chosen = plan_shards(suite, run.shard_by, run.options.servers, run.shard_patterns)
+    check_workloads(suite, output, chosen, force=run.options.force)
+    with submitter_lock(output, utc_now()):
+        return _submit_and_watch(suite, run, output, all_shards, chosen, watcher)
+
+
+def check_workloads(suite: Suite, output: Path, shards: list[Shard], *, force: bool) -> None:
+    """Load and validate the dataset of every workload the shards' missing cells use."""
+    keys = workload_keys(suite.workloads)
+    needed = {
+        cell.workload_index
+        for shard in shards
+        for cell in (shard.cells if force else shard.missing(suite, output))
+    }
+    for index in sorted(needed):
+        load_plan_workload(suite.workloads[index], keys[index])
+
+
+def _submit_and_watch(
+    suite: Suite,
+    run: SlurmRun,
+    output: Path,
+    all_shards: list[Shard],
+    chosen: list[Shard],
+    watcher: SlurmWatcher,
+) -> CampaignStatus:
     _claim(output, suite, run, all_shards)
     manifest = read_manifest(output)
     recorded = ((manifest.slurm if manifest else None) or {}).get("shards", {})
