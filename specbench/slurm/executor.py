@@ -13,6 +13,7 @@ stay, the new job measures only what is missing. Interrupting the watch cancels 
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from specbench.common.errors import SpecbenchError
 from specbench.run.orchestrator import load_plan_workload
 from specbench.run.plan import RunOptions, suite_hash
 from specbench.slurm import paths
+from specbench.slurm.secrets import check_arguments, server_secrets
 from specbench.slurm.shards import Shard, ShardBy, plan_shards
 from specbench.slurm.state import is_final, query
 from specbench.slurm.status import CampaignStatus, collect_status, record_campaign
@@ -85,6 +87,7 @@ def run_on_slurm(
     """Submit what is missing, then (unless detached) watch until every job has ended."""
     watcher = watcher or SlurmWatcher()
     require_sbatch()
+    check_arguments(suite)
     output = run.output
     warning = node_local_warning(output)
     if warning:
@@ -171,6 +174,7 @@ def describe_plan(suite: Suite, run: SlurmRun) -> str:
             shard.id,
             _job_name(suite, shard),
             paths.log_pattern(output, shard.file_name),
+            sorted(server_secrets(suite, shard.server)),
         )
         options = _job_options(suite, run, shard, force=run.options.force)
         lines += [f"--- {script}", text.rstrip()]
@@ -252,11 +256,15 @@ def _submit(
     options = _job_options(suite, run, shard, force=force)
     store.write_atomic(paths.options_file(output, shard.file_name), options.model_dump_json())
     log_pattern = paths.log_pattern(output, shard.file_name)
-    text = batch_script(run.settings, output, shard.id, _job_name(suite, shard), log_pattern)
+    secrets = server_secrets(suite, shard.server)
+    text = batch_script(
+        run.settings, output, shard.id, _job_name(suite, shard), log_pattern, sorted(secrets)
+    )
     store.write_atomic(script, text)
     script.chmod(0o755)
     paths.log_file(output, shard.file_name, "0").parent.mkdir(parents=True, exist_ok=True)
-    job_id = sbatch(script)
+    # The secrets travel in sbatch's environment, which it exports to the job.
+    job_id = sbatch(script, env={**os.environ, **secrets})
     update_manifest(
         output,
         lambda m: m.with_slurm(
