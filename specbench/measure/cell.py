@@ -85,6 +85,10 @@ async def run_cell(
     if store.is_complete(directory) and not force:
         return CellOutcome(summary=store.read_summary(directory), skipped=True)
     (directory / store.FAILURE).unlink(missing_ok=True)
+    # A cell measured again (`force`) is incomplete until its new summary lands: the old
+    # summary never stands beside the new attempt's records, whatever stops the attempt.
+    # A summary that cannot be removed stops the run here, before anything is written.
+    (directory / store.SUMMARY).unlink(missing_ok=True)
     try:
         summary = await measure_cell(
             spec, conversations, session, sender, directory, api_key=api_key, progress=progress

@@ -162,6 +162,29 @@ def _run_locked(
     return runner.result
 
 
+def load_plan_workload(spec: WorkloadSpec, key: str) -> Workload:
+    """A workload's conversations, loaded and validated: every bad dataset is one line.
+
+    `run` calls it for every workload with missing cells before any server starts, and
+    the Slurm submitter before any sbatch, so bad data costs no model load.
+    """
+    loaded = load_workload(
+        spec.dataset,
+        revision=spec.dataset_revision,
+        categories=spec.categories or (),
+        entropy_tiers=spec.entropy_tiers or (),
+        num_prompts=spec.num_prompts,
+        seed=spec.seed,
+        strict=spec.strict,
+    )
+    if spec.min_conversations is not None and spec.min_conversations > len(loaded.conversations):
+        raise SpecbenchError(
+            f"workload {key!r}: min_conversations = {spec.min_conversations} is more "
+            f"than its {len(loaded.conversations)} conversations"
+        )
+    return loaded
+
+
 def _stop_left_servers(manifest: Manifest, output: Path, progress: RunProgress) -> None:
     """Stop the servers a dead campaign left running (its pid and start time recorded)."""
     recorded = {n: s.process for n, s in manifest.servers.items() if s.process is not None}
@@ -449,25 +472,9 @@ class _Runner:
         """The cell's conversations, loaded once per workload; recorded in the manifest."""
         index = cell.workload_index
         if index not in self.loaded:
-            spec = self.plan.workloads[index]
-            loaded = load_workload(
-                spec.dataset,
-                revision=spec.dataset_revision,
-                categories=spec.categories or (),
-                entropy_tiers=spec.entropy_tiers or (),
-                num_prompts=spec.num_prompts,
-                seed=spec.seed,
-                strict=spec.strict,
-            )
-            self.loaded[index] = loaded
             key = self.plan.keys[index]
-            if spec.min_conversations is not None and spec.min_conversations > len(
-                loaded.conversations
-            ):
-                raise SpecbenchError(
-                    f"workload {key!r}: min_conversations = {spec.min_conversations} is more "
-                    f"than its {len(loaded.conversations)} conversations"
-                )
+            loaded = load_plan_workload(self.plan.workloads[index], key)
+            self.loaded[index] = loaded
 
             def record(manifest: Manifest) -> Manifest:
                 old = manifest.workloads[key]

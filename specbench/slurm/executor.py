@@ -1,5 +1,10 @@
 """Submit the shards that still miss cells, then watch their jobs until every one has ended.
 
+Before anything is written, every dataset the missing cells use is loaded and validated
+(as `run` does before any server starts), so bad data costs no queue time. The submitter
+then holds the results directory (`store.lock.submitter_lock`): a local run or a second
+submitter on the same directory is refused, the campaign's own jobs are not.
+
 A rerun submits only shards with missing cells whose current job is not still pending or
 running (that one is watched instead). A job that ends failed (node failure, time limit,
 OOM, cancelled, cells failed) is resubmitted up to `retries` times; its cells that landed
@@ -8,18 +13,22 @@ stay, the new job measures only what is missing. Interrupting the watch cancels 
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from specbench import store
 from specbench.common.errors import SpecbenchError
+from specbench.run.orchestrator import load_plan_workload
 from specbench.run.plan import RunOptions, suite_hash
 from specbench.slurm import paths
+from specbench.slurm.secrets import check_arguments, server_secrets
 from specbench.slurm.shards import Shard, ShardBy, plan_shards
 from specbench.slurm.state import is_final, query
 from specbench.slurm.status import CampaignStatus, collect_status, record_campaign
 from specbench.slurm.submit import batch_script, require_sbatch, sbatch
+from specbench.store.lock import submitter_lock
 from specbench.store.manifest import Manifest, new_run, read_manifest, update_manifest, utc_now
 from specbench.suite import SlurmSettings, Suite
 from specbench.suite.model import workload_keys
@@ -78,12 +87,38 @@ def run_on_slurm(
     """Submit what is missing, then (unless detached) watch until every job has ended."""
     watcher = watcher or SlurmWatcher()
     require_sbatch()
+    check_arguments(suite)
     output = run.output
     warning = node_local_warning(output)
     if warning:
         watcher.warn(warning)
     all_shards = plan_shards(suite, run.shard_by, run.options.servers)
     chosen = plan_shards(suite, run.shard_by, run.options.servers, run.shard_patterns)
+    check_workloads(suite, output, chosen, force=run.options.force)
+    with submitter_lock(output, utc_now()):
+        return _submit_and_watch(suite, run, output, all_shards, chosen, watcher)
+
+
+def check_workloads(suite: Suite, output: Path, shards: list[Shard], *, force: bool) -> None:
+    """Load and validate the dataset of every workload the shards' missing cells use."""
+    keys = workload_keys(suite.workloads)
+    needed = {
+        cell.workload_index
+        for shard in shards
+        for cell in (shard.cells if force else shard.missing(suite, output))
+    }
+    for index in sorted(needed):
+        load_plan_workload(suite.workloads[index], keys[index])
+
+
+def _submit_and_watch(
+    suite: Suite,
+    run: SlurmRun,
+    output: Path,
+    all_shards: list[Shard],
+    chosen: list[Shard],
+    watcher: SlurmWatcher,
+) -> CampaignStatus:
     _claim(output, suite, run, all_shards)
     manifest = read_manifest(output)
     recorded = ((manifest.slurm if manifest else None) or {}).get("shards", {})
@@ -139,6 +174,7 @@ def describe_plan(suite: Suite, run: SlurmRun) -> str:
             shard.id,
             _job_name(suite, shard),
             paths.log_pattern(output, shard.file_name),
+            sorted(server_secrets(suite, shard.server)),
         )
         options = _job_options(suite, run, shard, force=run.options.force)
         lines += [f"--- {script}", text.rstrip()]
@@ -220,11 +256,15 @@ def _submit(
     options = _job_options(suite, run, shard, force=force)
     store.write_atomic(paths.options_file(output, shard.file_name), options.model_dump_json())
     log_pattern = paths.log_pattern(output, shard.file_name)
-    text = batch_script(run.settings, output, shard.id, _job_name(suite, shard), log_pattern)
+    secrets = server_secrets(suite, shard.server)
+    text = batch_script(
+        run.settings, output, shard.id, _job_name(suite, shard), log_pattern, sorted(secrets)
+    )
     store.write_atomic(script, text)
     script.chmod(0o755)
     paths.log_file(output, shard.file_name, "0").parent.mkdir(parents=True, exist_ok=True)
-    job_id = sbatch(script)
+    # The secrets travel in sbatch's environment, which it exports to the job.
+    job_id = sbatch(script, env={**os.environ, **secrets})
     update_manifest(
         output,
         lambda m: m.with_slurm(

@@ -1,7 +1,8 @@
 """Inside a Slurm job: run the campaign restricted to one shard, writing into the shared results.
 
 `python -m specbench.slurm.job RESULTS_DIR SHARD` is what each batch script execs. It
-loads the suite the submitter saved (so every shard measures the same suite) and the
+loads the suite the submitter saved (so every shard measures the same suite; its redacted
+secrets come back from the job's environment, `specbench.slurm.secrets`) and the
 shard's `RunOptions` (JSON beside the script: no option is re-parsed here), records its
 node and times under `slurm.shards.<shard>.jobs.<job id>` in the manifest, and runs the
 plan as a local run would. SIGTERM (scancel, time limit)
@@ -26,6 +27,7 @@ from specbench.run.orchestrator import RunProgress, run_plan
 from specbench.run.plan import RunOptions, plan_suite
 from specbench.slurm import paths
 from specbench.slurm.paths import read_suite
+from specbench.slurm.secrets import restore_secrets
 from specbench.slurm.shards import shard_file_name
 from specbench.store.manifest import update_manifest, utc_now
 from specbench.suite import Cell
@@ -77,7 +79,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         with interrupt.stop_on_signals():
-            suite = read_suite(args.output)
+            suite = restore_secrets(
+                read_suite(args.output), os.environ, paths.suite_file(args.output)
+            )
             source = paths.options_file(args.output, shard_file_name(args.shard))
             options = RunOptions.parse(str(source), store.read_json(source))
             note(node=node, started_at=utc_now(), pid=os.getpid())

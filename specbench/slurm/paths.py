@@ -1,6 +1,7 @@
 """Where a Slurm campaign keeps its own files inside the results directory.
 
-DIR/slurm/suite.json           the resolved suite every job loads (identical for all shards)
+DIR/slurm/suite.json           the resolved suite every job loads (identical for all shards;
+                               secret env values redacted, see `specbench.slurm.secrets`)
 DIR/slurm/jobs/<shard>.sbatch  the batch script of a shard
 DIR/slurm/jobs/<shard>.json    the shard's RunOptions, which its job reads
 DIR/slurm/logs/<shard>-<job>.log  a job's stdout and stderr
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from specbench import store
 from specbench.common.errors import SpecbenchError
+from specbench.slurm.secrets import redacted_suite
 from specbench.suite import Suite
 
 SLURM_DIR = "slurm"
@@ -39,11 +41,12 @@ def log_file(output: Path, shard_file_name: str, job_id: str) -> Path:
 
 
 def write_suite(output: Path, suite: Suite) -> None:
-    store.write_json(suite_file(output), suite.model_dump(mode="json"))
+    """Save the suite for the jobs, its secret env values redacted."""
+    store.write_json(suite_file(output), redacted_suite(suite))
 
 
 def read_suite(output: Path) -> Suite:
-    """The suite a Slurm campaign in `output` was submitted with."""
+    """The suite a Slurm campaign in `output` was submitted with (secrets still redacted)."""
     path = suite_file(output)
     if not path.is_file():
         raise SpecbenchError(f"{output}: no {SLURM_DIR}/suite.json; not a Slurm campaign's results")

@@ -2,8 +2,10 @@
 
 The script is plain sbatch: `#SBATCH` lines from `[slurm]`, the setup lines, then
 `python -m specbench.slurm.job` (under the launcher, e.g. a container line), which reads
-the shard's `RunOptions` from the JSON file beside the script. Nothing here schedules:
-Slurm decides where and when each job runs.
+the shard's `RunOptions` from the JSON file beside the script. Secrets are in neither
+file: sbatch gets them in its environment and passes them on to the job
+(`specbench.slurm.secrets`). Nothing here schedules: Slurm decides where and when each
+job runs.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from specbench.common.errors import SpecbenchError
@@ -46,16 +48,28 @@ def sbatch_directives(settings: SlurmSettings, job_name: str, log_path: Path) ->
 
 
 def batch_script(
-    settings: SlurmSettings, output: Path, shard: str, job_name: str, log_path: Path
+    settings: SlurmSettings,
+    output: Path,
+    shard: str,
+    job_name: str,
+    log_path: Path,
+    secrets: Sequence[str] = (),
 ) -> str:
-    """The full batch script of one shard's job."""
+    """The full batch script of one shard's job; `secrets` names the variables it inherits."""
     python = settings.python or sys.executable
     argv = shlex.join(job_argv(python, output, shard))
     run = f"{settings.launcher} {argv}" if settings.launcher else argv
     lines = ["#!/bin/bash"]
     lines += [f"#SBATCH {option}" for option in sbatch_directives(settings, job_name, log_path)]
+    lines.append(
+        "# Written by specbench run --executor slurm; resubmitting it runs the same shard."
+    )
+    if secrets:
+        lines.append(
+            f"# The job reads {', '.join(secrets)} from its environment (redacted in "
+            "slurm/suite.json): export them before resubmitting by hand."
+        )
     lines += [
-        "# Written by specbench run --executor slurm; resubmitting it runs the same shard.",
         "set -eo pipefail",
         f'echo "specbench shard {shard}: job $SLURM_JOB_ID on $(hostname)"',
     ]
@@ -76,12 +90,18 @@ def require_sbatch() -> str:
     return path
 
 
-def sbatch(script: Path, extra: Sequence[str] = ()) -> str:
-    """Submit `script`; return the job id. Slurm's refusal is quoted in one line."""
+def sbatch(script: Path, extra: Sequence[str] = (), env: Mapping[str, str] | None = None) -> str:
+    """Submit `script` (sbatch and the job see `env`, default this process's environment);
+    return the job id. Slurm's refusal is quoted in one line."""
     argv = [require_sbatch(), "--parsable", *extra, str(script)]
     try:
         result = subprocess.run(
-            argv, capture_output=True, text=True, timeout=SBATCH_TIMEOUT_S, check=False
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=SBATCH_TIMEOUT_S,
+            check=False,
+            env=None if env is None else dict(env),
         )
     except subprocess.TimeoutExpired:
         raise SpecbenchError(

@@ -41,21 +41,28 @@ def named(error: OSError, path: Path) -> OSError:
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:
-    """Write via a temporary file in the same folder and rename, so a reader never sees half."""
+    """Write via a temporary file in the same folder and rename, so a reader never sees half.
+
+    A failure removes the temporary file and names `path`, the file meant (the OS would
+    name the temporary one, which is gone).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode() if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp: str | None = None
     try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except OSError as error:
-        Path(tmp).unlink(missing_ok=True)
-        raise named(error, path) from None
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        raise OSError(error.errno, error.strerror or str(error), str(path)) from None
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         raise
 
 

@@ -5,6 +5,9 @@ kernel on any exit (even kill -9), so a dead writer never leaves a stale lock. T
 holds the holder's pid, host, start time and command line, for the refusal message of the
 next writer. The shard jobs of one Slurm campaign measure disjoint cells into one shared
 directory: they take the lock shared, which still keeps out any other (exclusive) writer.
+Their submitter (`run --executor slurm`) takes it shared too, so its jobs can start while it
+submits and watches, and holds `DIR/.specbench.submit.lock` exclusively: one submitter
+at a time, never two submitting the same shard.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import orjson
 from specbench.common.errors import SpecbenchError
 
 LOCK_FILE = ".specbench.lock"
+SUBMIT_LOCK_FILE = ".specbench.submit.lock"
 
 
 def describe_holder(path: Path) -> str:
@@ -42,8 +46,28 @@ def describe_holder(path: Path) -> str:
 @contextmanager
 def results_lock(root: Path, started_at: str, *, shared: bool = False) -> Iterator[None]:
     """Hold the writer's lock of `root` for the block; refuse (exit 2) if another holds it."""
+    with _hold(root, LOCK_FILE, started_at, shared=shared):
+        yield
+
+
+@contextmanager
+def submitter_lock(root: Path, started_at: str) -> Iterator[None]:
+    """A Slurm submitter's hold on `root`: alone among submitters, beside its own jobs.
+
+    Exclusive on the submitter's lock (a second submitter is refused), shared on the
+    writer's lock (a local `run` is refused; the campaign's jobs, also shared, are not).
+    """
+    with (
+        _hold(root, SUBMIT_LOCK_FILE, started_at, shared=False),
+        _hold(root, LOCK_FILE, started_at, shared=True),
+    ):
+        yield
+
+
+@contextmanager
+def _hold(root: Path, name: str, started_at: str, *, shared: bool) -> Iterator[None]:
     root.mkdir(parents=True, exist_ok=True)
-    path = root / LOCK_FILE
+    path = root / name
     handle = path.open("a+b")
     try:
         try:

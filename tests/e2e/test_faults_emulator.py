@@ -389,6 +389,123 @@ def test_read_only_results_dir_is_one_line_exit_2(tmp_path):
     assert "Traceback" not in result.stderr and server_pids(tag) == []
 
 
+@contextlib.contextmanager
+def immutable(*paths: Path) -> Iterator[None]:
+    """`chattr +i` on each path for the block: not even root may change it (chmod would not
+    stop root)."""
+    done: list[Path] = []
+    try:
+        for path in paths:
+            result = subprocess.run(
+                ["chattr", "+i", str(path)], capture_output=True, text=True, check=False
+            )
+            if result.returncode != 0:
+                pytest.skip(f"chattr +i refused here: {result.stderr.strip()}")
+            done.append(path)
+        yield
+    finally:
+        for path in done:
+            subprocess.run(["chattr", "-i", str(path)], check=False)
+
+
+@contextlib.contextmanager
+def read_only_view(source: Path, view: Path) -> Iterator[Path]:
+    """`source` bind-mounted read-only at `view` (EROFS for root too)."""
+    view.mkdir()
+    bound = subprocess.run(
+        ["mount", "--bind", str(source), str(view)], capture_output=True, check=False
+    )
+    if bound.returncode != 0:
+        pytest.skip(f"cannot bind-mount here (needs root): {bound.stderr!r}")
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(view)], check=True)
+        yield view
+    finally:
+        subprocess.run(["umount", "-l", str(view)], check=False)
+
+
+def tree(root: Path) -> dict[Path, bytes]:
+    """Every file under `root` and its bytes, but the writer's lock (rewritten on each try)."""
+    return {
+        p.relative_to(root): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != ".specbench.lock"
+    }
+
+
+def error_lines(stderr: str) -> list[str]:
+    assert "Traceback" not in stderr, stderr
+    return [line for line in stderr.splitlines() if line.strip()]
+
+
+def test_earlier_results_that_cannot_be_written_are_one_line_exit_2_and_left_as_they_were(
+    tmp_path,
+):
+    suite, tag = write_suite(tmp_path, concurrency=(1,), max_tokens=8)
+    out = tmp_path / "results"
+    assert run_cli("run", suite, "--output", out).returncode == 0
+    shutil.rmtree(out / "eagle3")  # a rerun has a server's cells to measure
+    before = tree(out)
+
+    with immutable(out):
+        result = run_cli("run", suite, "--output", out)
+    assert result.returncode == 2, result.stderr
+    assert error_lines(result.stderr) == [
+        f"error: {out / 'manifest.json'}: Operation not permitted; the file or folder may be "
+        "immutable (chattr +i): choose another --output"
+    ]
+    assert tree(out) == before
+
+    with read_only_view(out, tmp_path / "view") as view:
+        result = run_cli("run", suite, "--output", view)
+    assert result.returncode == 2, result.stderr
+    assert error_lines(result.stderr) == [
+        f"error: {view / '.specbench.lock'}: Read-only file system; the file system is "
+        "read-only: choose a writable --output"
+    ]
+    assert tree(out) == before and server_pids(tag) == []
+
+    rerun = run_cli("run", suite, "--output", out)
+    assert rerun.returncode == 0, rerun.stderr
+    assert {p: b for p, b in tree(out).items() if p.parts[0] == "baseline"} == {
+        p: b for p, b in before.items() if p.parts[0] == "baseline"
+    }
+
+
+def test_a_summary_that_cannot_be_written_stops_the_run_before_its_cell_is_touched(tmp_path):
+    suite, tag = write_suite(tmp_path, concurrency=(1, 2), max_tokens=8)
+    out = tmp_path / "results"
+    assert run_cli("run", suite, "--output", out).returncode == 0
+    last = out / "eagle3" / "tiny" / "c2" / "r0"  # the plan's last cell
+    before = tree(last)
+
+    # Measured again (--force) over a summary.json that cannot be replaced: the new
+    # attempt's records must never land beside the old summary.
+    with immutable(last / "summary.json"):
+        result = run_cli("run", suite, "--output", out, "--force")
+    assert result.returncode == 2, result.stderr
+    assert error_lines(result.stderr)[-1] == (
+        f"error: {last / 'summary.json'}: Operation not permitted; the file or folder may be "
+        "immutable (chattr +i): choose another --output"
+    )
+    assert tree(last) == before
+    assert not list(out.rglob("*.tmp")) and server_pids(tag) == []
+    measured = [c for c in out.rglob("summary.json") if c.parent != last]
+    assert len(measured) == 3  # the cells before it, measured again and complete
+
+    # A fresh cell whose summary.json path is taken by a folder: nothing written there.
+    shutil.rmtree(last)
+    (last / "summary.json").mkdir(parents=True)
+    result = run_cli("run", suite, "--output", out)
+    assert result.returncode == 2, result.stderr
+    assert error_lines(result.stderr)[-1] == (
+        f"error: {last / 'summary.json'}: Is a directory; a folder stands where a file is "
+        "expected: name a file"
+    )
+    assert [p.name for p in last.iterdir()] == ["summary.json"]
+    assert not list(out.rglob("*.tmp")) and server_pids(tag) == []
+
+
 def test_disk_full_mid_campaign_keeps_cells_and_a_rerun_completes(tmp_path):
     suite, tag = write_suite(tmp_path, step_ms=6.0, concurrency=(1, 8), max_tokens=48)
     with small_disk(tmp_path / "disk", "4m") as disk:

@@ -319,3 +319,78 @@ def test_scancel_stops_the_servers_of_the_job_and_shows_cancelled(slurm_env, tmp
     status = cli("status", out, env=slurm_env)
     assert "0 done, 1 failed" in status.stderr
     assert "SIGTERM: stopped" in status.stderr  # the log tail
+
+
+SECRETS = {"HF_TOKEN": "hf_e2eSecretValue0123456789abcdef", "VLLM_API_KEY": "sk-e2e-0123456789abcd"}
+
+
+def process_environ(pid: int) -> dict[str, str]:
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return {}
+    return dict(item.split("=", 1) for item in raw.decode().split("\0") if "=" in item)
+
+
+def test_secrets_stay_out_of_every_campaign_file_and_reach_the_servers(slurm_env, tmp_path):
+    suite, tag = write_suite(tmp_path, step_ms=8.0, concurrency=(1, 2), max_tokens=48)
+    table = ", ".join(f'{name} = "{value}"' for name, value in SECRETS.items())
+    text = suite.read_text().replace(
+        "\n\n[servers.baseline]", f"\nenv = {{ {table} }}\n\n[servers.baseline]"
+    )
+    suite.write_text(text)
+    out = tmp_path / "results"
+    # The submitter's own environment lacks them: they reach the jobs from the suite only.
+    env = {name: value for name, value in slurm_env.items() if name not in SECRETS}
+    process = popen(
+        "run", suite, "--output", out, "--executor", "slurm", "--poll-interval", "0.3", env=env
+    )
+    seen: dict[int, dict[str, str]] = {}  # each server process's environment, read from /proc
+    try:
+        while process.poll() is None:
+            for pid in server_pids(tag):
+                seen.setdefault(pid, process_environ(pid))
+            time.sleep(0.05)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, stderr
+    assert len(cells(out)) == 4
+    servers = [environ for environ in seen.values() if environ]
+    assert len(servers) >= 2  # baseline's and eagle3's, each started by its job
+    for environ in servers:
+        assert {name: environ.get(name) for name in SECRETS} == SECRETS
+    saved = json.loads((out / "slurm" / "suite.json").read_text())
+    assert saved["servers"]["eagle3"]["env"] == {name: "<redacted>" for name in SECRETS}
+    script = (out / "slurm" / "jobs" / "baseline.sbatch").read_text()
+    assert "# The job reads HF_TOKEN, VLLM_API_KEY from its environment" in script
+
+    # The batch script resubmitted by hand from a shell without them: one line, exit 2.
+    by_hand = subprocess.run(
+        ["sbatch", "--wait", "--parsable", str(out / "slurm" / "jobs" / "baseline.sbatch")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert by_hand.returncode == 2, by_hand.stderr
+    job_id = by_hand.stdout.strip().split(";")[0]
+    log = (out / "slurm" / "logs" / f"baseline-{job_id}.log").read_text()
+    errors = [line for line in log.splitlines() if " error: " in line]
+    assert len(errors) == 1 and "Traceback" not in log, log
+    assert errors[0].endswith(
+        f"error: servers.baseline.env.HF_TOKEN: redacted in {out}/slurm/suite.json; the job "
+        "takes it from its environment, where HF_TOKEN is not set: export it where "
+        "`specbench run --executor slurm` (or sbatch) runs, and let sbatch pass the "
+        "environment on (no --export=NONE)"
+    )
+    assert manifest(out)["slurm"]["shards"]["baseline"]["jobs"][job_id]["exit"] == "error"
+
+    written = [path for path in tmp_path.rglob("*") if path.is_file() and path != suite]
+    assert len(written) > 20
+    for path in written:
+        data = path.read_bytes()
+        assert not any(value.encode() in data for value in SECRETS.values()), path
+    assert server_pids(tag) == []

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from specbench.common.errors import SpecbenchError
-from specbench.store.lock import LOCK_FILE, results_lock
+from specbench.store.lock import LOCK_FILE, results_lock, submitter_lock
 
 
 def test_a_second_exclusive_writer_is_refused_with_the_holder(tmp_path: Path) -> None:
@@ -49,3 +49,27 @@ def test_a_garbled_lock_file_still_refuses_in_one_line(tmp_path: Path) -> None:
             results_lock(tmp_path, "y"),
         ):
             pass
+
+
+def test_a_slurm_submitter_is_alone_among_submitters_and_beside_its_jobs(tmp_path: Path) -> None:
+    with submitter_lock(tmp_path, "first"):
+        with results_lock(tmp_path, "job", shared=True):  # its jobs start while it watches
+            pass
+        with (
+            pytest.raises(SpecbenchError, match=r"pid \d+ on host .* since first"),
+            submitter_lock(tmp_path, "second"),
+        ):
+            pass
+        with (
+            pytest.raises(SpecbenchError, match="another specbench is writing here"),
+            results_lock(tmp_path, "local run"),
+        ):
+            pass
+    with (
+        results_lock(tmp_path, "local run"),
+        pytest.raises(SpecbenchError, match="since local run"),
+        submitter_lock(tmp_path, "submitter"),
+    ):
+        pass
+    with submitter_lock(tmp_path, "after"):  # both released on exit
+        pass
