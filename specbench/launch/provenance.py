@@ -38,8 +38,10 @@ _SECRET_VALUE = re.compile(
     r"|(?=[^/.]*\d)(?=[^/.]*[A-Za-z])[A-Za-z0-9_-]{40,}={0,2})$"
 )
 # In a variable's name, a part containing one of these words (`HF_TOKEN`, `HFTOKEN`,
-# `DB_PASSWORD`), except a count of tokens (`VLLM_MAX_NUM_BATCHED_TOKENS`).
+# `DB_PASSWORD`), except a count of tokens (`VLLM_MAX_NUM_BATCHED_TOKENS`) or a tokenizer
+# setting (`TOKENIZERS_PARALLELISM`).
 _SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
+_NOT_SECRET_PARTS = ("TOKENS", "TOKENIZER")
 #: Keys of a persisted config whose value is a command line.
 _ARGV_KEYS = frozenset({"argv", "extra_args"})
 _VISIBLE_DEVICE_VARS = (
@@ -104,7 +106,7 @@ def is_secret_env_name(name: str) -> bool:
     if is_secret_name(name) or upper in user_listed_secrets():
         return True
     return any(
-        word in part and part != "TOKENS"
+        word in part and not part.startswith(_NOT_SECRET_PARTS)
         for part in re.split(r"[_\-]", upper)
         for word in _SECRET_ENV_WORDS
     )
@@ -166,13 +168,22 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
             hide_next = False
         elif token.startswith("--") and "=" in token:
             flag, value = token.split("=", 1)
-            redacted.append(f"{flag}={redact_value(flag, value)}")
+            hidden = is_secret_name(flag) or _looks_secret(value, after=flag)
+            redacted.append(f"{flag}={REDACTED if hidden else value}")
         elif token.startswith("--") and is_secret_name(token):
             redacted.append(token)
             hide_next = True
         else:
-            redacted.append(REDACTED if _SECRET_VALUE.match(token) else token)
+            previous = redacted[-1] if redacted else ""
+            redacted.append(REDACTED if _looks_secret(token, after=previous) else token)
     return redacted
+
+
+def _looks_secret(value: str, *, after: str) -> bool:
+    """A token-shaped value, unless it is a git revision (`--revision <40 hex>`): provenance."""
+    if after.startswith("--") and after.endswith("revision"):
+        return False
+    return bool(_SECRET_VALUE.match(value))
 
 
 def visible_device_count(env: Mapping[str, str]) -> int | None:

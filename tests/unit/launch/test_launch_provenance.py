@@ -18,6 +18,7 @@ from specbench.launch.provenance import (
     gpu_inventory,
     recorded_env,
     redact_argv,
+    redact_env,
     visible_device_count,
 )
 
@@ -86,6 +87,18 @@ def test_redact_argv_hides_secret_flags_and_token_shaped_values() -> None:
         "--max-num-batched-tokens",
         "8192",
     ]
+
+
+def test_provenance_that_only_looks_like_a_secret_is_kept() -> None:
+    revision = "0123456789abcdef0123456789abcdef01234567"
+    argv = ["--tokenizer=/models/tok", "--revision", revision, f"--code-revision={revision}"]
+    assert redact_argv(argv) == argv
+    # the same 40 characters anywhere else are still hidden
+    assert redact_argv(["--served-model-name", revision]) == ["--served-model-name", REDACTED]
+    assert redact_env({"TOKENIZERS_PARALLELISM": "false", "HF_TOKEN": "x"}) == {
+        "TOKENIZERS_PARALLELISM": "false",
+        "HF_TOKEN": REDACTED,
+    }
 
 
 def test_visible_devices_and_available_gpus() -> None:
