@@ -42,7 +42,7 @@ from specbench.run.plan import (
     Plan,
     PlanServer,
     RunOptions,
-    suite_hash,
+    claim_suite,
 )
 from specbench.store.failure import FailureRecord, write_failure
 from specbench.store.lock import results_lock
@@ -209,12 +209,7 @@ def _stop_left_servers(manifest: Manifest, output: Path, progress: RunProgress) 
 def _claim(manifest: Manifest, plan: Plan, output: Path) -> Manifest:
     """Record the plan's suite, workloads and servers; refuse results they would mix with."""
     if plan.suite is not None:
-        digest = suite_hash(plan.suite)
-        if manifest.suite_hash and manifest.suite_hash != digest:
-            raise SpecbenchError(
-                f"{output}: holds results of a different suite (hash "
-                f"{manifest.suite_hash[:12]}, this one {digest[:12]}); use a new --output"
-            )
+        digest = claim_suite(manifest.suite_hash, plan.suite, output)
         manifest = manifest.model_copy(
             update={"suite": plan.suite.model_dump(mode="json"), "suite_hash": digest}
         )

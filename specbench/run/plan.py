@@ -23,6 +23,7 @@ from specbench.common.model import Frozen
 from specbench.common.naming import check_name
 from specbench.common.validation import describe_validation_error
 from specbench.launch.config import ServerConfig
+from specbench.launch.provenance import redact_config
 from specbench.suite.model import Cell, Suite, WorkloadSpec, workload_keys
 
 
@@ -115,13 +116,31 @@ class Plan:
         return self.suite.server_config_for(cell)
 
 
-def suite_hash(suite: Suite) -> str:
+def claim_suite(recorded_hash: str | None, suite: Suite, output: Path) -> str:
+    """The suite's hash, after checking a results directory's recorded one matches it.
+
+    Also accepted: the hash before secrets were left out of it (results directories of
+    suites with credentials, written before this rule, still resume).
+    """
+    digest = suite_hash(suite)
+    if recorded_hash and recorded_hash not in (digest, suite_hash(suite, redact=False)):
+        raise SpecbenchError(
+            f"{output}: holds results of a different suite (hash "
+            f"{recorded_hash[:12]}, this one {digest[:12]}); use a new --output"
+        )
+    return digest
+
+
+def suite_hash(suite: Suite, *, redact: bool = True) -> str:
     """sha256 of the resolved suite (sorted keys): two runs of the same campaign match.
 
     `[slurm]` says where cells run, not what they measure: it stays out of the hash, so a
-    local run and a Slurm run share one results directory.
+    local run and a Slurm run share one results directory. So do secret values (env
+    credentials, `--api-key X`; launch.provenance's rule): a new token resumes.
     """
     resolved = suite.model_dump(mode="json", exclude={"source", "slurm"})
+    if redact:
+        resolved = redact_config(resolved)
     for server in resolved.get("servers", {}).values():
         # Fields added later leave the hash of a suite that keeps their default unchanged,
         # so results measured before them still resume.

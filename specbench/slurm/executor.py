@@ -21,7 +21,7 @@ from pathlib import Path
 from specbench import store
 from specbench.common.errors import SpecbenchError
 from specbench.run.orchestrator import load_plan_workload
-from specbench.run.plan import RunOptions, suite_hash
+from specbench.run.plan import RunOptions, claim_suite
 from specbench.slurm import paths
 from specbench.slurm.secrets import check_arguments, server_secrets
 from specbench.slurm.shards import Shard, ShardBy, plan_shards
@@ -209,15 +209,10 @@ def _job_name(suite: Suite, shard: Shard) -> str:
 
 def _claim(output: Path, suite: Suite, run: SlurmRun, shards: list[Shard]) -> None:
     """Refuse another suite's results; save the suite and the shard plan for jobs and status."""
-    digest = suite_hash(suite)
     record = new_run("run --executor slurm")
 
     def claim(manifest: Manifest) -> Manifest:
-        if manifest.suite_hash and manifest.suite_hash != digest:
-            raise SpecbenchError(
-                f"{output}: holds results of a different suite (hash "
-                f"{manifest.suite_hash[:12]}, this one {digest[:12]}); use a new --output"
-            )
+        digest = claim_suite(manifest.suite_hash, suite, output)
         manifest = manifest.model_copy(
             update={"suite": suite.model_dump(mode="json"), "suite_hash": digest}
         )
