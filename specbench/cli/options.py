@@ -156,7 +156,8 @@ PilotSize = Annotated[
     int,
     typer.Option(
         min=1,
-        help="Pilot conversations per concurrency slot (at least one per category, at most "
+        help="Pilot conversations per concurrency slot (at least "
+        f"{defaults.PILOT_MIN_CONVERSATIONS} and one per category, at most "
         f"{defaults.PILOT_MAX_CONVERSATIONS:,} per cell).",
         rich_help_panel=ESTIMATE,
     ),

@@ -11,9 +11,10 @@ same keys, same warmup), and changes only what it measures:
   highest unless chosen), repeat 0, no precision target;
 - each cell measures the first N conversations of the stratified order (round-robin over
   categories, `measure/precision.stratified_order`), N = min(conversations,
-  max(cap, 2c), max(size × c, categories)): `size` conversations per slot, so the
-  steady-state rate (after the first c) and the drain tail (the last c) can both be
-  fitted, every category at least once, and at most `cap` (never below two per slot).
+  max(cap, 2c), max(size × c, floor, categories)): `size` conversations per slot, so the
+  steady-state rate (n − c + 1 ends) and the drain tail (the last c) can both be fitted;
+  at least `floor` (32) and every category once, so a low-concurrency rate does not rest
+  on a handful of conversations; at most `cap` (never below two per slot).
 
 The pilot's suite is the campaign's with those changes and a description saying so: its
 hash differs from the campaign's, so a `run` into the pilot's directory is refused and a
@@ -27,7 +28,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from specbench.common.defaults import PILOT_MAX_CONVERSATIONS, PILOT_SIZE
+from specbench.common.defaults import (
+    PILOT_MAX_CONVERSATIONS,
+    PILOT_MIN_CONVERSATIONS,
+    PILOT_SIZE,
+)
 from specbench.common.errors import SpecbenchError
 from specbench.run.orchestrator import RunProgress, RunResult, load_spec, run_plan
 from specbench.run.plan import Plan, RunOptions, suite_hash
@@ -45,6 +50,7 @@ class PilotSettings:
     #: Pilot concurrencies for every workload; empty: each workload's lowest and highest.
     concurrencies: tuple[int, ...] = ()
     max_conversations: int = PILOT_MAX_CONVERSATIONS
+    min_conversations: int = PILOT_MIN_CONVERSATIONS
 
 
 @dataclass(frozen=True)
@@ -94,12 +100,16 @@ def pilot_concurrencies(workload: WorkloadSpec, chosen: Sequence[int] = ()) -> l
 
 
 def pilot_conversations(
-    concurrency: int, facts: WorkloadFacts, size: int, cap: int = PILOT_MAX_CONVERSATIONS
+    concurrency: int,
+    facts: WorkloadFacts,
+    size: int,
+    cap: int = PILOT_MAX_CONVERSATIONS,
+    floor: int = PILOT_MIN_CONVERSATIONS,
 ) -> int:
-    """N = min(conversations, max(cap, 2c), max(size × c, categories)) (module docstring)."""
+    """N = min(conversations, max(cap, 2c), max(size × c, floor, categories)) (see above)."""
     if size < 1:
         raise SpecbenchError(f"--pilot-size: allowed: at least 1, got {size}")
-    wanted = max(size * concurrency, facts.categories)
+    wanted = max(size * concurrency, floor, facts.categories)
     return min(facts.conversations, max(cap, 2 * concurrency), wanted)
 
 
@@ -125,8 +135,9 @@ def pilot_suite(suite: Suite, keys: Sequence[str], settings: PilotSettings) -> S
     )
     description = (
         f"PILOT of suite {suite.name!r} (specbench run --dry-run --pilot), not campaign "
-        f"cells: {levels}, {settings.size} conversations per slot (at least one per "
-        f"category, at most {settings.max_conversations}), first of the stratified order"
+        f"cells: {levels}, {settings.size} conversations per slot (at least "
+        f"{settings.min_conversations} and one per category, at most "
+        f"{settings.max_conversations}), first of the stratified order"
     )
     return suite.model_copy(
         update={"workloads": workloads, "repeats": 1, "description": description}
@@ -159,6 +170,7 @@ def pilot_plan(plan: Plan, settings: PilotSettings, facts: Mapping[str, Workload
                         facts[cell.workload],
                         settings.size,
                         settings.max_conversations,
+                        settings.min_conversations,
                     ),
                 )
             )

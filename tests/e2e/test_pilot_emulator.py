@@ -101,7 +101,7 @@ def test_a_pilot_prices_the_suite_apart_from_its_results_and_the_full_run_agrees
     estimated = total_s(dry.stdout)
     assert estimated > 0
     pilot_line = re.search(
-        r"^pilot: 4 cells, 3–48 conversations each, measured in ([0-9.]+) s",
+        r"^pilot: 4 cells, 32–48 conversations each, measured in ([0-9.]+) s",
         dry.stdout,
         re.MULTILINE,
     )
@@ -118,9 +118,9 @@ def test_a_pilot_prices_the_suite_apart_from_its_results_and_the_full_run_agrees
         assert manifest["servers"][server]["provenance"]["startup_s"] > 0
     cells = summaries(pilot_dir)
     assert {key: cell["num_conversations"] for key, cell in cells.items()} == {
-        "baseline/fixed/c1/r0": 3,
+        "baseline/fixed/c1/r0": 32,
         "baseline/fixed/c16/r0": 48,
-        "speculative/fixed/c1/r0": 3,
+        "speculative/fixed/c1/r0": 32,
         "speculative/fixed/c16/r0": 48,
     }
     records = [
@@ -138,7 +138,7 @@ def test_a_pilot_prices_the_suite_apart_from_its_results_and_the_full_run_agrees
     assert "holds results of a different suite" in refused.stderr
     again = run_cli("run", suite, "--output", out, "--dry-run", "--pilot")
     assert again.returncode == 0, again.stderr
-    assert f"pilot: reused 4 cells, 3–48 conversations each from {pilot_dir}" in again.stdout
+    assert f"pilot: reused 4 cells, 32–48 conversations each from {pilot_dir}" in again.stdout
     assert total_s(again.stdout) == estimated
 
     # The full suite: every cell measured here, none taken from the pilot.

@@ -58,8 +58,10 @@ def campaign(tmp_path: Path, **options: object):
 
 def test_pilot_sizes_are_a_few_per_slot_every_category_and_capped():
     card = FACTS["mt-bench"]
-    assert pilot_conversations(1, card, size=3) == 11  # one per category, not 3
-    assert pilot_conversations(8, card, size=3) == 24
+    assert pilot_conversations(1, card, size=3) == 32  # the floor, not 3
+    assert pilot_conversations(1, WorkloadFacts(880, 40), size=3) == 40  # one per category
+    assert pilot_conversations(1, card, size=3, floor=5) == 11
+    assert pilot_conversations(16, card, size=3) == 48
     assert pilot_conversations(128, card, size=3) == 384
     assert pilot_conversations(128, card, size=3, cap=200) == 256  # never below 2 per slot
     assert pilot_conversations(128, card, size=10) == 880  # never beyond the workload
@@ -76,13 +78,13 @@ def test_the_pilot_measures_each_server_and_workload_at_its_lowest_and_highest_c
     pilot = pilot_plan(plan, PilotSettings(tmp_path / "p"), FACTS)
     assert pilot.command == "pilot"
     assert [(c.key, c.conversations) for c in pilot.cells] == [
-        ("baseline/mt-bench/c1/r0", 11),
+        ("baseline/mt-bench/c1/r0", 32),
         ("baseline/mt-bench/c128/r0", 384),
-        ("baseline/long/c4/r0", 12),
+        ("baseline/long/c4/r0", 32),
         ("baseline/long/c16/r0", 40),
-        ("eagle3/mt-bench/c1/r0", 11),
+        ("eagle3/mt-bench/c1/r0", 32),
         ("eagle3/mt-bench/c128/r0", 384),
-        ("eagle3/long/c4/r0", 12),
+        ("eagle3/long/c4/r0", 32),
         ("eagle3/long/c16/r0", 40),
     ]
     # Same servers, keys and launches (max_model_len per workload) as the campaign.
@@ -101,13 +103,13 @@ def test_the_pilot_measures_each_server_and_workload_at_its_lowest_and_highest_c
 
 def test_chosen_concurrencies_and_the_campaign_selection_carry_over(tmp_path: Path):
     plan = campaign(tmp_path, servers=("eagle3",), workloads=("mt-bench",))
-    settings = PilotSettings(tmp_path / "p", size=2, concurrencies=(16, 4, 16))
+    settings = PilotSettings(tmp_path / "p", size=4, concurrencies=(32, 4, 32))
     pilot = pilot_plan(plan, settings, FACTS)
     assert [(c.key, c.conversations) for c in pilot.cells] == [
-        ("eagle3/mt-bench/c4/r0", 11),
-        ("eagle3/mt-bench/c16/r0", 32),
+        ("eagle3/mt-bench/c4/r0", 32),
+        ("eagle3/mt-bench/c32/r0", 128),
     ]
-    other = pilot_plan(plan, PilotSettings(tmp_path / "p", size=4), FACTS)
+    other = pilot_plan(plan, PilotSettings(tmp_path / "p", size=5), FACTS)
     assert pilot.suite is not None and other.suite is not None
     assert suite_hash(pilot.suite) != suite_hash(other.suite)  # another shape, another hash
 
@@ -115,15 +117,18 @@ def test_chosen_concurrencies_and_the_campaign_selection_carry_over(tmp_path: Pa
 def test_a_pilot_cell_measures_the_first_conversations_of_the_stratified_order(tmp_path: Path):
     conversations = [
         Conversation(question_id=f"{category}-{i}", category=category, turns=["q"])
-        for category, size in (("chat", 2), ("code", 5), ("math", 9))
+        for category, size in (("chat", 6), ("code", 15), ("math", 24))
         for i in range(size)
     ]
     plan = campaign(tmp_path)
     pilot = pilot_plan(plan, PilotSettings(tmp_path / "p"), FACTS)
     cell = pilot.cells[0]
-    assert cell.conversations == 11
+    assert cell.conversations == 32
     chosen = cell_conversations(cell, pilot.workload(cell), conversations)
-    assert list(chosen) == stratified_order(conversations, 0)[:11]
+    assert list(chosen) == stratified_order(conversations, 0)[:32]
+    # Every category in proportion: 6, 15 and 24 of 45 → about 4, 11 and 17 of 32.
+    counts = [sum(c.category == name for c in chosen) for name in ("chat", "code", "math")]
+    assert all(abs(a - b) <= 1 for a, b in zip(counts, [4, 11, 17], strict=True))
     assert {c.category for c in chosen} == {"chat", "code", "math"}
     # A campaign cell measures every conversation, in the given order.
     assert cell_conversations(plan.cells[0], plan.workload(plan.cells[0]), conversations) == (
