@@ -6,6 +6,7 @@ each default. Light on purpose: no pydantic, pandas or aiohttp, so `--help` is i
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
@@ -131,6 +132,53 @@ Strict = Annotated[
         help="Fail when --num-prompts exceeds the rows (default: use all).", rich_help_panel=DATASET
     ),
 ]
+
+# --- cost estimate (run --dry-run) -------------------------------------------------------
+ESTIMATE = "Cost estimate (--dry-run)"
+EstimateFrom = Annotated[
+    list[Path] | None,
+    typer.Option(
+        help="With --dry-run: estimate time and GPU-hours from these earlier results "
+        "of the same suite and model (repeatable).",
+        rich_help_panel=ESTIMATE,
+    ),
+]
+Pilot = Annotated[
+    bool,
+    typer.Option(
+        help="With --dry-run, when --estimate-from gives no estimate: start each server, "
+        "measure a few conversations per workload at its lowest and highest concurrency "
+        "(a pilot, saved apart), stop the servers and estimate from that.",
+        rich_help_panel=ESTIMATE,
+    ),
+]
+PilotSize = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        help="Pilot conversations per concurrency slot (at least "
+        f"{defaults.PILOT_MIN_CONVERSATIONS} and one per category, at most "
+        f"{defaults.PILOT_MAX_CONVERSATIONS:,} per cell).",
+        rich_help_panel=ESTIMATE,
+    ),
+]
+PilotConcurrency = Annotated[
+    list[int] | None,
+    typer.Option(
+        min=1,
+        max=defaults.MAX_CONCURRENCY,
+        help="Pilot at this concurrency (repeatable); default: each workload's lowest and highest.",
+        rich_help_panel=ESTIMATE,
+    ),
+]
+PilotOutput = Annotated[
+    Path | None,
+    typer.Option(
+        help="Pilot results directory; default OUTPUT.pilot beside the results directory.",
+        rich_help_panel=ESTIMATE,
+    ),
+]
+PILOT_SIZE = defaults.PILOT_SIZE
 
 READY_TIMEOUT_S = defaults.READY_TIMEOUT_S
 MAX_RESTARTS = defaults.MAX_RESTARTS

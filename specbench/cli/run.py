@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from specbench.cli import options as o
 from specbench.common.errors import CellsFailed, SpecbenchError
+
+if TYPE_CHECKING:
+    from specbench.run.pilot import PilotSettings
+    from specbench.run.plan import Plan, RunOptions
 
 
 def register(app: typer.Typer) -> None:
@@ -34,13 +38,11 @@ def run(
     workload: Annotated[
         list[str] | None, typer.Option(help="Run only this workload key (repeatable).")
     ] = None,
-    estimate_from: Annotated[
-        list[Path] | None,
-        typer.Option(
-            help="With --dry-run: estimate time and GPU-hours from these earlier results "
-            "of the same suite and model (repeatable)."
-        ),
-    ] = None,
+    estimate_from: o.EstimateFrom = None,
+    pilot: o.Pilot = False,
+    pilot_size: o.PilotSize = o.PILOT_SIZE,
+    pilot_concurrency: o.PilotConcurrency = None,
+    pilot_output: o.PilotOutput = None,
     force: o.Force = False,
     fail_fast: Annotated[bool, typer.Option(help="Stop at the first failed cell.")] = False,
     max_restarts: o.MaxRestarts = o.MAX_RESTARTS,
@@ -71,23 +73,12 @@ def run(
     from specbench.suite import describe_suite, load_suite
 
     loaded = load_suite(suite, set_ or ())
-    if dry_run and executor == "local":
-        from specbench.run.estimate import describe_estimate, estimate_plan
-
-        typer.echo(describe_suite(loaded))
-        plan = plan_suite(
-            loaded,
-            RunOptions(
-                output=output or Path("results") / loaded.name,
-                servers=tuple(server or ()),
-                workloads=tuple(workload or ()),
-                endpoints=parse_endpoints(endpoint or []),
-            ),
-        )
-        typer.echo(describe_estimate(estimate_plan(plan, estimate_from or [])))
-        return
-    if estimate_from:
-        raise SpecbenchError("--estimate-from: only with --dry-run")
+    piloting = pilot_size != o.PILOT_SIZE or pilot_concurrency or pilot_output
+    if piloting and not pilot:
+        raise SpecbenchError("--pilot-size, --pilot-concurrency, --pilot-output: only with --pilot")
+    if (estimate_from or pilot) and not (dry_run and executor == "local"):
+        name = "--estimate-from" if estimate_from else "--pilot"
+        raise SpecbenchError(f"{name}: only with --dry-run (and --executor local)")
     options = RunOptions(
         output=output or Path("results") / loaded.name,
         endpoints=parse_endpoints(endpoint or []),
@@ -100,6 +91,18 @@ def run(
         ready_timeout_s=ready_timeout,
         api_key_env=api_key_env,
     )
+    if dry_run and executor == "local":
+        typer.echo(describe_suite(loaded))
+        plan = plan_suite(loaded, options)
+        piloted: PilotSettings | None = None
+        if pilot:
+            from specbench.run.pilot import PilotSettings, check_output, default_output
+
+            where = pilot_output or default_output(options.output)
+            check_output(where, options.output)
+            piloted = PilotSettings(where, pilot_size, tuple(pilot_concurrency or ()))
+        dry_run_estimate(plan, options, estimate_from or [], piloted)
+        return
     options.api_key()  # an unset variable is bad input before anything starts
     if executor == "slurm":
         from specbench.cli.slurm import run_slurm, settings_with
@@ -154,4 +157,32 @@ def run(
     if result.failed:
         raise CellsFailed(
             f"{len(result.failed)} cell(s) failed; see failure.json in {options.output}"
+        )
+
+
+def dry_run_estimate(
+    plan: Plan, options: RunOptions, sources: list[Path], pilot: PilotSettings | None
+) -> None:
+    """Print the cost: from `sources` if they give an estimate, else from a pilot, else none."""
+    from specbench.run.estimate import describe_estimate, estimate_plan
+
+    estimate = estimate_plan(plan, sources)
+    if estimate is not None or pilot is None:
+        typer.echo(describe_estimate(estimate))
+        if pilot is not None:
+            typer.echo("pilot: not run (--estimate-from gave an estimate)")
+        return
+    from specbench.cli.progress import RichRunProgress
+    from specbench.run.pilot import describe_pilot, run_pilot
+
+    options.api_key()  # the pilot sends requests: an unset variable is bad input now
+    with RichRunProgress() as progress:
+        measured = run_pilot(plan, options, pilot, progress)
+    typer.echo(describe_pilot(measured))
+    estimate = estimate_plan(plan, [pilot.output])
+    typer.echo(describe_estimate(estimate, f"a pilot in {pilot.output}"))
+    if measured.result.failed:
+        raise CellsFailed(
+            f"{len(measured.result.failed)} pilot cell(s) failed; see failure.json in "
+            f"{pilot.output}"
         )

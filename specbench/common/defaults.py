@@ -20,3 +20,12 @@ TOKEN_MISMATCH_TOLERANCE = 0.01
 #: Highest concurrency level accepted: requests in flight from one client process (each
 #: holds a socket; far beyond any closed-loop benchmark of one server).
 MAX_CONCURRENCY = 65_536
+
+#: `run --dry-run --pilot`: conversations per concurrency slot in each pilot cell (at
+#: least one per category), so the steady-state rate and the drain tail can be fitted.
+PILOT_SIZE = 3
+#: Fewest conversations of one pilot cell: the low-concurrency cell's rate must not rest on
+#: a handful (conversations differ in turns and lengths; at c = 1 the cell runs them serially).
+PILOT_MIN_CONVERSATIONS = 32
+#: Most conversations of one pilot cell (never below two per slot, so a steady state exists).
+PILOT_MAX_CONVERSATIONS = 1024

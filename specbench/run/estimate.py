@@ -3,13 +3,14 @@
 From each earlier cell of the same suite and model (any results directory, early-stopped
 cells included) the estimator takes, per server × workload × concurrency:
 
-- the steady-state conversation rate r = (n − min(c, n)) / steady_state_duration_s
-  (conversations finished while every slot was busy; `summary.steady_state_*`),
+- the steady-state conversation rate r = (n − min(c, n) + 1) / steady_state_duration_s
+  (conversations finished while every slot was busy: the window ends at the first end
+  after the last dispatch, which came at the (n − c)-th end; `summary.steady_state_*`),
 - the drain tail = duration_s − steady_state_duration_s,
 - the per-cell overhead (warmup, scrapes, prefix-cache reset) = the cell's wall time in
   the manifest's `cost.cell_wall_s` − duration_s,
 
-and predicts a cell of N conversations as (N − min(c, N)) / r + tail + overhead. A
+and predicts a cell of N conversations as (N − min(c, N) + 1) / r + tail + overhead. A
 concurrency not measured is interpolated (log r and the tail linear in log c between the
 nearest measured concurrencies) or, outside them, extrapolated from the two nearest and
 flagged. Server starts are the recorded `startup_s` of each server's provenance. A
@@ -155,8 +156,8 @@ def _point(summary: CellSummary, walls: dict[str, float]) -> _Point | None:
     n = summary.num_conversations
     if steady is None or steady <= 0 or n < 2:
         return None
-    busy = n - min(summary.concurrency, n)
-    rate = max(busy, 1) / steady
+    finished = n - min(summary.concurrency, n) + 1  # ends inside the steady-state window
+    rate = finished / steady
     key = f"{summary.label}/{summary.workload}/c{summary.concurrency}/r{summary.repeat}"
     wall = walls.get(key)
     target = summary.precision.target if summary.precision else None
@@ -202,18 +203,18 @@ def _cell_estimate(
             how += ", upper bound (all conversations)"
     overheads = [p.overhead_s for p in known if p.overhead_s is not None]
     overhead = sum(overheads) / len(overheads) if overheads else 0.0
-    wall = (conversations - min(c, conversations)) / rate + tail + overhead
+    wall = (conversations - min(c, conversations) + 1) / rate + tail + overhead
     return CellEstimate(cell, conversations, wall, wall * gpus / 3600, how)
 
 
-def describe_estimate(estimate: Estimate | None) -> str:
-    """The estimate as lines: per cell, per server and in total."""
+def describe_estimate(estimate: Estimate | None, source: str = "earlier results") -> str:
+    """The estimate as lines: per cell, per server and in total; `source` names its data."""
     if estimate is None:
         return (
             "cost: cannot estimate (give --estimate-from DIR with earlier results of this "
-            "suite and model)"
+            "suite and model, or --pilot)"
         )
-    lines = ["cost estimate (wall s, GPU-h; fitted on earlier results):"]
+    lines = [f"cost estimate (wall s, GPU-h; fitted on {source}):"]
     for e in estimate.cells:
         lines.append(
             f"  {e.cell.key}: {e.conversations} conversations, {e.wall_s:.1f} s, "

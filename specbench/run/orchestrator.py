@@ -35,7 +35,7 @@ from specbench.measure.cell import CellOutcome, CellProgress, run_cell
 from specbench.measure.checks import cell_warnings, concurrency_warning
 from specbench.measure.history import thinking_replay_record
 from specbench.measure.loop import run_event_loop
-from specbench.measure.precision import default_floor
+from specbench.measure.precision import default_floor, stratified_order
 from specbench.measure.summarize import CellSpec
 from specbench.run.plan import (
     HASH_NEUTRAL_WORKLOAD_DEFAULTS,
@@ -553,6 +553,7 @@ class _Runner:
                         senders[cell.workload_index] = make_sender(
                             spec_w, session, live.base_url, model, api_key, limit
                         )
+                    conversations = cell_conversations(cell, spec_w, workload.conversations)
                     spec = cell_spec(
                         server,
                         cell,
@@ -560,14 +561,14 @@ class _Runner:
                         model,
                         live.base_url,
                         first=first,
-                        conversations=workload.conversations,
+                        conversations=conversations,
                     )
                     first = False
                     health.clear()
                     cell_started = time.perf_counter()
                     outcome = await run_cell(
                         spec,
-                        workload.conversations,
+                        conversations,
                         session,
                         senders[cell.workload_index],
                         cell_directory(self.options.output, cell),
@@ -593,6 +594,15 @@ class _Runner:
                     if close:
                         await close()
         return []
+
+
+def cell_conversations(
+    cell: Cell, workload: WorkloadSpec, conversations: Sequence[Conversation]
+) -> Sequence[Conversation]:
+    """What `cell` measures: every conversation, or a pilot cell's first N (stratified)."""
+    if cell.conversations is None:
+        return conversations
+    return stratified_order(conversations, workload.seed)[: cell.conversations]
 
 
 def cell_spec(

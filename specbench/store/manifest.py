@@ -134,7 +134,7 @@ class RunRecord(Frozen):
     """One invocation that measured into this directory."""
 
     id: str = Field(description="Unique per invocation: start time, host and pid.")
-    command: str = Field(description="run, bench or slurm-job.")
+    command: str = Field(description="run, bench, slurm-job or pilot.")
     argv: list[str] = Field(default_factory=list, description="Command line.")
     host: str | None = Field(default=None, description="Machine it ran on.")
     started_at: str | None = Field(default=None, description="UTC ISO-8601.")

@@ -341,6 +341,9 @@ class Cell:
     concurrency: int
     repeat: int
     max_model_len: int | None = None
+    #: Measure only the first N conversations of the stratified order (a pilot cell,
+    #: `run/pilot.py`); None measures the workload's conversations as a campaign does.
+    conversations: int | None = None
 
     @property
     def key(self) -> str:

@@ -25,6 +25,11 @@ BENCH = ("bench", "--endpoint", "http://127.0.0.1:9", "--dataset", str(DATA))
         ((*BENCH, "--request-timeout", "0"), "error: Invalid value for '--request-timeout'"),
         ((*BENCH, "--request-timeout", "-5"), "error: Invalid value for '--request-timeout'"),
         ((*BENCH, "--max-tokens", "0"), "error: Invalid value for '--max-tokens'"),
+        (("run", "s.toml", "--pilot-size", "0"), "error: Invalid value for '--pilot-size'"),
+        (
+            ("run", "s.toml", "--pilot-concurrency", "0"),
+            "error: Invalid value for '--pilot-concurrency'",
+        ),
     ],
 )
 def test_bad_options_get_one_line_and_exit_2(
@@ -35,3 +40,34 @@ def test_bad_options_get_one_line_and_exit_2(
     assert result.returncode == 2, result.stderr
     assert len(lines) == 1 and lines[0].startswith(expected), result.stderr
     assert not (tmp_path / "o").exists()  # refused before anything is written
+
+
+SUITE = REPO / "suites" / "emulator.toml"
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--pilot",), "error: --pilot: only with --dry-run (and --executor local)"),
+        (
+            ("--dry-run", "--pilot", "--executor", "slurm"),
+            "error: --pilot: only with --dry-run (and --executor local)",
+        ),
+        (
+            ("--dry-run", "--pilot-size", "2"),
+            "error: --pilot-size, --pilot-concurrency, --pilot-output: only with --pilot",
+        ),
+        (("--dry-run", "--pilot", "--pilot-output", "{o}/.pilot"), "error: --pilot-output "),
+        (("--dry-run", "--pilot", "--pilot-output", "{o}"), "error: --pilot-output "),
+    ],
+)
+def test_bad_pilot_options_get_one_line_and_exit_2(
+    tmp_path: Path, args: tuple[str, ...], expected: str
+) -> None:
+    output = tmp_path / "o"
+    filled = [arg.replace("{o}", str(output)) for arg in args]
+    result = run_cli("run", SUITE, "--output", output, *filled)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2, result.stderr
+    assert len(lines) == 1 and lines[0].startswith(expected), result.stderr
+    assert not output.exists()  # refused before any server starts or anything is written

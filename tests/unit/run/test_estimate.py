@@ -1,0 +1,81 @@
+"""The cost model on known closed loops: what a cell of N conversations takes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from specbench.metrics.latency import distribution
+from specbench.run.estimate import _cell_estimate, _point
+from specbench.store.summary import CellSummary
+from specbench.suite.model import Cell
+
+
+def summary(concurrency: int, conversations: int, duration_s: float, steady_s: float) -> Any:
+    return CellSummary(
+        label="baseline",
+        workload="w",
+        dataset="mt-bench",
+        categories=None,
+        entropy_tiers=None,
+        category=None,
+        concurrency=concurrency,
+        repeat=0,
+        gpus=1,
+        model="m",
+        endpoint="http://x",
+        api="chat",
+        client="aiohttp",
+        max_tokens=16,
+        temperature=0.0,
+        started_at="t0",
+        finished_at="t1",
+        num_requests=conversations,
+        num_conversations=conversations,
+        num_failed=0,
+        duration_s=duration_s,
+        steady_state_duration_s=steady_s,
+        input_tokens=100,
+        output_tokens=160,
+        output_tok_s=160.0,
+        output_tok_s_per_gpu=160.0,
+        request_per_s=10.0,
+        ttft_ms=distribution([1.0]),
+        tpot_ms=distribution([1.0]),
+        e2e_ms=distribution([1.0]),
+        step_gap_ms=distribution([1.0]),
+        server_generation_tokens=160,
+        spec_decode=None,
+        per_category={},
+    )
+
+
+def cell(concurrency: int) -> Cell:
+    return Cell("baseline", 0, "w", "mt-bench", concurrency, 0)
+
+
+def test_one_slot_three_conversations_of_two_seconds_price_180_at_360_s():
+    # At c = 1 the steady-state window is the whole window: every conversation ends in it
+    # (n − c + 1 = n), so three 2-second conversations give 0.5 conversations/s exactly.
+    point = _point(summary(1, 3, 6.0, 6.0), {"baseline/w/c1/r0": 7.5})
+    assert point is not None
+    assert point.rate == pytest.approx(0.5)
+    assert point.tail_s == 0 and point.overhead_s == pytest.approx(1.5)
+    estimate = _cell_estimate(cell(1), [point], 180, None, gpus=8)
+    assert estimate.wall_s == pytest.approx(180 * 2.0 + 1.5)
+    assert estimate.gpu_hours == pytest.approx(361.5 * 8 / 3600)
+    assert estimate.how == "measured"
+
+
+def test_a_cell_priced_at_its_own_size_takes_its_own_wall_time():
+    # c = 16, 48 conversations: 33 end inside the 4 s steady state, then a 1 s drain tail.
+    point = _point(summary(16, 48, 5.0, 4.0), {"baseline/w/c16/r0": 5.25})
+    assert point is not None
+    assert point.rate == pytest.approx(33 / 4.0)
+    assert _cell_estimate(cell(16), [point], 48, None, gpus=1).wall_s == pytest.approx(5.25)
+    # 480 conversations: 465 ends at the same rate, the same tail and overhead.
+    wide = _cell_estimate(cell(16), [point], 480, None, gpus=1)
+    assert wide.wall_s == pytest.approx(465 / (33 / 4.0) + 1.0 + 0.25)
+    # A precision-targeted campaign cell priced from an untargeted pilot: an upper bound.
+    assert "upper bound" in _cell_estimate(cell(16), [point], 480, 0.02, gpus=1).how
