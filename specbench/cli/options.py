@@ -147,7 +147,7 @@ Pilot = Annotated[
     bool,
     typer.Option(
         help="With --dry-run, when --estimate-from gives no estimate: start each server, "
-        "measure a few conversations per workload at its lowest and highest concurrency "
+        "measure a few conversations per workload at each of its concurrencies "
         "(a pilot, saved apart), stop the servers and estimate from that.",
         rich_help_panel=ESTIMATE,
     ),
@@ -167,7 +167,7 @@ PilotConcurrency = Annotated[
     typer.Option(
         min=1,
         max=defaults.MAX_CONCURRENCY,
-        help="Pilot at this concurrency (repeatable); default: each workload's lowest and highest.",
+        help="Pilot at this concurrency (repeatable); default: each of the workload's.",
         rich_help_panel=ESTIMATE,
     ),
 ]

@@ -93,15 +93,13 @@ def test_a_pilot_prices_the_suite_apart_from_its_results_and_the_full_run_agrees
     assert f"cost estimate (wall s, GPU-h; fitted on a pilot in {pilot_dir}):" in dry.stdout
     for server in ("baseline", "speculative"):
         for c in CONCURRENCY:
-            how = "measured" if c in (1, 16) else "interpolated"
-            pattern = (
-                rf"  {server}/fixed/c{c}/r0: 180 conversations, [0-9.]+ s, [0-9.]+ GPU-h \({how}\)"
-            )
+            cell = f"  {server}/fixed/c{c}/r0: 180 conversations"
+            pattern = rf"{cell}, [0-9.]+ s, [0-9.]+ GPU-h \(measured\)"
             assert re.search(pattern, dry.stdout), dry.stdout
     estimated = total_s(dry.stdout)
     assert estimated > 0
     pilot_line = re.search(
-        r"^pilot: 4 cells, 32–48 conversations each, measured in ([0-9.]+) s",
+        r"^pilot: 6 cells, 32–48 conversations each, measured in ([0-9.]+) s",
         dry.stdout,
         re.MULTILINE,
     )
@@ -119,8 +117,10 @@ def test_a_pilot_prices_the_suite_apart_from_its_results_and_the_full_run_agrees
     cells = summaries(pilot_dir)
     assert {key: cell["num_conversations"] for key, cell in cells.items()} == {
         "baseline/fixed/c1/r0": 32,
+        "baseline/fixed/c4/r0": 32,
         "baseline/fixed/c16/r0": 48,
         "speculative/fixed/c1/r0": 32,
+        "speculative/fixed/c4/r0": 32,
         "speculative/fixed/c16/r0": 48,
     }
     records = [
@@ -138,7 +138,7 @@ def test_a_pilot_prices_the_suite_apart_from_its_results_and_the_full_run_agrees
     assert "holds results of a different suite" in refused.stderr
     again = run_cli("run", suite, "--output", out, "--dry-run", "--pilot")
     assert again.returncode == 0, again.stderr
-    assert f"pilot: reused 4 cells, 32–48 conversations each from {pilot_dir}" in again.stdout
+    assert f"pilot: reused 6 cells, 32–48 conversations each from {pilot_dir}" in again.stdout
     assert total_s(again.stdout) == estimated
 
     # The full suite: every cell measured here, none taken from the pilot.

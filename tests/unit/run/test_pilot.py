@@ -70,27 +70,26 @@ def test_pilot_sizes_are_a_few_per_slot_every_category_and_capped():
         pilot_conversations(1, card, size=0)
 
 
-def test_the_pilot_measures_each_server_and_workload_at_its_lowest_and_highest_concurrency(
+def test_the_pilot_measures_each_server_and_workload_at_each_of_its_concurrencies(
     tmp_path: Path,
 ):
     plan = campaign(tmp_path)
     assert len(plan.cells) == 2 * (8 + 2) * 2
     pilot = pilot_plan(plan, PilotSettings(tmp_path / "p"), FACTS)
     assert pilot.command == "pilot"
+    sizes = {1: 32, 2: 32, 4: 32, 8: 32, 16: 48, 32: 96, 64: 192, 128: 384}
     assert [(c.key, c.conversations) for c in pilot.cells] == [
-        ("baseline/mt-bench/c1/r0", 32),
-        ("baseline/mt-bench/c128/r0", 384),
+        *((f"baseline/mt-bench/c{c}/r0", n) for c, n in sizes.items()),
         ("baseline/long/c4/r0", 32),
         ("baseline/long/c16/r0", 40),
-        ("eagle3/mt-bench/c1/r0", 32),
-        ("eagle3/mt-bench/c128/r0", 384),
+        *((f"eagle3/mt-bench/c{c}/r0", n) for c, n in sizes.items()),
         ("eagle3/long/c4/r0", 32),
         ("eagle3/long/c16/r0", 40),
     ]
     # Same servers, keys and launches (max_model_len per workload) as the campaign.
     assert pilot.servers == plan.servers
     assert pilot.keys == plan.keys == ("mt-bench", "long")
-    assert [pilot.launch_config(c).max_model_len for c in pilot.cells[2:4]] == [4096, 4096]
+    assert [pilot.launch_config(c).max_model_len for c in pilot.cells[8:10]] == [4096, 4096]
     # Each pilot cell measures a fixed number of conversations: no precision target.
     assert all(w.precision is None and w.full_set_concurrency is None for w in pilot.workloads)
     assert [w.max_tokens for w in pilot.workloads] == [64, 512]
