@@ -92,8 +92,12 @@ def run_on_slurm(
     warning = node_local_warning(output)
     if warning:
         watcher.warn(warning)
-    all_shards = plan_shards(suite, run.shard_by, run.options.servers)
-    chosen = plan_shards(suite, run.shard_by, run.options.servers, run.shard_patterns)
+    all_shards = plan_shards(
+        suite, run.shard_by, run.options.servers, workloads=run.options.workloads
+    )
+    chosen = plan_shards(
+        suite, run.shard_by, run.options.servers, run.shard_patterns, run.options.workloads
+    )
     check_workloads(suite, output, chosen, force=run.options.force)
     with submitter_lock(output, utc_now()):
         return _submit_and_watch(suite, run, output, all_shards, chosen, watcher)
@@ -161,7 +165,9 @@ def _submit_and_watch(
 def describe_plan(suite: Suite, run: SlurmRun) -> str:
     """The shards that would be submitted, with their missing cells and batch scripts."""
     output = run.output
-    shards = plan_shards(suite, run.shard_by, run.options.servers, run.shard_patterns)
+    shards = plan_shards(
+        suite, run.shard_by, run.options.servers, run.shard_patterns, run.options.workloads
+    )
     lines = [f"slurm: {len(shards)} shard(s) by {run.shard_by} into {output}"]
     for shard in shards:
         missing = len(shard.missing(suite, output))
@@ -185,7 +191,7 @@ def describe_plan(suite: Suite, run: SlurmRun) -> str:
 def _job_options(suite: Suite, run: SlurmRun, shard: Shard, *, force: bool) -> RunOptions:
     """The run options of one shard's job: the submitter's, restricted to the shard."""
     output = run.output
-    workloads: tuple[str, ...] = ()
+    workloads = run.options.workloads
     log_dir = None
     if shard.workload_index is not None:
         workloads = (workload_keys(suite.workloads)[shard.workload_index],)

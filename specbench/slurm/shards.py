@@ -55,9 +55,11 @@ def plan_shards(
     shard_by: ShardBy = "server",
     servers: Sequence[str] = (),
     patterns: Sequence[str] = (),
+    workloads: Sequence[str] = (),
 ) -> list[Shard]:
-    """The shards of the suite in matrix order, restricted to `servers` and glob `patterns`."""
-    cells = select_cells(suite, RunOptions(output=Path("."), servers=tuple(servers)))
+    """The shards of the suite in matrix order: `servers`, `workloads` (keys), glob `patterns`."""
+    selection = RunOptions(output=Path("."), servers=tuple(servers), workloads=tuple(workloads))
+    cells = select_cells(suite, selection)
     grouped: dict[str, list[Cell]] = {}
     for cell in cells:
         index = cell.workload_index if shard_by == "workload" else None

@@ -203,3 +203,18 @@ def test_dry_run_prints_shards_and_batch_scripts_without_slurm(tmp_path):
     assert options["max_restarts"] == 2 and options["ready_timeout_s"] == 1800.0
     assert options["log_dir"] == f"{out}/logs/spec-w1"
     assert not out.exists()  # nothing written, nothing submitted
+
+
+def test_a_workload_selection_reaches_the_shards_and_their_jobs(tmp_path):
+    from specbench.run.plan import RunOptions
+    from specbench.slurm.executor import SlurmRun, _job_options
+
+    suite = load_suite(write(tmp_path, suite_text()))
+    shards = plan_shards(suite, workloads=["tiny+code"])
+    assert [(s.id, len(s.cells)) for s in shards] == [("base", 2), ("spec", 2)]
+    assert all("/tiny+code/" in c.key for s in shards for c in s.cells)
+    assert suite.slurm is not None
+    run = SlurmRun(RunOptions(output=tmp_path / "out", workloads=("tiny+code",)), suite.slurm)
+    assert _job_options(suite, run, shards[0], force=False).workloads == ("tiny+code",)
+    with pytest.raises(SpecbenchError, match="nope"):
+        plan_shards(suite, workloads=["nope"])
