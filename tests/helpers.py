@@ -58,6 +58,17 @@ def popen_cli(*args: str | Path, **kwargs: Any) -> subprocess.Popen[str]:
 
 
 @contextlib.contextmanager
+def background_cli(*args: str | Path, **kwargs: Any) -> Iterator[subprocess.Popen[str]]:
+    """`popen_cli(ARGS)` for the block; killed on the way out if it is still running."""
+    process = popen_cli(*args, **kwargs)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+@contextlib.contextmanager
 def running_emulator(*args: str) -> Iterator[str]:
     """`specbench emulate ARGS` on a free port in its own process group; yields its URL."""
     with socket.socket() as probe:

@@ -21,44 +21,21 @@ import sys
 import time
 from pathlib import Path
 
-ACCEPTANCE = (0.8, 0.75, 0.7)
-CATEGORIES = ("coding", "math", "writing")
+from emulator_suite import ACCEPTANCE, workload, write_prompt_suite
+
 CLI = [str(Path(sys.executable).with_name("specbench"))]
 
 
 def write_suite(folder: Path, prompts: int, max_tokens: int, concurrency: int) -> Path:
-    with (folder / "data.jsonl").open("w") as handle:
-        for index in range(prompts):
-            category = CATEGORIES[index % len(CATEGORIES)]
-            text = f"Gate noise {category} question {index}: answer at length."
-            row = {"category": category, "turns": [text], "question_id": f"n{index:03d}"}
-            handle.write(json.dumps(row) + "\n")
-    suite = folder / "suite.toml"
-    suite.write_text(
-        f"""
-name = "gate-noise"
-repeats = 1
-
-[target]
-engine = "emulator"
-model = "emu-gate-noise"
-emulator = {{ prefill_ms = 10.0, step_ms = 10.0, per_request_step_ms = 0.1, seed = 1 }}
-
-[servers.baseline]
-baseline = true
-
-[servers.eagle3]
-speculative = {{ method = "eagle3", model = "draft", num_speculative_tokens = 3 }}
-emulator = {{ acceptance = {list(ACCEPTANCE)} }}
-
-[[workloads]]
-dataset = "data.jsonl"
-concurrency = [{concurrency}]
-max_tokens = {max_tokens}
-warmup = 1
-"""
+    return write_prompt_suite(
+        folder,
+        name="gate-noise",
+        model="emu-gate-noise",
+        prompts=prompts,
+        label="Gate noise",
+        id_format="n{:03d}",
+        workloads=workload("data.jsonl", [concurrency], max_tokens),
     )
-    return suite
 
 
 def specbench(*args: str | Path) -> subprocess.CompletedProcess[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from statistics import mean
 
 from specbench import store
@@ -96,26 +97,145 @@ def _acceptance(cells: Sequence[LoadedCell], category: str) -> tuple[float | Non
     return mean(f.acceptance_length or math.nan for f in values), "mean_over_requests"
 
 
+def _of(
+    cells: Sequence[LoadedCell],
+    label: str,
+    workload: str,
+    concurrency: int | None = None,
+    throughput: bool = False,
+) -> list[LoadedCell]:
+    """The label's whole-dataset cells of the workload (or of a throughput split)."""
+    return [
+        c
+        for c in cells
+        if c.label == label
+        and c.summary.category is None
+        and (concurrency is None or c.summary.concurrency == concurrency)
+        and ("throughput" in c.summary.dataset if throughput else c.summary.workload == workload)
+    ]
+
+
+@dataclass(frozen=True)
+class _Point:
+    """What one concurrency contributes: the speculative cells, both arms' decode rates
+    (category → per conversation) and the step times with where they came from."""
+
+    concurrency: int
+    spec_cells: list[LoadedCell]
+    spec_rates: dict[str, list[list[float]]]
+    base_rates: dict[str, list[list[float]]]
+    t_ar: float | None
+    t_sd: float | None
+    timing_source: str
+
+
+def _point(
+    cells: Sequence[LoadedCell], comparison: Comparison, workload: str, concurrency: int
+) -> _Point:
+    """Rates and step times at one concurrency; TableUnavailable when records are missing."""
+    spec_label, base_label = comparison.speculative, comparison.baseline
+    spec_cells = _of(cells, spec_label, workload, concurrency)
+    base_cells = _of(cells, base_label, workload, concurrency)
+    spec_records, base_records = _records(spec_cells), _records(base_cells)
+    split_spec = _of(cells, spec_label, workload, concurrency, throughput=True)
+    split_base = _of(cells, base_label, workload, concurrency, throughput=True)
+    if split_spec and split_base:
+        timing = (_records(split_base), _records(split_spec))
+        timing_source = "the throughput split"
+    else:
+        timing = (base_records, spec_records)
+        timing_source = "this mixed run (no throughput-split cells at this concurrency)"
+    for found in (spec_records, base_records, *timing):
+        if isinstance(found, str):
+            raise TableUnavailable(f"per-domain speedup on {workload}: n/a, {found}")
+    assert not isinstance(spec_records, str) and not isinstance(base_records, str)
+    assert not isinstance(timing[0], str) and not isinstance(timing[1], str)
+    spec_rates, base_rates = _rates(spec_records), _rates(base_records)
+    if OVERALL not in spec_rates or OVERALL not in base_rates:
+        raise TableUnavailable(
+            f"per-domain speedup on {workload} at c={concurrency}: n/a, no request with a "
+            "decode phase (E2E > TTFT) in both configs"
+        )
+    return _Point(
+        concurrency=concurrency,
+        spec_cells=spec_cells,
+        spec_rates=spec_rates,
+        base_rates=base_rates,
+        t_ar=_step_time(timing[0], False),
+        t_sd=_step_time(timing[1], True),
+        timing_source=timing_source,
+    )
+
+
+def _domain(
+    point: _Point, name: str, comparison: Comparison, workload: str
+) -> tuple[dict[str, object], tuple[str, ...]]:
+    """One domain at one concurrency: its data record and its rendered row."""
+    spec_rates, base_rates = point.spec_rates[name], point.base_rates[name]
+    t_ar, t_sd = point.t_ar, point.t_sd
+    interval = bootstrap_ratio_of_means(spec_rates, base_rates, seed=0)
+    al, definition = _acceptance(point.spec_cells, name)
+    proxy = proxy_speedup(al, t_ar, t_sd) if al is not None and t_ar and t_sd and al >= 1 else None
+    measured = interval.value if interval else None
+    difference = proxy - measured if proxy is not None and measured is not None else None
+    spec_mean = mean(v for g in spec_rates for v in g)
+    base_mean = mean(v for g in base_rates for v in g)
+    record: dict[str, object] = {
+        "speculative": comparison.speculative,
+        "baseline": comparison.baseline,
+        "workload": workload,
+        "concurrency": point.concurrency,
+        "category": name,
+        "baseline_decode_tok_s": base_mean,
+        "speculative_decode_tok_s": spec_mean,
+        "speedup": measured,
+        "speedup_ci_low": interval.low if interval else None,
+        "speedup_ci_high": interval.high if interval else None,
+        "acceptance_length": al,
+        "acceptance_definition": definition,
+        "t_ar_ms": t_ar,
+        "t_sd_ms": t_sd,
+        "step_time_source": point.timing_source,
+        "proxy_speedup": proxy,
+        "proxy_minus_measured": difference,
+        "speculative_requests": sum(len(g) for g in spec_rates),
+        "baseline_requests": sum(len(g) for g in base_rates),
+    }
+    ci = (
+        f"{interval.value:.2f}\u00d7 [{interval.low:.2f}, {interval.high:.2f}]"
+        if interval
+        else "n/a"
+    )
+    row = (
+        "Overall" if name == OVERALL else category_name(name),
+        str(point.concurrency),
+        fixed(base_mean, 1),
+        fixed(spec_mean, 1),
+        ci,
+        fixed(al, 2),
+        f"{proxy:.2f}\u00d7" if proxy is not None else "n/a",
+        f"{difference:+.2f}" if difference is not None else "n/a",
+    )
+    return record, row
+
+
+_DEFINITIONS = (
+    "Decode rate = output tokens / (E2E \u2212 TTFT) per request, mean over requests; "
+    "measured speedup = speculative / baseline mean, 95% percentile bootstrap over "
+    "conversations (arms resampled independently, repeats pooled). Proxy (SPEED-Bench "
+    "paper, Appendix H) = AL_domain \u00b7 t_ar / t_sd, AL step-weighted (per-request "
+    "metrics per domain, counters overall)."
+)
+
+
 def domain_speedup(cells: Sequence[LoadedCell], comparison: Comparison, workload: str) -> Table:
     """The per-domain speedup table of one comparison on one mixed workload."""
     import pandas as pd
 
-    def of(label: str, concurrency: int | None = None, throughput: bool = False) -> list:
-        return [
-            c
-            for c in cells
-            if c.label == label
-            and c.summary.category is None
-            and (concurrency is None or c.summary.concurrency == concurrency)
-            and (
-                "throughput" in c.summary.dataset if throughput else c.summary.workload == workload
-            )
-        ]
-
     spec_label, base_label = comparison.speculative, comparison.baseline
     concurrencies = sorted(
-        {c.summary.concurrency for c in of(spec_label)}
-        & {c.summary.concurrency for c in of(base_label)}
+        {c.summary.concurrency for c in _of(cells, spec_label, workload)}
+        & {c.summary.concurrency for c in _of(cells, base_label, workload)}
     )
     if not concurrencies:
         raise TableUnavailable(
@@ -124,95 +244,18 @@ def domain_speedup(cells: Sequence[LoadedCell], comparison: Comparison, workload
         )
     records: list[dict[str, object]] = []
     rows: list[tuple[str, ...]] = []
-    notes: list[str] = []
+    notes = [_DEFINITIONS]
     for concurrency in concurrencies:
-        spec_cells, base_cells = of(spec_label, concurrency), of(base_label, concurrency)
-        spec_records, base_records = _records(spec_cells), _records(base_cells)
-        split_spec = of(spec_label, concurrency, throughput=True)
-        split_base = of(base_label, concurrency, throughput=True)
-        if split_spec and split_base:
-            timing = (_records(split_base), _records(split_spec))
-            timing_source = "the throughput split"
-        else:
-            timing = (base_records, spec_records)
-            timing_source = "this mixed run (no throughput-split cells at this concurrency)"
-        for found in (spec_records, base_records, *timing):
-            if isinstance(found, str):
-                raise TableUnavailable(f"per-domain speedup on {workload}: n/a, {found}")
-        assert not isinstance(spec_records, str) and not isinstance(base_records, str)
-        assert not isinstance(timing[0], str) and not isinstance(timing[1], str)
-        spec_rates, base_rates = _rates(spec_records), _rates(base_records)
-        if OVERALL not in spec_rates or OVERALL not in base_rates:
-            raise TableUnavailable(
-                f"per-domain speedup on {workload} at c={concurrency}: n/a, no request with a "
-                "decode phase (E2E > TTFT) in both configs"
-            )
-        t_ar, t_sd = _step_time(timing[0], False), _step_time(timing[1], True)
+        point = _point(cells, comparison, workload, concurrency)
         notes.append(
-            f"c={concurrency}: t_ar {fixed(t_ar, 3)} ms per baseline step, t_sd {fixed(t_sd, 3)} "
-            f"ms per speculative verify step, from {timing_source}."
+            f"c={concurrency}: t_ar {fixed(point.t_ar, 3)} ms per baseline step, t_sd "
+            f"{fixed(point.t_sd, 3)} ms per speculative verify step, from {point.timing_source}."
         )
-        names = [*sorted(set(spec_rates) & set(base_rates) - {OVERALL}), OVERALL]
+        names = [*sorted(set(point.spec_rates) & set(point.base_rates) - {OVERALL}), OVERALL]
         for name in names:
-            interval = bootstrap_ratio_of_means(spec_rates[name], base_rates[name], seed=0)
-            al, definition = _acceptance(spec_cells, name)
-            proxy = (
-                proxy_speedup(al, t_ar, t_sd)
-                if al is not None and t_ar and t_sd and al >= 1
-                else None
-            )
-            measured = interval.value if interval else None
-            difference = proxy - measured if proxy is not None and measured is not None else None
-            spec_mean = mean(v for g in spec_rates[name] for v in g)
-            base_mean = mean(v for g in base_rates[name] for v in g)
-            records.append(
-                {
-                    "speculative": spec_label,
-                    "baseline": base_label,
-                    "workload": workload,
-                    "concurrency": concurrency,
-                    "category": name,
-                    "baseline_decode_tok_s": base_mean,
-                    "speculative_decode_tok_s": spec_mean,
-                    "speedup": measured,
-                    "speedup_ci_low": interval.low if interval else None,
-                    "speedup_ci_high": interval.high if interval else None,
-                    "acceptance_length": al,
-                    "acceptance_definition": definition,
-                    "t_ar_ms": t_ar,
-                    "t_sd_ms": t_sd,
-                    "step_time_source": timing_source,
-                    "proxy_speedup": proxy,
-                    "proxy_minus_measured": difference,
-                    "speculative_requests": sum(len(g) for g in spec_rates[name]),
-                    "baseline_requests": sum(len(g) for g in base_rates[name]),
-                }
-            )
-            ci = (
-                f"{interval.value:.2f}\u00d7 [{interval.low:.2f}, {interval.high:.2f}]"
-                if interval
-                else "n/a"
-            )
-            rows.append(
-                (
-                    "Overall" if name == OVERALL else category_name(name),
-                    str(concurrency),
-                    fixed(base_mean, 1),
-                    fixed(spec_mean, 1),
-                    ci,
-                    fixed(al, 2),
-                    f"{proxy:.2f}\u00d7" if proxy is not None else "n/a",
-                    f"{difference:+.2f}" if difference is not None else "n/a",
-                )
-            )
-    notes.insert(
-        0,
-        "Decode rate = output tokens / (E2E \u2212 TTFT) per request, mean over requests; "
-        "measured speedup = speculative / baseline mean, 95% percentile bootstrap over "
-        "conversations (arms resampled independently, repeats pooled). Proxy (SPEED-Bench "
-        "paper, Appendix H) = AL_domain \u00b7 t_ar / t_sd, AL step-weighted (per-request "
-        "metrics per domain, counters overall).",
-    )
+            record, row = _domain(point, name, comparison, workload)
+            records.append(record)
+            rows.append(row)
     return Table(
         name=f"domain_speedup_{spec_label}_vs_{base_label}_{workload}".replace("/", "_"),
         title=f"Per-domain speedup, {spec_label} vs {base_label} ({workload})",

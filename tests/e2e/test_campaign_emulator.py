@@ -7,77 +7,23 @@ import os
 import signal
 import subprocess
 import time
-import uuid
 from pathlib import Path
 
-from helpers import popen_cli, run_cli
-
-REPO = Path(__file__).resolve().parents[2]
-DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
-
-
-def write_suite(
-    tmp_path: Path, *, step_ms: float = 1.0, concurrency=(1, 4), max_tokens: int = 32
-) -> tuple[Path, str]:
-    tag = uuid.uuid4().hex[:10]  # unique served model name: finds this test's servers in `ps`
-    suite = tmp_path / "suite.toml"
-    suite.write_text(
-        f"""
-name = "emu-{tag}"
-repeats = 1
-
-[target]
-engine = "emulator"
-model = "emu-{tag}"
-emulator = {{ prefill_ms = 2.0, step_ms = {step_ms}, per_request_step_ms = 0.05, seed = 3 }}
-
-[servers.baseline]
-baseline = true
-
-[servers.eagle3]
-speculative = {{ method = "eagle3", model = "draft", num_speculative_tokens = 3 }}
-emulator = {{ acceptance = [0.8, 0.75, 0.7] }}
-
-[[workloads]]
-dataset = "{DATA}"
-concurrency = {list(concurrency)}
-max_tokens = {max_tokens}
-warmup = 1
-"""
-    )
-    return suite, f"emu-{tag}"
+from emulator_suites import server_pids, summary_paths, write_campaign_suite
+from helpers import REPO, background_cli, run_cli
 
 
 def run(*args: str | Path, **kwargs) -> subprocess.CompletedProcess[str]:
     return run_cli("run", *args, **kwargs)
 
 
-def server_pids(tag: str) -> list[int]:
-    """PIDs of emulator processes serving this test's unique model name."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if "emulate" in cmdline and tag in cmdline:
-            pids.append(int(entry.name))
-    return pids
-
-
-def summaries(root: Path) -> list[Path]:
-    return sorted(root.rglob("summary.json"))
-
-
 def test_campaign_runs_every_cell_then_a_rerun_measures_none(tmp_path):
-    suite, tag = write_suite(tmp_path)
+    suite, tag = write_campaign_suite(tmp_path)
     out = tmp_path / "results"
     first = run(suite, "--output", out)
     assert first.returncode == 0, first.stderr
     assert "4 cells measured, 0 already complete, 0 failed" in first.stderr
-    cells = summaries(out)
+    cells = summary_paths(out)
     assert [p.relative_to(out).parts[:3] for p in cells] == [
         ("baseline", "tiny", "c1"),
         ("baseline", "tiny", "c4"),
@@ -106,12 +52,12 @@ def test_campaign_runs_every_cell_then_a_rerun_measures_none(tmp_path):
     assert again.returncode == 0, again.stderr
     assert "0 cells measured, 4 already complete" in again.stderr
     assert "starting" not in again.stderr  # nothing to measure: no server was started
-    assert [p.stat().st_mtime_ns for p in summaries(out)] == mtimes
+    assert [p.stat().st_mtime_ns for p in summary_paths(out)] == mtimes
     assert server_pids(tag) == []
 
 
 def test_a_changed_suite_refuses_the_old_results_dir(tmp_path):
-    suite, _ = write_suite(tmp_path, concurrency=(1,), max_tokens=8)
+    suite, _ = write_campaign_suite(tmp_path, concurrency=(1,), max_tokens=8)
     out = tmp_path / "results"
     assert run(suite, "--output", out).returncode == 0
     changed = run(suite, "--output", out, "--set", "workloads.0.max_tokens=9")
@@ -120,37 +66,32 @@ def test_a_changed_suite_refuses_the_old_results_dir(tmp_path):
 
 
 def test_sigint_mid_campaign_stops_servers_keeps_cells_and_rerun_completes(tmp_path):
-    suite, tag = write_suite(tmp_path, step_ms=8.0, concurrency=(1, 2, 4), max_tokens=48)
+    suite, tag = write_campaign_suite(tmp_path, step_ms=8.0, concurrency=(1, 2, 4), max_tokens=48)
     out = tmp_path / "results"
-    process = popen_cli("run", suite, "--output", out)
-    try:
+    with background_cli("run", suite, "--output", out) as process:
         deadline = time.monotonic() + 120
-        while not summaries(out) and time.monotonic() < deadline:
+        while not summary_paths(out) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert summaries(out), "no cell completed in time"
+        assert summary_paths(out), "no cell completed in time"
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
     time.sleep(0.5)
     assert server_pids(tag) == []
-    kept = summaries(out)
+    kept = summary_paths(out)
     assert 1 <= len(kept) < 6
 
     rerun = run(suite, "--output", out)
     assert rerun.returncode == 0, rerun.stderr
     assert f"{6 - len(kept)} cells measured, {len(kept)} already complete" in rerun.stderr
-    assert len(summaries(out)) == 6
+    assert len(summary_paths(out)) == 6
 
 
 def test_a_server_killed_mid_campaign_is_restarted_and_later_cells_succeed(tmp_path):
-    suite, tag = write_suite(tmp_path, step_ms=10.0, concurrency=(1, 2, 4), max_tokens=64)
+    suite, tag = write_campaign_suite(tmp_path, step_ms=10.0, concurrency=(1, 2, 4), max_tokens=64)
     out = tmp_path / "results"
-    process = popen_cli("run", suite, "--output", out, "--server", "eagle3")
-    try:
+    with background_cli("run", suite, "--output", out, "--server", "eagle3") as process:
         first_cell = out / "eagle3" / "tiny" / "c1" / "r0" / "summary.json"
         deadline = time.monotonic() + 120
         while not first_cell.exists() and time.monotonic() < deadline:
@@ -160,9 +101,6 @@ def test_a_server_killed_mid_campaign_is_restarted_and_later_cells_succeed(tmp_p
         assert len(victims) == 1
         os.kill(victims[0], signal.SIGKILL)
         _, stderr = process.communicate(timeout=300)
-    finally:
-        if process.poll() is None:
-            process.kill()
     assert process.returncode == 1, stderr  # finished, with a failed cell
     failure = json.loads((out / "eagle3" / "tiny" / "c2" / "r0" / "failure.json").read_text())
     assert failure["server_alive"] is False
@@ -200,7 +138,7 @@ def test_dry_run_prints_the_amd_card_command():
 
 
 def test_bad_suites_get_one_line_and_exit_2(tmp_path):
-    suite, _ = write_suite(tmp_path)
+    suite, _ = write_campaign_suite(tmp_path)
     text = suite.read_text()
     cases = {
         "unknown-key": text.replace("repeats = 1", "repeats = 1\nrepeatz = 2"),
@@ -222,7 +160,7 @@ def test_endpoint_attaches_to_a_running_server_instead_of_starting_one(tmp_path)
     from specbench.launch import EmulatorConfig, ServerConfig, ServerProcess, SpeculativeConfig
     from specbench.suite import load_suite
 
-    suite, tag = write_suite(tmp_path, concurrency=(2,), max_tokens=16)
+    suite, tag = write_campaign_suite(tmp_path, concurrency=(2,), max_tokens=16)
     config = load_suite(suite).servers["eagle3"]
     assert config.speculative == SpeculativeConfig(
         method="eagle3", model="draft", num_speculative_tokens=3

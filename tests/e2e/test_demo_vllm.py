@@ -36,8 +36,9 @@ def demo(
     overrides = ["--vllm-bin", vllm_bin]
     for override in CPU_DEMO_OVERRIDES:
         overrides += ["--set", override]
-    for name in ("baseline", "ngram", "eagle3"):
-        overrides += ["--endpoint", f"{name}={vllm_servers.get(name).base_url}"]
+    names = ("baseline", "ngram", "eagle3")
+    for name, server in zip(names, vllm_servers.get_many(names), strict=True):
+        overrides += ["--endpoint", f"{name}={server.base_url}"]
     result = specbench("run", REPO / "suites" / "cpu-demo.toml", "--output", out, *overrides)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "12 cells measured, 0 already complete, 0 failed" in result.stderr

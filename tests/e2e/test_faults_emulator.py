@@ -14,113 +14,36 @@ import signal
 import socket
 import subprocess
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import CLI, popen_cli, run_cli, running_emulator
+from emulator_suites import (
+    DATA,
+    in_flight,
+    one_line,
+    server_pids,
+    summary_bytes,
+    wait_for,
+    write_campaign_suite,
+)
+from helpers import CLI, REPO, background_cli, run_cli, running_emulator
 
-REPO = Path(__file__).resolve().parents[2]
-DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
-
-
-def write_suite(
-    tmp_path: Path,
-    *,
-    step_ms: float = 1.0,
-    concurrency: tuple[int, ...] = (1, 4),
-    max_tokens: int = 32,
-    env: str = "",
-) -> tuple[Path, str]:
-    tag = uuid.uuid4().hex[:10]  # unique served model name: finds this test's servers in `ps`
-    suite = tmp_path / "suite.toml"
-    suite.write_text(
-        f"""
-name = "emu-{tag}"
-repeats = 1
-
-[target]
-engine = "emulator"
-model = "emu-{tag}"
-emulator = {{ prefill_ms = 2.0, step_ms = {step_ms}, per_request_step_ms = 0.05, seed = 3 }}
-{env}
-
-[servers.baseline]
-baseline = true
-
-[servers.eagle3]
-speculative = {{ method = "eagle3", model = "draft", num_speculative_tokens = 3 }}
-emulator = {{ acceptance = [0.8, 0.75, 0.7] }}
-
-[[workloads]]
-dataset = "{DATA}"
-concurrency = {list(concurrency)}
-max_tokens = {max_tokens}
-warmup = 1
-"""
-    )
-    return suite, f"emu-{tag}"
-
-
-def server_pids(tag: str) -> list[int]:
-    """PIDs of emulator processes serving this test's unique model name."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if "emulate" in cmdline and tag in cmdline and state != "Z":
-            pids.append(int(entry.name))
-    return pids
-
-
-def summaries(root: Path) -> dict[Path, bytes]:
-    return {p: p.read_bytes() for p in sorted(root.rglob("summary.json"))}
-
-
-def wait_for(condition, timeout_s: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
-
-
-def in_flight(out: Path) -> list[Path]:
-    """Cells whose requests.jsonl has records but which have no summary yet."""
-    return [
-        p.parent
-        for p in out.rglob("requests.jsonl")
-        if p.stat().st_size > 0 and not (p.parent / "summary.json").exists()
-    ]
-
-
-def one_line(stderr: str) -> str:
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    assert lines, "no message"
-    return lines[-1]
+PLACEHOLDERS = REPO / "tests" / "fixtures" / "speed_bench_placeholders" / "data"
 
 
 def test_sigterm_mid_cell_discards_the_cell_exits_143_and_keeps_the_others(tmp_path):
-    suite, tag = write_suite(tmp_path, step_ms=6.0, concurrency=(1, 8), max_tokens=48)
+    suite, tag = write_campaign_suite(tmp_path, step_ms=6.0, concurrency=(1, 8), max_tokens=48)
     out = tmp_path / "results"
-    process = popen_cli("run", suite, "--output", out)
-    try:
-        wait_for(lambda: len(summaries(out)) >= 1 and in_flight(out))
-        kept = summaries(out)
+    with background_cli("run", suite, "--output", out) as process:
+        wait_for(lambda: len(summary_bytes(out)) >= 1 and in_flight(out))
+        kept = summary_bytes(out)
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=120)
-    finally:
-        if process.poll() is None:
-            process.kill()
     assert process.returncode == 143, stderr
     assert "Traceback" not in stderr
     assert one_line(stderr).startswith("interrupted: interrupted by SIGTERM"), stderr
-    after = summaries(out)
+    after = summary_bytes(out)
     assert after == kept  # the in-flight cell was not saved; the earlier ones are untouched
     wait_for(lambda: server_pids(tag) == [], 30)
     manifest = json.loads((out / "manifest.json").read_text())
@@ -132,18 +55,17 @@ def test_sigterm_mid_cell_discards_the_cell_exits_143_and_keeps_the_others(tmp_p
     rerun = run_cli("run", suite, "--output", out)
     assert rerun.returncode == 0, rerun.stderr
     assert f"{4 - len(kept)} cells measured, {len(kept)} already complete" in rerun.stderr
-    assert {p: summaries(out)[p] for p in kept} == kept
+    assert {p: summary_bytes(out)[p] for p in kept} == kept
 
 
 def test_sigint_inherited_as_ignored_stays_ignored(tmp_path):
-    suite, tag = write_suite(tmp_path, step_ms=4.0, concurrency=(8,), max_tokens=48)
+    suite, tag = write_campaign_suite(tmp_path, step_ms=4.0, concurrency=(8,), max_tokens=48)
     out = tmp_path / "results"
 
     def ignore_sigint() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # `specbench run ... &` from a script
 
-    process = popen_cli("run", suite, "--output", out, preexec_fn=ignore_sigint)
-    try:
+    with background_cli("run", suite, "--output", out, preexec_fn=ignore_sigint) as process:
         wait_for(lambda: bool(in_flight(out)) or process.poll() is not None)
         for _ in range(5):
             if process.poll() is not None:
@@ -151,9 +73,6 @@ def test_sigint_inherited_as_ignored_stays_ignored(tmp_path):
             process.send_signal(signal.SIGINT)
             time.sleep(0.05)
         _, stderr = process.communicate(timeout=300)
-    finally:
-        if process.poll() is None:
-            process.kill()
     assert process.returncode == 0, stderr
     assert "2 cells measured" in stderr
     for records in out.rglob("requests.jsonl"):
@@ -166,16 +85,12 @@ def test_sigint_inherited_as_ignored_stays_ignored(tmp_path):
 
 def test_a_second_writer_is_refused_naming_the_holder_and_the_first_run_is_intact(tmp_path):
     # Slow enough (a window of 10 s or more) that the second starts while the first measures.
-    suite, tag = write_suite(tmp_path, step_ms=20.0, concurrency=(1, 4), max_tokens=48)
+    suite, tag = write_campaign_suite(tmp_path, step_ms=20.0, concurrency=(1, 4), max_tokens=48)
     out = tmp_path / "results"
-    first = popen_cli("run", suite, "--output", out, "--server", "eagle3")
-    try:
+    with background_cli("run", suite, "--output", out, "--server", "eagle3") as first:
         wait_for(lambda: bool(in_flight(out)))
         second = run_cli("run", suite, "--output", out, "--server", "eagle3")
         _, stderr = first.communicate(timeout=300)
-    finally:
-        if first.poll() is None:
-            first.kill()
     assert second.returncode == 2, second.stderr
     line = one_line(second.stderr)
     assert len([x for x in second.stderr.splitlines() if x.strip()]) == 1, second.stderr
@@ -187,7 +102,7 @@ def test_a_second_writer_is_refused_naming_the_holder_and_the_first_run_is_intac
         assert (
             len(rows) == json.loads((records.parent / "summary.json").read_text())["num_requests"]
         )
-    assert len(summaries(out)) == 2
+    assert len(summary_bytes(out)) == 2
     # The lock went with the first run: a rerun may write (and finds nothing to measure).
     again = run_cli("run", suite, "--output", out, "--server", "eagle3")
     assert again.returncode == 0 and "0 cells measured, 2 already complete" in again.stderr
@@ -199,7 +114,9 @@ SECRETS = {"HF_TOKEN": "tok-AAAA1111", "MY_SERVICE_KEY": "key-BBBB2222", "CORP_P
 
 def test_secrets_in_a_suite_env_never_reach_the_manifest_or_the_screen(tmp_path):
     table = ", ".join(f'{k} = "{v}"' for k, v in SECRETS.items())
-    suite, tag = write_suite(tmp_path, concurrency=(1,), max_tokens=8, env=f"env = {{ {table} }}")
+    suite, tag = write_campaign_suite(
+        tmp_path, concurrency=(1,), max_tokens=8, env=f"env = {{ {table} }}"
+    )
     out = tmp_path / "results"
     env = {**os.environ, "SPECBENCH_REDACT_ENV": "CORP_PASS"}
     dry = run_cli("run", suite, "--dry-run", env=env)
@@ -217,23 +134,19 @@ def test_secrets_in_a_suite_env_never_reach_the_manifest_or_the_screen(tmp_path)
 
 
 def test_kill_9_of_the_campaign_takes_its_server_down_and_a_rerun_completes(tmp_path):
-    suite, tag = write_suite(tmp_path, step_ms=6.0, concurrency=(1, 8), max_tokens=48)
+    suite, tag = write_campaign_suite(tmp_path, step_ms=6.0, concurrency=(1, 8), max_tokens=48)
     out = tmp_path / "results"
-    process = popen_cli("run", suite, "--output", out)
-    try:
-        wait_for(lambda: len(summaries(out)) >= 1 and in_flight(out))
+    with background_cli("run", suite, "--output", out) as process:
+        wait_for(lambda: len(summary_bytes(out)) >= 1 and in_flight(out))
         assert len(server_pids(tag)) == 1
-        kept = summaries(out)
+        kept = summary_bytes(out)
         process.kill()  # SIGKILL: no handler runs, no teardown
         process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
     wait_for(lambda: server_pids(tag) == [], 30)  # the parent-death signal stopped it
     rerun = run_cli("run", suite, "--output", out)  # the kernel released the lock
     assert rerun.returncode == 0, rerun.stderr
     assert f"{4 - len(kept)} cells measured, {len(kept)} already complete" in rerun.stderr
-    assert {p: summaries(out)[p] for p in kept} == kept
+    assert {p: summary_bytes(out)[p] for p in kept} == kept
     manifest = json.loads((out / "manifest.json").read_text())
     assert all(server.get("process") is None for server in manifest["servers"].values())
 
@@ -242,7 +155,7 @@ def test_a_rerun_stops_a_server_a_dead_campaign_left_running(tmp_path):
     from specbench.launch.host import process_identity
     from specbench.store.manifest import update_manifest
 
-    suite, tag = write_suite(tmp_path, concurrency=(1,), max_tokens=8)
+    suite, tag = write_campaign_suite(tmp_path, concurrency=(1,), max_tokens=8)
     out = tmp_path / "results"
     assert run_cli("run", suite, "--output", out).returncode == 0
     # A server as a campaign killed on a system without a parent-death signal leaves it.
@@ -299,9 +212,6 @@ def test_bench_max_tokens_above_the_served_context_is_refused_before_any_request
     assert not list(out.rglob("requests.jsonl"))
 
 
-PLACEHOLDERS = REPO / "tests" / "fixtures" / "speed_bench_placeholders" / "data"
-
-
 def test_every_workload_dataset_is_checked_before_any_server_starts(tmp_path):
     bad_line = tmp_path / "bad.jsonl"
     bad_line.write_text('{"category": "chat", "turns": ["hi"]}\n{bad json\n')
@@ -311,7 +221,7 @@ def test_every_workload_dataset_is_checked_before_any_server_starts(tmp_path):
         "placeholders": (f"speed-bench:qualitative:{PLACEHOLDERS}", "placeholder"),
     }
     for name, (dataset, expected) in cases.items():
-        suite, tag = write_suite(tmp_path, concurrency=(1,), max_tokens=8)
+        suite, tag = write_campaign_suite(tmp_path, concurrency=(1,), max_tokens=8)
         # The first workload is fine: the bad second one must still stop the run up front.
         suite.write_text(
             suite.read_text()
@@ -324,7 +234,7 @@ def test_every_workload_dataset_is_checked_before_any_server_starts(tmp_path):
         assert expected in one_line(result.stderr), (name, result.stderr)
         assert "starting" not in result.stderr and not (out / "logs").exists(), name
         assert server_pids(tag) == []
-    suite, _ = write_suite(tmp_path, concurrency=(1,), max_tokens=8)
+    suite, _ = write_campaign_suite(tmp_path, concurrency=(1,), max_tokens=8)
     text = suite.read_text().replace(
         f'dataset = "{DATA}"', f'dataset = "{DATA}"\ncategories = ["nosuch"]'
     )
@@ -364,7 +274,7 @@ def fill(disk: Path) -> Path:
 
 
 def test_output_that_is_a_file_is_one_line_exit_2(tmp_path):
-    suite, _ = write_suite(tmp_path, concurrency=(1,), max_tokens=8)
+    suite, _ = write_campaign_suite(tmp_path, concurrency=(1,), max_tokens=8)
     target = tmp_path / "a-file"
     target.write_text("not a folder")
     result = run_cli("run", suite, "--output", target)
@@ -377,7 +287,7 @@ def test_output_that_is_a_file_is_one_line_exit_2(tmp_path):
 
 
 def test_read_only_results_dir_is_one_line_exit_2(tmp_path):
-    suite, tag = write_suite(tmp_path, concurrency=(1,), max_tokens=8)
+    suite, tag = write_campaign_suite(tmp_path, concurrency=(1,), max_tokens=8)
     with small_disk(tmp_path / "ro", "1m") as disk:
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
         result = run_cli("run", suite, "--output", disk / "results")
@@ -507,17 +417,13 @@ def test_a_summary_that_cannot_be_written_stops_the_run_before_its_cell_is_touch
 
 
 def test_disk_full_mid_campaign_keeps_cells_and_a_rerun_completes(tmp_path):
-    suite, tag = write_suite(tmp_path, step_ms=6.0, concurrency=(1, 8), max_tokens=48)
+    suite, tag = write_campaign_suite(tmp_path, step_ms=6.0, concurrency=(1, 8), max_tokens=48)
     with small_disk(tmp_path / "disk", "4m") as disk:
         out = disk / "results"
-        process = popen_cli("run", suite, "--output", out)
-        try:
-            wait_for(lambda: len(summaries(out)) >= 1 and in_flight(out))
+        with background_cli("run", suite, "--output", out) as process:
+            wait_for(lambda: len(summary_bytes(out)) >= 1 and in_flight(out))
             filler = fill(disk)
             _, stderr = process.communicate(timeout=120)
-        finally:
-            if process.poll() is None:
-                process.kill()
         assert process.returncode == 2, stderr
         assert "Traceback" not in stderr
         line = one_line(stderr)
@@ -526,15 +432,15 @@ def test_disk_full_mid_campaign_keeps_cells_and_a_rerun_completes(tmp_path):
             "are kept)"
         ), stderr
         wait_for(lambda: server_pids(tag) == [], 30)
-        kept = {p: b for p, b in summaries(out).items()}
+        kept = {p: b for p, b in summary_bytes(out).items()}
         assert kept and all(json.loads(b)["num_requests"] == 14 for b in kept.values())
         assert not list(out.rglob("*.tmp"))  # no half-written file left under a temp name
         filler.unlink()
         rerun = run_cli("run", suite, "--output", out)
         assert rerun.returncode == 0, rerun.stderr
         assert f"{len(kept)} already complete" in rerun.stderr
-        assert {p: summaries(out)[p] for p in kept} == kept
-        assert len(summaries(out)) == 4
+        assert {p: summary_bytes(out)[p] for p in kept} == kept
+        assert len(summary_bytes(out)) == 4
 
         # A report on a full disk: one line, exit 2, and no truncated figure left behind.
         filler = fill(disk)
@@ -557,8 +463,9 @@ def test_a_server_restart_inside_the_window_fails_the_cell_even_when_counters_cl
         # counters end above the first's, so no counter goes down.
         warm = run_cli("bench", "--endpoint", second, "--dataset", DATA, "--output", tmp_path / "w")
         assert warm.returncode == 0, warm.stderr
-        with switching_proxy(first) as proxy:
-            bench = popen_cli(
+        with (
+            switching_proxy(first) as proxy,
+            background_cli(
                 "bench",
                 "--endpoint",
                 proxy.url,
@@ -568,14 +475,11 @@ def test_a_server_restart_inside_the_window_fails_the_cell_even_when_counters_cl
                 out,
                 "--max-tokens",
                 "48",
-            )
-            try:
-                wait_for(lambda: bool(in_flight(out)))
-                proxy.switch(second)
-                _, stderr = bench.communicate(timeout=120)
-            finally:
-                if bench.poll() is None:
-                    bench.kill()
+            ) as bench,
+        ):
+            wait_for(lambda: bool(in_flight(out)))
+            proxy.switch(second)
+            _, stderr = bench.communicate(timeout=120)
     assert bench.returncode == 1, stderr  # a failed cell, as `run` says it
     assert "Traceback" not in stderr
     cell = out / "default" / "tiny" / "c1" / "r0"
@@ -586,7 +490,7 @@ def test_a_server_restart_inside_the_window_fails_the_cell_even_when_counters_cl
 
 
 def test_report_and_lossless_name_the_cells_a_campaign_did_not_measure(tmp_path):
-    suite, _ = write_suite(tmp_path, concurrency=(1, 2), max_tokens=8)
+    suite, _ = write_campaign_suite(tmp_path, concurrency=(1, 2), max_tokens=8)
     out = tmp_path / "results"
     assert run_cli("run", suite, "--output", out).returncode == 0
     shutil.rmtree(out / "eagle3" / "tiny" / "c2")  # as if the run was stopped before it

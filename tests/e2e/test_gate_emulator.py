@@ -25,79 +25,33 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from emulator_suite import workload, write_prompt_suite
+from emulator_suites import DATA, run_suite
 from helpers import run_cli, running_emulator
 
-ACCEPTANCE = (0.8, 0.75, 0.7)
 REGRESSED = (0.7, 0.65, 0.6)
-CATEGORIES = ("coding", "math", "writing")
-TINY = Path(__file__).resolve().parents[1] / "fixtures" / "custom" / "tiny.jsonl"
 MIXED_CELL = "eagle3/data+coding+math/c8"
 WRITING_CELL = "eagle3/data+writing/c8"
 
 
-def write_dataset(path: Path) -> None:
-    """60 prompts, 20 per category."""
-    with path.open("w") as handle:
-        for index in range(60):
-            category = CATEGORIES[index % 3]
-            text = f"Gate fixture {category} question {index}: answer at length."
-            row = {"category": category, "turns": [text], "question_id": f"g{index:02d}"}
-            handle.write(json.dumps(row) + "\n")
-
-
 def write_suite(folder: Path) -> Path:
+    """60 prompts, 20 per category; a mixed coding+math workload and a writing one."""
     tag = uuid.uuid4().hex[:10]  # unique served model name: finds this test's servers in `ps`
-    write_dataset(folder / "data.jsonl")
-    suite = folder / "suite.toml"
-    suite.write_text(
-        f"""
-name = "gate-emu"
-repeats = 3
-
-[target]
-engine = "emulator"
-model = "emu-gate-{tag}"
-emulator = {{ prefill_ms = 10.0, step_ms = 10.0, per_request_step_ms = 0.1, seed = 1 }}
-
-[servers.baseline]
-baseline = true
-
-[servers.eagle3]
-speculative = {{ method = "eagle3", model = "draft", num_speculative_tokens = 3 }}
-emulator = {{ acceptance = {list(ACCEPTANCE)} }}
-
-[[workloads]]
-dataset = "data.jsonl"
-categories = ["coding", "math"]
-concurrency = [8]
-max_tokens = 256
-warmup = 1
-
-[[workloads]]
-dataset = "data.jsonl"
-categories = ["writing"]
-concurrency = [8]
-max_tokens = 256
-warmup = 1
-"""
+    return write_prompt_suite(
+        folder,
+        name="gate-emu",
+        model=f"emu-gate-{tag}",
+        prompts=60,
+        label="Gate fixture",
+        id_format="g{:02d}",
+        workloads=workload("data.jsonl", [8], 256, categories=["coding", "math"])
+        + workload("data.jsonl", [8], 256, categories=["writing"]),
+        repeats=3,
     )
-    return suite
-
-
-def specbench(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return run_cli(*args, timeout=600)
-
-
-def run_suite(suite: Path, out: Path, *overrides: str) -> Path:
-    """Run the eagle3 server of the suite into `out` (the non-speculative one is not gated)."""
-    sets = [arg for override in overrides for arg in ("--set", override)]
-    result = specbench("run", suite, "--output", out, "--server", "eagle3", *sets)
-    assert result.returncode == 0, result.stderr
-    return out
 
 
 def gate(results: Path, baseline: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
-    return specbench("gate", results, "--baseline", baseline, *args)
+    return run_cli("gate", results, "--baseline", baseline, *args)
 
 
 def junit_cases(path: Path) -> dict[tuple[str, str], str]:
@@ -117,7 +71,7 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path
     suite = write_suite(folder)
     results = run_suite(suite, folder / "baseline-results")
     baseline = folder / "baselines" / "emu.json"
-    saved = specbench("baseline", "save", results, "--out", baseline)
+    saved = run_cli("baseline", "save", results, "--out", baseline)
     assert saved.returncode == 0, saved.stderr
     return suite, results, baseline
 
@@ -204,8 +158,8 @@ def test_same_settings_pass_and_noise_across_seeds_stays_inside_tolerances(campa
 
 
 def bench(base: str, out: Path, *args: str) -> Path:
-    result = specbench(
-        "bench", "--endpoint", base, "--dataset", TINY, "--concurrency", "4",
+    result = run_cli(
+        "bench", "--endpoint", base, "--dataset", DATA, "--concurrency", "4",
         "--max-tokens", "64", "--label", "eagle3", "--output", out, *args,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -219,7 +173,7 @@ def test_failed_requests_fail_the_gate(campaign, tmp_path):
     with running_emulator(*emulated, "--prefill-ms", "40") as base:
         before = bench(base, tmp_path / "before")
     baseline = tmp_path / "baseline.json"
-    assert specbench("baseline", "save", before, "--out", baseline).returncode == 0
+    assert run_cli("baseline", "save", before, "--out", baseline).returncode == 0
     with running_emulator(*emulated, "--prefill-ms", "300") as base:
         after = bench(base, tmp_path / "after", "--request-timeout", "0.4")
     summary = json.loads((after / "eagle3" / "tiny" / "c4" / "r0" / "summary.json").read_text())

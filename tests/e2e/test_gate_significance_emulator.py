@@ -17,59 +17,23 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from emulator_suite import workload, write_prompt_suite
+from emulator_suites import run_suite
 from helpers import run_cli
 
-CATEGORIES = ("coding", "math", "writing")
 CELL = "eagle3/data/c4"
 
 
 def write_suite(folder: Path, prompts: int) -> Path:
-    with (folder / "data.jsonl").open("w") as handle:
-        for index in range(prompts):
-            category = CATEGORIES[index % 3]
-            row = {
-                "category": category,
-                "turns": [f"Significance {category} question {index}: answer at length."],
-                "question_id": f"s{index:02d}",
-            }
-            handle.write(json.dumps(row) + "\n")
-    suite = folder / "suite.toml"
-    suite.write_text(
-        f"""
-name = "gate-significance"
-repeats = 1
-
-[target]
-engine = "emulator"
-model = "emu-sig-{uuid.uuid4().hex[:10]}"
-emulator = {{ prefill_ms = 10.0, step_ms = 10.0, per_request_step_ms = 0.1, seed = 1 }}
-
-[servers.baseline]
-baseline = true
-
-[servers.eagle3]
-speculative = {{ method = "eagle3", model = "draft", num_speculative_tokens = 3 }}
-emulator = {{ acceptance = [0.8, 0.75, 0.7] }}
-
-[[workloads]]
-dataset = "data.jsonl"
-concurrency = [4]
-max_tokens = 128
-warmup = 1
-"""
+    return write_prompt_suite(
+        folder,
+        name="gate-significance",
+        model=f"emu-sig-{uuid.uuid4().hex[:10]}",
+        prompts=prompts,
+        label="Significance",
+        id_format="s{:02d}",
+        workloads=workload("data.jsonl", [4], 128),
     )
-    return suite
-
-
-def specbench(*args: str | Path):
-    return run_cli(*args, timeout=600)
-
-
-def run_suite(suite: Path, out: Path, *overrides: str) -> Path:
-    sets = [arg for override in overrides for arg in ("--set", override)]
-    result = specbench("run", suite, "--output", out, "--server", "eagle3", *sets)
-    assert result.returncode == 0, result.stderr
-    return out
 
 
 def junit_rows(path: Path) -> dict[str, tuple[str, str]]:
@@ -90,7 +54,7 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]
     suite = write_suite(folder, 36)
     results = run_suite(suite, folder / "baseline-results")
     baseline = folder / "baseline.json"
-    saved = specbench("baseline", "save", results, "--out", baseline)
+    saved = run_cli("baseline", "save", results, "--out", baseline)
     assert saved.returncode == 0, saved.stderr
     return suite, baseline, saved.stderr
 
@@ -109,7 +73,7 @@ def test_baseline_stores_errors_and_warns_that_it_is_small(campaign):
 def test_a_seed_only_rerun_passes_and_a_clear_regression_fails(campaign, tmp_path):
     suite, baseline, _ = campaign
     rerun = run_suite(suite, tmp_path / "seed", "target.emulator.seed=2")
-    result = specbench("gate", rerun, "--baseline", baseline, "--junit", tmp_path / "seed.xml")
+    result = run_cli("gate", rerun, "--baseline", baseline, "--junit", tmp_path / "seed.xml")
     assert result.returncode == 0, result.stderr
     rows = junit_rows(tmp_path / "seed.xml")
     assert {outcome for outcome, _ in rows.values()} == {"passed"}
@@ -122,7 +86,7 @@ def test_a_seed_only_rerun_passes_and_a_clear_regression_fails(campaign, tmp_pat
         suite, tmp_path / "worse", "servers.eagle3.emulator.acceptance=[0.6, 0.55, 0.5]"
     )
     junit = tmp_path / "worse.xml"
-    failed = specbench("gate", worse, "--baseline", baseline, "--junit", junit)
+    failed = run_cli("gate", worse, "--baseline", baseline, "--junit", junit)
     assert failed.returncode == 1, failed.stderr
     outcome, message = junit_rows(junit)["acceptance_length"]
     assert outcome == "failure" and "decided by significance" in message
@@ -146,7 +110,7 @@ def test_an_older_baseline_falls_back_row_by_row(campaign, tmp_path):
     older.write_text(json.dumps(data))
     rerun = run_suite(suite, tmp_path / "rerun", "target.emulator.seed=3")
     junit = tmp_path / "older.xml"
-    result = specbench("gate", rerun, "--baseline", older, "--junit", junit)
+    result = run_cli("gate", rerun, "--baseline", older, "--junit", junit)
     assert result.returncode in (0, 1), result.stderr
     rows = junit_rows(junit)
     gated = {m: message for m, (_, message) in rows.items() if m != "num_failed"}
@@ -164,8 +128,8 @@ def test_four_conversations_have_no_noise_estimate(tmp_path):
         "no noise estimate: 4 conversations (< 5)"
     )
     baseline = tmp_path / "tiny.json"
-    assert specbench("baseline", "save", results, "--out", baseline).returncode == 0
+    assert run_cli("baseline", "save", results, "--out", baseline).returncode == 0
     junit = tmp_path / "tiny.xml"
-    specbench("gate", results, "--baseline", baseline, "--junit", junit)
+    run_cli("gate", results, "--baseline", baseline, "--junit", junit)
     message = junit_rows(junit)["acceptance_length"][1]
     assert "baseline: no noise estimate: 4 conversations (< 5)" in message

@@ -15,13 +15,13 @@ import uuid
 from pathlib import Path
 
 import pytest
+from emulator_suite import campaign_timings, suite_toml, workload
+from emulator_suites import DATA
 from helpers import run_cli
 
 from specbench.data.custom import load_custom
 from specbench.emulator.tokens import corruption_start, prompt_digest_of_text, render_chat
 
-REPO = Path(__file__).resolve().parents[2]
-DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
 SEED = 3
 CORRUPT_RATE = 0.5
 MAX_TOKENS = 32
@@ -36,33 +36,19 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("lossless")
     tag = uuid.uuid4().hex[:10]
     suite = folder / "suite.toml"
-    suite.write_text(
-        f"""
-name = "lossless-{tag}"
-repeats = 1
-
-[target]
-engine = "emulator"
-model = "emu-{tag}"
-emulator = {{ prefill_ms = 2.0, step_ms = 1.0, per_request_step_ms = 0.05, seed = {SEED} }}
-
-[servers.baseline]
-baseline = true
-
-[servers.eagle3]
-speculative = {{ method = "eagle3", model = "draft", num_speculative_tokens = 3 }}
-emulator = {{ acceptance = [0.8, 0.75, 0.7] }}
-
+    broken = f"""
 [servers.broken]
 speculative = {{ method = "eagle3", model = "draft", num_speculative_tokens = 3 }}
 emulator = {{ acceptance = [0.8, 0.75, 0.7], corrupt_rate = {CORRUPT_RATE} }}
-
-[[workloads]]
-dataset = "{DATA}"
-concurrency = [1, 4]
-max_tokens = {MAX_TOKENS}
-warmup = 1
 """
+    suite.write_text(
+        suite_toml(
+            name=f"lossless-{tag}",
+            model=f"emu-{tag}",
+            timings=campaign_timings(1.0, seed=SEED),
+            servers_extra=broken,
+            workloads=workload(DATA, [1, 4], MAX_TOKENS),
+        )
     )
     out = folder / "results"
     run = specbench("run", suite, "--output", out)

@@ -37,7 +37,8 @@ def specbench(*args: str | Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def servers(vllm_servers: VllmServers) -> dict[str, ServerProcess]:
-    return {name: vllm_servers.get(name) for name in ("baseline", "ngram")}
+    names = ("baseline", "ngram")
+    return dict(zip(names, vllm_servers.get_many(names), strict=True))
 
 
 def bench_both(servers: dict[str, ServerProcess], out: Path, api: str, concurrency: str) -> None:

@@ -11,13 +11,12 @@ import subprocess
 import uuid
 from pathlib import Path
 
+from emulator_suite import suite_toml
+from emulator_suites import DATA
 from helpers import run_cli
 
 from specbench.analysis import table_data as D
 from specbench.results import frame as F
-
-REPO = Path(__file__).resolve().parents[2]
-DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
 
 
 def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -28,18 +27,13 @@ def write_suite(tmp_path: Path, workloads: str) -> Path:
     tag = uuid.uuid4().hex[:10]
     suite = tmp_path / "suite.toml"
     suite.write_text(
-        f"""
-name = "workloads-{tag}"
-[target]
-engine = "emulator"
-model = "emu-{tag}"
-emulator = {{ prefill_ms = 1.0, step_ms = 0.5, seed = 5 }}
-[servers.baseline]
-baseline = true
-[servers.eagle3]
-speculative = {{ method = "eagle3", model = "draft", num_speculative_tokens = 3 }}
-emulator = {{ acceptance = [0.8, 0.75, 0.7] }}
-{workloads}"""
+        suite_toml(
+            name=f"workloads-{tag}",
+            model=f"emu-{tag}",
+            timings="prefill_ms = 1.0, step_ms = 0.5, seed = 5",
+            repeats=None,
+            workloads=workloads,
+        )
     )
     return suite
 

@@ -95,13 +95,22 @@ def vllm_python() -> Path:
     return python
 
 
-def build(python: Path, out: Path) -> None:
-    subprocess.run(
-        [str(python), str(BUILDER), "--out", str(out)],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
+def build_side_by_side(python: Path, *outs: Path) -> None:
+    """One independent build into each of `outs`, run at the same time (each is mostly the
+    single-threaded import of torch and transformers)."""
+    argvs = [[str(python), str(BUILDER), "--out", str(out)] for out in outs]
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    processes = [subprocess.Popen(argv, **pipes) for argv in argvs]
+    try:
+        for argv, process in zip(argvs, processes, strict=True):
+            stdout, stderr = process.communicate(timeout=300)
+            if process.returncode != 0:
+                raise subprocess.CalledProcessError(process.returncode, argv, stdout, stderr)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
 
 def digests(folder: Path) -> dict[str, str]:
@@ -114,8 +123,7 @@ def digests(folder: Path) -> dict[str, str]:
 
 def test_builds_are_byte_identical_and_match_the_manifest(tmp_path: Path) -> None:
     python = vllm_python()
-    build(python, tmp_path / "a")
-    build(python, tmp_path / "b")
+    build_side_by_side(python, tmp_path / "a", tmp_path / "b")
     first = digests(tmp_path / "a")
     assert first == digests(tmp_path / "b")
     expected = {"models.json", "target/config.json", "eagle3/model.safetensors"}

@@ -6,8 +6,10 @@ and the known-acceptance `parity` pair. `vllm_servers.get(name)` starts a config
 first time a test asks for it and hands the same server to every later test; all are
 stopped at session end, each asserted to leave no process behind. At most
 `SPECBENCH_TEST_MAX_SERVERS` (default 3; the demo test attaches to three at once) stay
-alive: the least recently used one is stopped before another starts. Tests that check a
-server's own lifecycle (serve then SIGINT, a bad flag) still start and stop their own.
+alive: the least recently used one is stopped before another starts.
+`vllm_servers.get_many(names)` starts the missing ones side by side (each from a thread
+that lives as long as its server). Tests that check a server's own lifecycle (serve then
+SIGINT, a bad flag) still start and stop their own.
 
 Every `vllm serve` of the session, shared or not, is appended to the file named by
 `SPECBENCH_TEST_VLLM_STARTS` when that is set (see `counting_vllm_bin`).
@@ -15,8 +17,12 @@ Every `vllm serve` of the session, shared or not, is appended to the file named 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
+import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -64,6 +70,15 @@ def server_config(name: str) -> ServerConfig:
     return load_suite(CPU_DEMO, CPU_DEMO_OVERRIDES).servers[name]
 
 
+def distinct_free_ports(count: int) -> list[int]:
+    """`count` different ports free on 127.0.0.1 (all probes held open until each is known)."""
+    with contextlib.ExitStack() as stack:
+        probes = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for probe in probes:
+            probe.bind(("127.0.0.1", 0))
+        return [int(probe.getsockname()[1]) for probe in probes]
+
+
 def counting_vllm_bin(directory: Path) -> str:
     """The real vllm, behind a shim that logs each `serve` when asked to count starts."""
     starts = os.environ.get("SPECBENCH_TEST_VLLM_STARTS")
@@ -87,28 +102,54 @@ class VllmServers:
         self.vllm_bin = vllm_bin
         self._max_alive = max_alive
         self._alive: OrderedDict[str, ServerProcess] = OrderedDict()
+        self._owners: dict[str, _Owner] = {}
 
     def get(self, name: str) -> ServerProcess:
-        if name in self._alive:
-            self._alive.move_to_end(name)
-            return self._alive[name]
-        while len(self._alive) >= self._max_alive:
-            _, oldest = self._alive.popitem(last=False)
-            self._stop(oldest)
-        server = ServerProcess(
-            server_config(name),
-            name=name,
-            log_dir=self._log_dir,
-            vllm_bin=self.vllm_bin,
-            ready_timeout_s=START_TIMEOUT_S,
-        )
-        try:
-            server.start()
-        except BaseException:
-            server.stop()
-            raise
-        self._alive[name] = server
+        (server,) = self.get_many([name])
         return server
+
+    def get_many(self, names: Sequence[str]) -> list[ServerProcess]:
+        """The servers of `names`; those not alive yet start side by side, one thread each.
+
+        A vLLM start on CPU is mostly single-threaded (imports, engine set-up), so on two
+        cores three starts together take far less than three in turn.
+        """
+        if len(set(names)) > self._max_alive:
+            raise ValueError(f"{names}: more than {self._max_alive} servers at once")
+        for name in names:
+            if name in self._alive:
+                self._alive.move_to_end(name)
+        missing = [name for name in dict.fromkeys(names) if name not in self._alive]
+        while self._alive and len(self._alive) + len(missing) > self._max_alive:
+            oldest_name = next(iter(self._alive))
+            if oldest_name in names:
+                break
+            self._stop(self._alive.pop(oldest_name))
+        ports = distinct_free_ports(len(missing))
+        starting = {
+            name: ServerProcess(
+                server_config(name),
+                name=name,
+                log_dir=self._log_dir,
+                vllm_bin=self.vllm_bin,
+                port=port,
+                ready_timeout_s=START_TIMEOUT_S,
+            )
+            for name, port in zip(missing, ports, strict=True)
+        }
+        owners = [_Owner(server) for server in starting.values()]
+        for owner in owners:
+            owner.thread.start()
+        for owner in owners:
+            owner.ready.wait()
+        failed = [owner.error for owner in owners if owner.error is not None]
+        if failed:
+            for owner in owners:
+                owner.release()
+            raise failed[0]
+        self._owners.update((owner.server.name, owner) for owner in owners)
+        self._alive.update(starting)
+        return [self._alive[name] for name in names]
 
     def close(self) -> list[str]:
         """Stop every server; the names of any whose process group outlived its stop."""
@@ -119,7 +160,38 @@ class VllmServers:
                 leftovers.append(server.name)
         return leftovers
 
-    @staticmethod
-    def _stop(server: ServerProcess) -> bool:
-        server.stop()
+    def _stop(self, server: ServerProcess) -> bool:
+        self._owners.pop(server.name).release()
         return server.pid is not None and not group_alive(server.pid)
+
+
+class _Owner:
+    """A thread that starts one server and lives until it is stopped.
+
+    The kernel sends a server its parent-death signal (`die_with_parent`) when the *thread*
+    that spawned it ends, so the spawning thread must outlive the server.
+    """
+
+    def __init__(self, server: ServerProcess) -> None:
+        self.server = server
+        self.ready = threading.Event()
+        self.error: BaseException | None = None
+        self._stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, name=f"vllm-{server.name}", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self.server.start()
+        except Exception as error:  # noqa: BLE001 (re-raised in the thread that asked)
+            self.error = error
+        finally:
+            self.ready.set()
+        self._stopped.wait()
+
+    def release(self) -> None:
+        """Stop the server (from the caller's thread), then let the owner thread end."""
+        try:
+            self.server.stop()
+        finally:
+            self._stopped.set()
+            self.thread.join(timeout=30)
