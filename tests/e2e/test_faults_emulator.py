@@ -351,7 +351,7 @@ def error_lines(stderr: str) -> list[str]:
 def test_earlier_results_that_cannot_be_written_are_one_line_exit_2_and_left_as_they_were(
     tmp_path,
 ):
-    suite, tag = write_suite(tmp_path, concurrency=(1,), max_tokens=8)
+    suite, tag = write_campaign_suite(tmp_path, concurrency=(1,), max_tokens=8)
     out = tmp_path / "results"
     assert run_cli("run", suite, "--output", out).returncode == 0
     shutil.rmtree(out / "eagle3")  # a rerun has a server's cells to measure
@@ -383,7 +383,7 @@ def test_earlier_results_that_cannot_be_written_are_one_line_exit_2_and_left_as_
 
 
 def test_a_summary_that_cannot_be_written_stops_the_run_before_its_cell_is_touched(tmp_path):
-    suite, tag = write_suite(tmp_path, concurrency=(1, 2), max_tokens=8)
+    suite, tag = write_campaign_suite(tmp_path, concurrency=(1, 2), max_tokens=8)
     out = tmp_path / "results"
     assert run_cli("run", suite, "--output", out).returncode == 0
     last = out / "eagle3" / "tiny" / "c2" / "r0"  # the plan's last cell
