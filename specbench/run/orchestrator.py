@@ -485,6 +485,66 @@ class _Runner:
             update_manifest(self.options.output, record)
         return self.loaded[index]
 
+    async def _attach(
+        self, session: aiohttp.ClientSession, server: PlanServer, live: _Live
+    ) -> tuple[str, int | None]:
+        """Check the server serves /metrics and the model; record it. (model, max_model_len)."""
+        api_key = self.api_key
+        try:
+            # Without /metrics there is no acceptance: fail before any request is sent.
+            await scrape(session, live.base_url, api_key)
+            served = await discover_model(session, live.base_url, api_key)
+        except ServerError as error:
+            if live.process is not None:
+                raise
+            # A server the user pointed at: unreachable is bad input, not a failed cell.
+            raise SpecbenchError(str(error)) from None
+        if live.process is None and server.config is not None and served["id"] != live.model:
+            raise SpecbenchError(
+                f"--endpoint {server.name}={server.endpoint}: serves {served['id']!r}, "
+                f"not {live.model!r}"
+            )
+        model = live.model or str(served["id"])
+        live.model = model
+        version = await server_version(session, live.base_url, api_key)
+        update_manifest(
+            self.options.output,
+            lambda m: m.with_server(
+                server.name, model=model, vllm_version=version, endpoint=live.base_url
+            ),
+        )
+        max_model_len = served.get("max_model_len")
+        if not isinstance(max_model_len, int) and server.config is not None:
+            max_model_len = server.config.max_model_len
+        return model, max_model_len if isinstance(max_model_len, int) else None
+
+    def _check_workload(
+        self,
+        server: PlanServer,
+        live: _Live,
+        cell: Cell,
+        cells: Sequence[Cell],
+        max_model_len: int | None,
+    ) -> None:
+        """Before a workload's first cell on a server: refuse max_tokens ≥ max_model_len; warn."""
+        spec_w = self.plan.workloads[cell.workload_index]
+        workload = self.workload(cell)
+        several = len(self.plan.servers) > 1 or len(self.plan.workloads) > 1
+        where = f"{server.name} × {cell.workload}: " if several else ""
+        if max_model_len is not None and spec_w.max_tokens >= max_model_len:
+            raise SpecbenchError(
+                f"{where}max_tokens = {spec_w.max_tokens} is not below "
+                f"max_model_len = {max_model_len} of {live.base_url} "
+                "(/v1/models): every request would be rejected; allowed: below "
+                f"{max_model_len}"
+            )
+        for message in context_warnings(workload, max_model_len, spec_w):
+            self.progress.warn(where + message)
+        levels = [c.concurrency for c in cells if c.workload_index == cell.workload_index]
+        over = concurrency_warning(levels, len(workload.conversations))
+        if over:
+            self.progress.warn(where + over)
+
     async def _measure(self, server: PlanServer, live: _Live, cells: Sequence[Cell]) -> list[Cell]:
         """Measure `cells` in order; return those left if the server died (failed one excluded)."""
         limit = max(c.concurrency for c in cells) + 8
@@ -492,32 +552,7 @@ class _Runner:
         async with aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=limit, limit_per_host=0)
         ) as session:
-            try:
-                # Without /metrics there is no acceptance: fail before any request is sent.
-                await scrape(session, live.base_url, api_key)
-                served = await discover_model(session, live.base_url, api_key)
-            except ServerError as error:
-                if live.process is not None:
-                    raise
-                # A server the user pointed at: unreachable is bad input, not a failed cell.
-                raise SpecbenchError(str(error)) from None
-            if live.process is None and server.config is not None and served["id"] != live.model:
-                raise SpecbenchError(
-                    f"--endpoint {server.name}={server.endpoint}: serves {served['id']!r}, "
-                    f"not {live.model!r}"
-                )
-            model = live.model or str(served["id"])
-            live.model = model
-            version = await server_version(session, live.base_url, api_key)
-            update_manifest(
-                self.options.output,
-                lambda m: m.with_server(
-                    server.name, model=model, vllm_version=version, endpoint=live.base_url
-                ),
-            )
-            max_model_len = served.get("max_model_len")
-            if not isinstance(max_model_len, int) and server.config is not None:
-                max_model_len = server.config.max_model_len
+            model, max_model_len = await self._attach(session, server, live)
             senders: dict[int, Sender] = {}
             first = live.process is not None
             health: dict[str, bool] = {}  # the liveness verdict of the last failed cell
@@ -533,23 +568,7 @@ class _Runner:
                     spec_w = self.plan.workloads[cell.workload_index]
                     workload = self.workload(cell)
                     if cell.workload_index not in senders:
-                        several = len(self.plan.servers) > 1 or len(self.plan.workloads) > 1
-                        where = f"{server.name} × {cell.workload}: " if several else ""
-                        if isinstance(max_model_len, int) and spec_w.max_tokens >= max_model_len:
-                            raise SpecbenchError(
-                                f"{where}max_tokens = {spec_w.max_tokens} is not below "
-                                f"max_model_len = {max_model_len} of {live.base_url} "
-                                "(/v1/models): every request would be rejected; allowed: below "
-                                f"{max_model_len}"
-                            )
-                        for message in context_warnings(workload, max_model_len, spec_w):
-                            self.progress.warn(where + message)
-                        levels = [
-                            c.concurrency for c in cells if c.workload_index == cell.workload_index
-                        ]
-                        over = concurrency_warning(levels, len(workload.conversations))
-                        if over:
-                            self.progress.warn(where + over)
+                        self._check_workload(server, live, cell, cells, max_model_len)
                         senders[cell.workload_index] = make_sender(
                             spec_w, session, live.base_url, model, api_key, limit
                         )
