@@ -1687,8 +1687,14 @@ for _name, _tests, _contains, _edit in [
     ),
     ("wrong type: repeats a float", "", "repeats", rep("repeats = 1", "repeats = 1.5")),
     (
+        "wrong type: max_tokens a numeric string",
+        f"{SUITE_BAD}::test_a_value_of_the_wrong_type_is_refused_not_coerced",
+        "max_tokens",
+        rep("max_tokens = 16", 'max_tokens = "16"'),
+    ),
+    (
         "wrong type: baseline a string",
-        "",
+        f"{SUITE_BAD}::test_a_value_of_the_wrong_type_is_refused_not_coerced",
         "baseline",
         rep("baseline = true", 'baseline = "yes"'),
     ),

@@ -167,7 +167,8 @@ def build_suite(raw: dict[str, Any], source: Path) -> Suite:
     }
     document.update(servers=merged, workloads=resolved, source=str(source))
     try:
-        return Suite.model_validate(document)
+        # Strict: a TOML value of the wrong type is refused, never coerced ("yes" → True).
+        return Suite.model_validate(document, strict=True)
     except ValidationError as error:
         raise SpecbenchError(describe_validation_error(error, Suite, "", source)) from None
 
@@ -199,7 +200,7 @@ def _server(name: str, table: dict[str, Any], own_keys: set[str], source: Path) 
     if isinstance(speculative, dict) and isinstance(speculative.get("model"), str):
         speculative["model"] = resolve_model(speculative["model"], folder)
     try:
-        return ServerConfig.model_validate(table)
+        return ServerConfig.model_validate(table, strict=True)
     except ValidationError as error:
         first = error.errors()[0]
         field = str(first["loc"][0]) if first["loc"] else ""
