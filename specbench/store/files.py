@@ -44,7 +44,10 @@ def write_atomic(path: Path, data: bytes | str) -> None:
     """Write via a temporary file in the same folder and rename, so a reader never sees half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode() if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:  # an immutable folder: name the file, not a temporary name
+        raise OSError(error.errno, error.strerror or str(error), str(path)) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
