@@ -254,4 +254,15 @@ def workload_from_options(**fields: Any) -> WorkloadSpec:
         # `options: --max_tokens: ...` → `--max-tokens: ...`, the flag the user typed.
         message = describe_validation_error(error, WorkloadSpec, "--", "options")
         flag, _, detail = message.removeprefix("options: ").partition(": ")
-        raise SpecbenchError(f"{flag.replace('_', '-')}: {detail}") from None
+        flag = flag.replace("_", "-")
+        raise SpecbenchError(f"{_BENCH_FLAGS.get(flag, flag)}: {detail}") from None
+
+
+#: `bench` options whose name is not the workload field's (`--request-timeout` sets
+#: `request_timeout_s`): a message names the flag the user typed.
+_BENCH_FLAGS = {
+    "--request-timeout-s": "--request-timeout",
+    "--categories": "--category",
+    "--entropy-tiers": "--entropy-tier",
+    "--name": "--workload-name",
+}
