@@ -20,7 +20,7 @@ sys.modules["fault_sweep"] = sweep  # dataclasses look their module up by name
 spec.loader.exec_module(sweep)
 
 CASES = (
-    "SIGTERM mid-cell",
+    "SIGTERM while the first server starts",
     "invalid JSON chunk in the stream",
     "binary summary.json, then `report`",
     "bench --concurrency '99999999999999999999'",
@@ -33,9 +33,8 @@ CASES = (
 def test_a_handful_of_sweep_cases_pass_and_the_totals_count_them(tmp_path: Path) -> None:
     results = sweep.sweep_cases(sweep.named(*CASES), tmp_path)
     assert [(r.name, r.status, r.problems) for r in results] == [(n, "pass", []) for n in CASES]
-    sigterm = results[0]
-    assert sigterm.observed.startswith("exit 143; interrupted: interrupted by SIGTERM")
-    assert "rerun: " in sigterm.observed and " cells measured, " in sigterm.observed
+    assert results[0].observed.startswith("exit 143; interrupted: interrupted by SIGTERM")
+    assert results[1].observed.startswith("exit 1; error: 1 cell(s) failed")
     totals = sweep.totals(results)
     assert totals == {
         "faults": {"passed": 3, "run": 3, "skipped": 0},
@@ -46,7 +45,7 @@ def test_a_handful_of_sweep_cases_pass_and_the_totals_count_them(tmp_path: Path)
     assert "Faults survived: 3/3" in table and "Bad inputs with a clean error: 4/4" in table
     assert table.count("\n| F") == 3 and table.count("\n| I") == 4
     # Every case's row names the test that injects the same fault, where there is one.
-    assert "test_faults_emulator.py::test_sigterm_mid_cell" in table
+    assert "test_launch_emulator.py::test_sigterm_inside_the_block_stops_the_server" in table
 
 
 def test_a_case_that_does_not_hold_fails_and_says_why(tmp_path: Path) -> None:
