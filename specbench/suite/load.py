@@ -167,7 +167,8 @@ def build_suite(raw: dict[str, Any], source: Path) -> Suite:
     }
     document.update(servers=merged, workloads=resolved, source=str(source))
     try:
-        return Suite.model_validate(document)
+        # Strict: a TOML value of the wrong type is refused, never coerced ("yes" → True).
+        return Suite.model_validate(document, strict=True)
     except ValidationError as error:
         raise SpecbenchError(describe_validation_error(error, Suite, "", source)) from None
 
@@ -199,7 +200,7 @@ def _server(name: str, table: dict[str, Any], own_keys: set[str], source: Path) 
     if isinstance(speculative, dict) and isinstance(speculative.get("model"), str):
         speculative["model"] = resolve_model(speculative["model"], folder)
     try:
-        return ServerConfig.model_validate(table)
+        return ServerConfig.model_validate(table, strict=True)
     except ValidationError as error:
         first = error.errors()[0]
         field = str(first["loc"][0]) if first["loc"] else ""
@@ -253,4 +254,15 @@ def workload_from_options(**fields: Any) -> WorkloadSpec:
         # `options: --max_tokens: ...` → `--max-tokens: ...`, the flag the user typed.
         message = describe_validation_error(error, WorkloadSpec, "--", "options")
         flag, _, detail = message.removeprefix("options: ").partition(": ")
-        raise SpecbenchError(f"{flag.replace('_', '-')}: {detail}") from None
+        flag = flag.replace("_", "-")
+        raise SpecbenchError(f"{_BENCH_FLAGS.get(flag, flag)}: {detail}") from None
+
+
+#: `bench` options whose name is not the workload field's (`--request-timeout` sets
+#: `request_timeout_s`): a message names the flag the user typed.
+_BENCH_FLAGS = {
+    "--request-timeout-s": "--request-timeout",
+    "--categories": "--category",
+    "--entropy-tiers": "--entropy-tier",
+    "--name": "--workload-name",
+}

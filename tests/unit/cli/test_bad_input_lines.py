@@ -24,6 +24,10 @@ BENCH = ("bench", "--endpoint", "http://127.0.0.1:9", "--dataset", str(DATA))
         ((*BENCH, "--temperature", "inf"), "error: --temperature: Input should be a finite"),
         ((*BENCH, "--request-timeout", "0"), "error: Invalid value for '--request-timeout'"),
         ((*BENCH, "--request-timeout", "-5"), "error: Invalid value for '--request-timeout'"),
+        (
+            (*BENCH, "--request-timeout", "inf"),
+            "error: --request-timeout: Input should be a finite",
+        ),
         ((*BENCH, "--max-tokens", "0"), "error: Invalid value for '--max-tokens'"),
         (("run", "s.toml", "--pilot-size", "0"), "error: Invalid value for '--pilot-size'"),
         (

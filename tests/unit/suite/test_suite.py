@@ -381,3 +381,42 @@ def test_numbers_are_range_checked_at_the_boundary(
     path = write(tmp_path, MINIMAL)
     message = error_of(path, (override,))
     assert message.startswith(str(path)) and expected in message, message
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (
+            "[servers.base]\nbaseline = true",
+            '[servers.base]\nbaseline = "yes"',
+            "servers.base.baseline: Input should be a valid boolean",
+        ),
+        (
+            "max_tokens = 64",
+            'max_tokens = "64"',
+            "workloads[0].max_tokens: Input should be a valid integer",
+        ),
+        (
+            "max_tokens = 64",
+            "max_tokens = true",
+            "workloads[0].max_tokens: Input should be a valid integer",
+        ),
+        ("repeats = 2", 'repeats = "2"', "repeats: Input should be a valid integer"),
+        (
+            "tensor_parallel_size = 2",
+            'tensor_parallel_size = "2"',
+            "target.tensor_parallel_size: Input should be a valid integer",
+        ),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_refused_not_coerced(
+    tmp_path: Path, old: str, new: str, expected: str
+) -> None:
+    # Lax validation read "yes" as true and "64" as 64: a typo changed what was measured.
+    message = error_of(write(tmp_path, MINIMAL.replace(old, new, 1)))
+    assert expected in message, message
+
+
+def test_toml_integers_still_fill_float_fields(tmp_path: Path) -> None:
+    text = MINIMAL.replace("max_tokens = 64", "max_tokens = 64\ntemperature = 1")
+    assert load_suite(write(tmp_path, text)).workloads[0].temperature == 1.0
