@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from specbench.client.record import RequestRecord
 from specbench.client.sender import Api, Client
 from specbench.measure.cuts import cell_cuts
-from specbench.measure.errors import cell_errors
 from specbench.measure.history import History
 from specbench.measure.loop import SKIPPED_AFTER_FAILED_TURN
 from specbench.measure.official_al import cell_official, official_summary
@@ -23,6 +22,7 @@ from specbench.measure.precision import (
     precise_enough,
     steady_state_window,
 )
+from specbench.measure.standard_errors import cell_errors
 from specbench.metrics.acceptance import (
     acceptance_length,
     conditional_acceptance,

@@ -1,4 +1,4 @@
-"""measure.errors: the stratified cluster bootstrap's standard errors against known values."""
+"""measure.standard_errors: the stratified cluster bootstrap against known values."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import statistics
 import pytest
 
 from specbench.client.record import RequestRecord
-from specbench.measure.errors import MIN_CONVERSATIONS, cell_errors, small_sample_factor
+from specbench.measure.standard_errors import MIN_CONVERSATIONS, cell_errors, small_sample_factor
 from specbench.metrics.latency import distribution
 from specbench.store.summary import CategoryAcceptance, CellSummary, SpecDecodeSummary
 
