@@ -40,7 +40,7 @@ LOSSLESS_MD = "lossless.md"
 
 
 @dataclass(frozen=True, slots=True)
-class Cell:
+class CompleteCell:
     """One complete cell of the results directory."""
 
     label: str
@@ -120,7 +120,7 @@ def _skip_reason(spec: CellSummary, base: CellSummary) -> str | None:
     return None
 
 
-def _records(cell: Cell, incomplete: list[str]) -> list[RequestRecord]:
+def _records(cell: CompleteCell, incomplete: list[str]) -> list[RequestRecord]:
     """The cell's records; a count that disagrees with its summary is noted in `incomplete`."""
     path = cell.directory / store.REQUESTS
     if not path.is_file():
@@ -133,7 +133,11 @@ def _records(cell: Cell, incomplete: list[str]) -> list[RequestRecord]:
 
 
 def check_cells(
-    spec: Cell, base: Cell, root: Path, min_match_rate: float, results: Sequence[PairResult]
+    spec: CompleteCell,
+    base: CompleteCell,
+    root: Path,
+    min_match_rate: float,
+    results: Sequence[PairResult],
 ) -> CellCheck:
     """Summarise the pair results of one speculative cell against its baseline cell."""
     compared_by = {r.compared_by for r in results if r.compared_by is not None}
@@ -187,7 +191,7 @@ def check_cells(
     )
 
 
-def _skipped_cell(spec: Cell, base: Cell, root: Path, reason: str) -> CellCheck:
+def _skipped_cell(spec: CompleteCell, base: CompleteCell, root: Path, reason: str) -> CellCheck:
     empty = match_count([])
     return CellCheck(
         speculative=spec.label,
@@ -212,7 +216,7 @@ def _skipped_cell(spec: Cell, base: Cell, root: Path, reason: str) -> CellCheck:
     )
 
 
-def acceptance_row(cell: Cell, records: Sequence[RequestRecord]) -> AcceptanceRow:
+def acceptance_row(cell: CompleteCell, records: Sequence[RequestRecord]) -> AcceptanceRow:
     lengths = acceptance_lengths(cell.summary.spec_decode, records)
     return AcceptanceRow(
         label=cell.label,
@@ -237,13 +241,13 @@ def acceptance_row(cell: Cell, records: Sequence[RequestRecord]) -> AcceptanceRo
 
 def _load(
     results_dir: Path, baseline: str | None, speculative: str | None
-) -> tuple[list[Cell], tuple[str, ...], tuple[str, ...], dict[str, str]]:
+) -> tuple[list[CompleteCell], tuple[str, ...], tuple[str, ...], dict[str, str]]:
     from specbench.results import frame as F
     from specbench.results.selection import select_labels
 
     loaded, _failed = F.load_cells([results_dir])
     selection = select_labels(F.cells_frame(loaded), baseline, speculative)
-    cells = [Cell(c.label, c.summary.workload, c.path.parent, c.summary) for c in loaded]
+    cells = [CompleteCell(c.label, c.summary.workload, c.path.parent, c.summary) for c in loaded]
     pairs = {c.speculative: c.baseline for c in selection.comparisons}
     return cells, selection.baselines, selection.speculative, pairs
 
