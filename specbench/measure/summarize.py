@@ -55,8 +55,8 @@ from specbench.store.summary import (
     CellSummary,
     FigurePrecision,
     SpecDecodeSummary,
+    StopReason,
 )
-from specbench.store.summary import StoppingRule as StoppingRuleName
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,7 +346,7 @@ def with_precision(
     used = summary.num_conversations
     available = max(spec.conversations_available, used)
     if spec.precision is None:
-        rule: StoppingRuleName = "all_conversations"
+        rule: StopReason = "all_conversations"
     elif used < available:
         rule = "precision_reached"
     elif precise_enough(intervals, spec.precision):

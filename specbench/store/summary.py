@@ -124,7 +124,8 @@ class OfficialAcceptanceSummary(Frozen):
     eos_stripped_turns: int = Field(default=0, description="Turns that ended on EOS.")
 
 
-StoppingRule = Literal[
+#: Why a cell stopped dispatching: the value of `CellPrecision.stopping_rule`.
+StopReason = Literal[
     "all_conversations",
     "precision_reached",
     "all_conversations_precision_reached",
@@ -148,7 +149,7 @@ class CellPrecision(Frozen):
 
     target: float | None = Field(description="Precision target; None: every conversation.")
     min_conversations: int = Field(description="Floor before the cell may stop.")
-    stopping_rule: StoppingRule = Field(
+    stopping_rule: StopReason = Field(
         description="precision_reached: stopped dispatching early; all_conversations*: "
         "measured every conversation (with or without reaching the target)."
     )
