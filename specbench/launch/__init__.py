@@ -8,7 +8,7 @@ from specbench.launch.argv import (
     speculative_config_json,
 )
 from specbench.launch.config import (
-    EmulatorConfig,
+    EmulatorOverrides,
     Engine,
     ServerConfig,
     SpeculativeConfig,
@@ -19,7 +19,7 @@ from specbench.launch.process import ServerProcess
 from specbench.launch.provenance import GpuInventory, ServerProvenance
 
 __all__ = [
-    "EmulatorConfig",
+    "EmulatorOverrides",
     "Engine",
     "GpuInventory",
     "ServerConfig",

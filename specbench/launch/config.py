@@ -75,8 +75,8 @@ class SpeculativeConfig(Frozen):
         return self
 
 
-class EmulatorConfig(Frozen):
-    """Settings of `specbench emulate`; None leaves the emulator's own default."""
+class EmulatorOverrides(Frozen):
+    """A suite server's `[emulator]` table: `specbench emulate` options; None keeps its default."""
 
     acceptance: list[float] | None = Field(
         default=None,
@@ -122,7 +122,7 @@ class EmulatorConfig(Frozen):
     )
 
     @model_validator(mode="after")
-    def _check_acceptance(self) -> EmulatorConfig:
+    def _check_acceptance(self) -> EmulatorOverrides:
         for name in ("acceptance", "reasoning_acceptance"):
             values = getattr(self, name)
             if values is not None:
@@ -177,7 +177,7 @@ class ServerConfig(Frozen):
             "merged-chunk check."
         ),
     )
-    emulator: EmulatorConfig | None = Field(
+    emulator: EmulatorOverrides | None = Field(
         default=None, description="Emulator settings; only with engine = 'emulator'."
     )
 

@@ -17,7 +17,7 @@ import pytest
 from helpers import run_cli, running_emulator
 
 from specbench import store
-from specbench.launch import EmulatorConfig, ServerConfig, ServerProcess, SpeculativeConfig
+from specbench.launch import EmulatorOverrides, ServerConfig, ServerProcess, SpeculativeConfig
 from specbench.metrics.prometheus import (
     GENERATION_TOKENS,
     SPEC_ACCEPTED,
@@ -37,7 +37,7 @@ def emulator(name: str, log_dir: Path, *, speculative: bool) -> ServerProcess:
         speculative=SpeculativeConfig(method="eagle3", model="draft", num_speculative_tokens=3)
         if speculative
         else None,
-        emulator=EmulatorConfig(
+        emulator=EmulatorOverrides(
             acceptance=[0.8, 0.75, 0.7] if speculative else None,
             prefill_ms=2.0,
             step_ms=1.0,
@@ -327,10 +327,10 @@ def test_bad_input_gets_one_line_and_exit_2(spec_server, plain_http_server, data
 
 
 def test_prompts_over_the_context_window_warn_then_stop_the_cell(tmp_path):
-    from specbench.launch import EmulatorConfig, ServerConfig, ServerProcess
+    from specbench.launch import EmulatorOverrides, ServerConfig, ServerProcess
 
     config = ServerConfig(
-        engine="emulator", model="short", emulator=EmulatorConfig(prefill_ms=1, step_ms=1)
+        engine="emulator", model="short", emulator=EmulatorOverrides(prefill_ms=1, step_ms=1)
     )
     # The emulator's context window is 4096 tokens by default; ask it for 64.
     config = config.model_copy(update={"max_model_len": 64})

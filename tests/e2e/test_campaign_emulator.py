@@ -157,7 +157,7 @@ def test_bad_suites_get_one_line_and_exit_2(tmp_path):
 
 
 def test_endpoint_attaches_to_a_running_server_instead_of_starting_one(tmp_path):
-    from specbench.launch import EmulatorConfig, ServerConfig, ServerProcess, SpeculativeConfig
+    from specbench.launch import EmulatorOverrides, ServerConfig, ServerProcess, SpeculativeConfig
     from specbench.suite import load_suite
 
     suite, tag = write_campaign_suite(tmp_path, concurrency=(2,), max_tokens=16)
@@ -165,7 +165,7 @@ def test_endpoint_attaches_to_a_running_server_instead_of_starting_one(tmp_path)
     assert config.speculative == SpeculativeConfig(
         method="eagle3", model="draft", num_speculative_tokens=3
     )
-    assert isinstance(config.emulator, EmulatorConfig) and isinstance(config, ServerConfig)
+    assert isinstance(config.emulator, EmulatorOverrides) and isinstance(config, ServerConfig)
     out = tmp_path / "results"
     with ServerProcess(config, name="outside", log_dir=tmp_path) as running:
         result = run(

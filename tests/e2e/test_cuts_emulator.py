@@ -25,7 +25,7 @@ from specbench.emulator.acceptance import (
     expected_acceptance_length_between,
     is_exact_between,
 )
-from specbench.launch import EmulatorConfig, ServerConfig, ServerProcess, SpeculativeConfig
+from specbench.launch import EmulatorOverrides, ServerConfig, ServerProcess, SpeculativeConfig
 from specbench.metrics.cuts import (
     SpanSplit,
     StepAlignment,
@@ -110,7 +110,7 @@ async def _run(base: str, model: str, requests: int, max_tokens: int, inline: bo
 
 
 def _serve_and_stream(
-    tmp_path: Path, settings: EmulatorConfig, requests: int, max_tokens: int
+    tmp_path: Path, settings: EmulatorOverrides, requests: int, max_tokens: int
 ) -> list[StreamedAnswer]:
     config = ServerConfig(
         engine="emulator",
@@ -125,7 +125,7 @@ def _serve_and_stream(
         return asyncio.run(_run(server.base_url, "emu-reasoner", requests, max_tokens, inline))
 
 
-def _truth_config(settings: EmulatorConfig):
+def _truth_config(settings: EmulatorOverrides):
     return make_emulator_config(
         acceptance=tuple(settings.acceptance or ()),
         reasoning_acceptance=tuple(settings.reasoning_acceptance or ()),
@@ -156,7 +156,7 @@ def _within(measured: float | None, truth: float) -> float:
 
 @pytest.mark.parametrize("reasoning_output", ["reasoning", "reasoning_content"])
 def test_thinking_vs_answer_within_one_percent(tmp_path: Path, reasoning_output: str) -> None:
-    settings = EmulatorConfig(
+    settings = EmulatorOverrides(
         acceptance=[0.8, 0.75, 0.7],
         reasoning_acceptance=[0.5, 0.45, 0.4],
         reasoning_tokens=400,
@@ -193,7 +193,7 @@ def test_thinking_vs_answer_within_one_percent(tmp_path: Path, reasoning_output:
 
 
 def test_position_bins_with_decay_and_inline_thinking_within_one_percent(tmp_path: Path) -> None:
-    settings = EmulatorConfig(
+    settings = EmulatorOverrides(
         acceptance=[0.9, 0.85, 0.8],
         reasoning_acceptance=[0.6, 0.55, 0.5],
         reasoning_tokens=256,

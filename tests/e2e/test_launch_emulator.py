@@ -24,7 +24,7 @@ import pytest
 
 from specbench.common import interrupt
 from specbench.common.errors import ServerError, SpecbenchError
-from specbench.launch import EmulatorConfig, ServerConfig, ServerProcess, SpeculativeConfig
+from specbench.launch import EmulatorOverrides, ServerConfig, ServerProcess, SpeculativeConfig
 from specbench.launch.host import group_alive
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,7 +34,7 @@ SPECULATIVE = ServerConfig(
     engine="emulator",
     model="emu-target",
     speculative=SpeculativeConfig(method="eagle3", model="emu-draft", num_speculative_tokens=3),
-    emulator=EmulatorConfig(acceptance=[0.8, 0.75, 0.7], prefill_ms=1.0, step_ms=1.0, seed=3),
+    emulator=EmulatorOverrides(acceptance=[0.8, 0.75, 0.7], prefill_ms=1.0, step_ms=1.0, seed=3),
 )
 BASELINE = ServerConfig(engine="emulator", model="emu-target", baseline=True)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from specbench import store
-from specbench.launch import EmulatorConfig, ServerConfig, ServerProcess
+from specbench.launch import EmulatorOverrides, ServerConfig, ServerProcess
 
 
 def emulator(log_dir: Path, *, dev_mode: bool, prompt_log: Path | None = None) -> ServerProcess:
@@ -29,7 +29,7 @@ def emulator(log_dir: Path, *, dev_mode: bool, prompt_log: Path | None = None) -
         engine="emulator",
         model="emu",
         env={"VLLM_SERVER_DEV_MODE": "1"} if dev_mode else {},
-        emulator=EmulatorConfig(
+        emulator=EmulatorOverrides(
             prefill_ms=2.0,
             step_ms=1.0,
             per_request_step_ms=0.02,

@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from specbench.launch import (
-    EmulatorConfig,
+    EmulatorOverrides,
     ServerConfig,
     SpeculativeConfig,
     build_argv,
@@ -197,7 +197,7 @@ def test_emulator_argv_speculative() -> None:
         model="emu",
         max_model_len=4096,
         speculative=SpeculativeConfig(method="eagle3", model="d", num_speculative_tokens=3),
-        emulator=EmulatorConfig(
+        emulator=EmulatorOverrides(
             acceptance=[0.8, 0.75, 0.7],
             prefill_ms=5.0,
             step_ms=4.0,
@@ -241,7 +241,7 @@ def test_emulator_argv_without_speculation_is_no_spec() -> None:
         engine="emulator",
         model="emu",
         served_model_name="served",
-        emulator=EmulatorConfig(acceptance=[0.5], seed=1),
+        emulator=EmulatorOverrides(acceptance=[0.5], seed=1),
     )
     assert build_argv(config, python="/py", port=1) == [
         "/py",
@@ -260,7 +260,7 @@ def test_emulator_argv_without_speculation_is_no_spec() -> None:
 
 def test_emulator_table_needs_emulator_engine() -> None:
     with pytest.raises(ValidationError, match="engine = 'emulator'"):
-        ServerConfig(model="m", emulator=EmulatorConfig(seed=1))
+        ServerConfig(model="m", emulator=EmulatorOverrides(seed=1))
 
 
 def test_server_config_is_frozen_and_strict() -> None:
@@ -289,7 +289,7 @@ def test_emulator_argv_reasoning_decay_and_detailed_metrics() -> None:
         engine="emulator",
         model="emu",
         speculative=SpeculativeConfig(method="eagle3", model="d", num_speculative_tokens=2),
-        emulator=EmulatorConfig(
+        emulator=EmulatorOverrides(
             reasoning_tokens=300,
             reasoning_acceptance=[0.5, 0.4],
             reasoning_output="inline",
