@@ -1391,7 +1391,7 @@ def f_stale_lock(sweep: Sweep, check: Check) -> None:
     (out / ".specbench.lock").write_text("pid 999999 on nowhere since 2020 (garbled")
     outcome = sweep.cli("run", suite, "--output", out)
     check.clean_exit(outcome, (0,), None, one_line=False, prefix="")
-    check.that("0 cells measured, 4 already complete" in outcome.stderr, "not a plain resume")
+    check.that("0 cells measured, 4 already complete" in outcome.stdout, "not a plain resume")
 
 
 # --- bad inputs ---------------------------------------------------------------------------

@@ -63,7 +63,7 @@ def bench(
     strict: o.Strict = False,
 ) -> None:
     """Measure AL, acceptance, TTFT, TPOT, E2E and tok/s/GPU against a running server."""
-    from specbench.cli.progress import RichRunProgress, cells_table, console
+    from specbench.cli.progress import RichRunProgress, cells_table, results_console
     from specbench.run.orchestrator import run_plan
     from specbench.run.plan import RunOptions, parse_concurrencies, plan_endpoint
     from specbench.suite.load import workload_from_options
@@ -93,8 +93,8 @@ def bench(
     with RichRunProgress(campaign_bar=False) as progress:
         result = run_plan(plan, options, progress)
     summaries = [o.summary for o in result.outcomes.values() if o.summary is not None]
-    console.print(cells_table(summaries))
-    console.print(f"results in {output}", markup=False)
+    results_console.print(cells_table(summaries))
+    results_console.print(f"results in {output}", markup=False)
     if result.failed:
         first = result.outcomes[result.failed[0]].error
         # As `run`: cells were measured and some failed (1); bad input and an unreachable

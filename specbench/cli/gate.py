@@ -38,14 +38,14 @@ def save(
     gate_rules = load_rules(rules)
     baseline = save_baseline(results_dir, out)
     metrics = sum(len(cell.metrics) for cell in baseline.cells.values())
-    console = make_console(stderr=True, highlight=False)
-    console.print(
+    make_console(highlight=False).print(
         f"baseline of {len(baseline.cells)} cells ({metrics} metrics) from {results_dir} "
         f"written to {out}",
         markup=False,
     )
+    warnings = make_console(stderr=True, highlight=False)
     for warning in baseline_warnings(baseline, gate_rules):
-        console.print(line("warning:", "yellow", warning), soft_wrap=True)
+        warnings.print(line("warning:", "yellow", warning), soft_wrap=True)
 
 
 def gate(
@@ -67,6 +67,7 @@ def gate(
 ) -> None:
     """Compare results with a baseline: exit 0 pass, 1 regression, 2 bad or missing input."""
     from specbench.cli.console import make_console
+    from specbench.cli.lines import line
     from specbench.common.errors import RegressionDetected, SpecbenchError
     from specbench.gate.markdown import headline
     from specbench.gate.run import GateOptions, run_gate
@@ -82,7 +83,7 @@ def gate(
         strict_suite=strict_suite,
     )
     report = run_gate(options)
-    console = make_console(stderr=True)
+    console = make_console()  # the table and the verdicts are the results: stdout
     console.print(gate_table(report))
     for note in report.notes:
         console.print(f"note: {note}", soft_wrap=True, highlight=False, markup=False)
@@ -94,5 +95,9 @@ def gate(
             + ", ".join(missing)
         )
     regressions = report.with_verdict("regression", "missing")
+    for row in regressions:  # one line per finding
+        console.print(line("regression:", "bold red", explanation(row)), soft_wrap=True)
     if regressions:
-        raise RegressionDetected("; ".join(explanation(row) for row in regressions))
+        raise RegressionDetected(
+            f"{len(regressions)} finding(s) (cell × metric), one `regression:` line each on stdout"
+        )

@@ -7,9 +7,11 @@ Heavy imports (pandas, matplotlib, datasets, aiohttp) happen inside commands so 
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 
+from specbench import __version__
 from specbench.cli.console import env_width, make_console
 from specbench.cli.lines import line
 from specbench.common import interrupt
@@ -29,8 +31,28 @@ except ImportError:  # pragma: no cover (older typer uses click itself)
     from click import exceptions as click_errors  # type: ignore[no-redef]
 
 err_console = make_console(stderr=True, highlight=False)
-#: click's "no arguments: show the help" (click >= 8.2); a usage error before that.
+#: click's "no arguments: show the help" (click >= 8.2): raised only by a command group
+#: called alone (`specbench`, `specbench data`), which prints its help and exits 0.
 _NO_ARGS = getattr(click_errors, "NoArgsIsHelpError", ())
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"specbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Options of `specbench` itself, before the command."""
+
 
 # Each command module adds its commands to `app`, in the order `--help` lists them; the
 # modules import only typer at the top, so `specbench --help` stays instant.
@@ -78,8 +100,8 @@ def report_error(error: BaseException) -> int:
         stops = [e for e in error.exceptions if isinstance(e, interrupt.Interrupted)]
         error = stops[0] if stops else error.exceptions[0]
     if isinstance(error, _NO_ARGS):
-        err_console.print(error.format_message(), markup=False)
-        return int(error.exit_code)
+        typer.echo(error.format_message())  # the help, as `--help` prints it: stdout
+        return 0
     if isinstance(error, click_errors.ClickException):
         say("error:", "bold red", usage_error(error))
         return int(error.exit_code)

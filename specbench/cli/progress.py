@@ -1,4 +1,4 @@
-"""Rich progress bars and result tables for measuring commands (the CLI's report layer)."""
+"""Progress bars (on stderr) and result tables (on stdout) of the measuring commands."""
 
 from __future__ import annotations
 
@@ -26,7 +26,10 @@ from specbench.run.plan import Plan
 from specbench.store.summary import CellSummary
 from specbench.suite import Cell
 
+#: Progress bars, server events, logs and warnings: stderr, so that stdout holds results only.
 console = make_console(stderr=True)
+#: Results: tables, verdicts and the closing summary line (`specbench run … > run.log`).
+results_console = make_console()
 
 
 class RichCellProgress(CellProgress):

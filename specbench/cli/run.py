@@ -67,7 +67,7 @@ def run(
     launcher: o.Launcher = None,
 ) -> None:
     """Start each server once, measure every missing cell, and print AL, tok/s/GPU and speedup."""
-    from specbench.cli.progress import RichRunProgress, console, run_table
+    from specbench.cli.progress import RichRunProgress, results_console, run_table
     from specbench.run.orchestrator import run_plan
     from specbench.run.plan import RunOptions, parse_endpoints, plan_suite
     from specbench.suite import describe_suite, load_suite
@@ -143,13 +143,13 @@ def run(
     plan = plan_suite(loaded, options)
     with RichRunProgress() as progress:
         result = run_plan(plan, options, progress)
-    console.print(run_table(plan, result))
+    results_console.print(run_table(plan, result))
     from specbench.analysis.al_consistency import check_acceptance, describe_checks
 
     for line in describe_checks(check_acceptance(options.output)):
-        console.print(line)
+        results_console.print(line)
     skipped = len(result.outcomes) - len(result.measured) - len(result.failed)
-    console.print(
+    results_console.print(
         f"{len(result.measured)} cells measured, {skipped} already complete, "
         f"{len(result.failed)} failed; results in {options.output}",
         markup=False,

@@ -22,7 +22,7 @@ def test_campaign_runs_every_cell_then_a_rerun_measures_none(tmp_path):
     out = tmp_path / "results"
     first = run(suite, "--output", out)
     assert first.returncode == 0, first.stderr
-    assert "4 cells measured, 0 already complete, 0 failed" in first.stderr
+    assert "4 cells measured, 0 already complete, 0 failed" in first.stdout
     cells = summary_paths(out)
     assert [p.relative_to(out).parts[:3] for p in cells] == [
         ("baseline", "tiny", "c1"),
@@ -45,12 +45,12 @@ def test_campaign_runs_every_cell_then_a_rerun_measures_none(tmp_path):
     assert manifest["schema_version"] == 2
     assert manifest["runs"][-1]["cells_failed"] == []
     assert len(manifest["runs"][-1]["cells_measured"]) == 4
-    assert "speedup" in first.stderr
+    assert "speedup" in first.stdout and "speedup" not in first.stderr  # the table: stdout
     mtimes = [p.stat().st_mtime_ns for p in cells]
 
     again = run(suite, "--output", out)
     assert again.returncode == 0, again.stderr
-    assert "0 cells measured, 4 already complete" in again.stderr
+    assert "0 cells measured, 4 already complete" in again.stdout
     assert "starting" not in again.stderr  # nothing to measure: no server was started
     assert [p.stat().st_mtime_ns for p in summary_paths(out)] == mtimes
     assert server_pids(tag) == []
@@ -84,7 +84,7 @@ def test_sigint_mid_campaign_stops_servers_keeps_cells_and_rerun_completes(tmp_p
 
     rerun = run(suite, "--output", out)
     assert rerun.returncode == 0, rerun.stderr
-    assert f"{6 - len(kept)} cells measured, {len(kept)} already complete" in rerun.stderr
+    assert f"{6 - len(kept)} cells measured, {len(kept)} already complete" in rerun.stdout
     assert len(summary_paths(out)) == 6
 
 
@@ -112,7 +112,7 @@ def test_a_server_killed_mid_campaign_is_restarted_and_later_cells_succeed(tmp_p
 
     rerun = run(suite, "--output", out, "--server", "eagle3")
     assert rerun.returncode == 0, rerun.stderr
-    assert "1 cells measured, 2 already complete" in rerun.stderr
+    assert "1 cells measured, 2 already complete" in rerun.stdout
     assert not (out / "eagle3" / "tiny" / "c2" / "r0" / "failure.json").exists()
 
 

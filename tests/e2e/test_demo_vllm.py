@@ -41,7 +41,7 @@ def demo(
         overrides += ["--endpoint", f"{name}={server.base_url}"]
     result = specbench("run", REPO / "suites" / "cpu-demo.toml", "--output", out, *overrides)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "12 cells measured, 0 already complete, 0 failed" in result.stderr
+    assert "12 cells measured, 0 already complete, 0 failed" in result.stdout
     return out, overrides
 
 
@@ -113,5 +113,5 @@ def test_report_builds_and_a_rerun_measures_nothing(demo):
     assert list((out / "report").rglob("*.png"))
     again = specbench("run", REPO / "suites" / "cpu-demo.toml", "--output", out, *overrides)
     assert again.returncode == 0, again.stderr
-    assert "0 cells measured, 12 already complete" in again.stderr
+    assert "0 cells measured, 12 already complete" in again.stdout
     assert "starting" not in again.stderr

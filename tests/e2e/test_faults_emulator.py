@@ -54,7 +54,7 @@ def test_sigterm_mid_cell_discards_the_cell_exits_143_and_keeps_the_others(tmp_p
 
     rerun = run_cli("run", suite, "--output", out)
     assert rerun.returncode == 0, rerun.stderr
-    assert f"{4 - len(kept)} cells measured, {len(kept)} already complete" in rerun.stderr
+    assert f"{4 - len(kept)} cells measured, {len(kept)} already complete" in rerun.stdout
     assert {p: summary_bytes(out)[p] for p in kept} == kept
 
 
@@ -72,9 +72,9 @@ def test_sigint_inherited_as_ignored_stays_ignored(tmp_path):
                 break
             process.send_signal(signal.SIGINT)
             time.sleep(0.05)
-        _, stderr = process.communicate(timeout=300)
+        stdout, stderr = process.communicate(timeout=300)
     assert process.returncode == 0, stderr
-    assert "2 cells measured" in stderr
+    assert "2 cells measured" in stdout
     for records in out.rglob("requests.jsonl"):
         rows = [json.loads(line) for line in records.open()]
         summary = json.loads((records.parent / "summary.json").read_text())
@@ -105,7 +105,7 @@ def test_a_second_writer_is_refused_naming_the_holder_and_the_first_run_is_intac
     assert len(summary_bytes(out)) == 2
     # The lock went with the first run: a rerun may write (and finds nothing to measure).
     again = run_cli("run", suite, "--output", out, "--server", "eagle3")
-    assert again.returncode == 0 and "0 cells measured, 2 already complete" in again.stderr
+    assert again.returncode == 0 and "0 cells measured, 2 already complete" in again.stdout
     assert server_pids(tag) == []
 
 
@@ -145,7 +145,7 @@ def test_kill_9_of_the_campaign_takes_its_server_down_and_a_rerun_completes(tmp_
     wait_for(lambda: server_pids(tag) == [], 30)  # the parent-death signal stopped it
     rerun = run_cli("run", suite, "--output", out)  # the kernel released the lock
     assert rerun.returncode == 0, rerun.stderr
-    assert f"{4 - len(kept)} cells measured, {len(kept)} already complete" in rerun.stderr
+    assert f"{4 - len(kept)} cells measured, {len(kept)} already complete" in rerun.stdout
     assert {p: summary_bytes(out)[p] for p in kept} == kept
     manifest = json.loads((out / "manifest.json").read_text())
     assert all(server.get("process") is None for server in manifest["servers"].values())
@@ -438,7 +438,7 @@ def test_disk_full_mid_campaign_keeps_cells_and_a_rerun_completes(tmp_path):
         filler.unlink()
         rerun = run_cli("run", suite, "--output", out)
         assert rerun.returncode == 0, rerun.stderr
-        assert f"{len(kept)} already complete" in rerun.stderr
+        assert f"{len(kept)} already complete" in rerun.stdout
         assert {p: summary_bytes(out)[p] for p in kept} == kept
         assert len(summary_bytes(out)) == 4
 

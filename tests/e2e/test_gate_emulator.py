@@ -106,7 +106,8 @@ def test_worse_draft_fails_on_acceptance_length(campaign, tmp_path):
     summary = tmp_path / "summary.md"
     result = gate(current, baseline, "--junit", junit, "--summary", summary)
     assert result.returncode == 1, result.stderr
-    assert "regression:" in result.stderr and "Traceback" not in result.stderr
+    assert "regression:" in result.stdout and "Traceback" not in result.stderr
+    assert len(result.stderr.splitlines()) == 1  # the findings are on stdout, a line each
     cases = junit_cases(junit)
     for cell in (MIXED_CELL, WRITING_CELL):
         assert cases[(cell, "acceptance_length")] == "failure"
@@ -183,7 +184,7 @@ def test_failed_requests_fail_the_gate(campaign, tmp_path):
     result = gate(after, baseline, "--junit", junit)
     assert result.returncode == 1, result.stderr
     assert junit_cases(junit)[("eagle3/tiny/c4", "num_failed")] == "failure"
-    assert "no suite in either manifest" in result.stderr
+    assert "no suite in either manifest" in result.stdout
     # Failed requests alone fail the gate: a rules file keeping only that rule.
     rules = tmp_path / "gate.toml"
     rules.write_text(
@@ -192,7 +193,7 @@ def test_failed_requests_fail_the_gate(campaign, tmp_path):
     only_failures = gate(after, baseline, "--rules", rules)
     assert only_failures.returncode == 1, only_failures.stderr
     assert f"num_failed: REGRESSION; baseline 0 (n=1), current {summary['num_failed']} (n=1)" in (
-        only_failures.stderr
+        only_failures.stdout
     )
     assert gate(before, baseline, "--rules", rules).returncode == 0
     # Bench results are not the campaign's suite: bad input, naming both.

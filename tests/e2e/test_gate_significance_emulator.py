@@ -80,7 +80,7 @@ def test_a_seed_only_rerun_passes_and_a_clear_regression_fails(campaign, tmp_pat
     tested = [m for m, (_, message) in rows.items() if "decided by significance" in message]
     # AL, official AL, 3 positions, 3 categories, throughput, TTFT, E2E: 11 figures tested.
     assert len(tested) == 11, rows
-    assert "α / m = 0.05 / 11" in result.stderr
+    assert "α / m = 0.05 / 11" in result.stdout
 
     worse = run_suite(
         suite, tmp_path / "worse", "servers.eagle3.emulator.acceptance=[0.6, 0.55, 0.5]"

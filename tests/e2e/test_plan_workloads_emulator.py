@@ -62,7 +62,7 @@ def test_workloads_on_one_dataset_are_measured_and_reported_apart(tmp_path):
     out = tmp_path / "results"
     result = cli("run", suite, "--output", out)
     assert result.returncode == 0, result.stderr
-    assert "6 cells measured, 0 already complete, 0 failed" in result.stderr
+    assert "6 cells measured, 0 already complete, 0 failed" in result.stdout
     folders = sorted(p.parent.parent.parent.name for p in (out / "eagle3").rglob("summary.json"))
     assert folders == ["tiny+code+math", "tiny+max_tokens-16", "tiny+max_tokens-48"]
     caps = {
@@ -76,7 +76,7 @@ def test_workloads_on_one_dataset_are_measured_and_reported_apart(tmp_path):
     # A rerun skips all six: no workload reads another's cells as "already complete".
     again = cli("run", suite, "--output", out)
     assert again.returncode == 0, again.stderr
-    assert "0 cells measured, 6 already complete" in again.stderr
+    assert "0 cells measured, 6 already complete" in again.stdout
 
     frame = F.load_results([out])
     groups = sorted(set(frame[F.GROUP]))

@@ -74,16 +74,17 @@ def test_cli_exit_codes(tmp_path):
     baseline = tmp_path / "b.json"
     saved = cli("baseline", "save", baseline_dir, "--out", baseline)
     assert saved.returncode == 0, saved.stderr
-    assert "baseline of 1 cells" in saved.stderr
+    assert "baseline of 1 cells" in saved.stdout and saved.stderr == ""
     passed = cli("gate", baseline_dir, "--baseline", baseline)
     assert passed.returncode == 0, passed.stderr
-    assert "specbench gate: pass" in passed.stderr
+    # The table and the verdict are results: stdout (`gate … > gate.log` keeps them).
+    assert "specbench gate: pass" in passed.stdout and passed.stderr == ""
     regressed = write_results(
         tmp_path / "c", al_counters=((1000, [700, 450, 300]), (1000, [690, 460, 290]))
     )
     failed = cli("gate", regressed, "--baseline", baseline)
-    assert failed.returncode == 1 and "regression:" in failed.stderr
-    assert "acceptance_length[" not in failed.stderr  # no categories in this run
+    assert failed.returncode == 1 and "regression:" in failed.stdout
+    assert "acceptance_length[" not in failed.stdout  # no categories in this run
     other = write_results(tmp_path / "d", name="other-suite")
     mismatch = cli("gate", other, "--baseline", baseline, "--summary", tmp_path / "s.md")
     assert mismatch.returncode == 2 and "Traceback" not in mismatch.stderr
@@ -98,3 +99,25 @@ def test_cli_exit_codes(tmp_path):
     bad_rules = cli("gate", baseline_dir, "--baseline", baseline, "--rules", rules)
     assert bad_rules.returncode == 2
     assert f"{rules}: metrics.acceptance_length: give exactly one of" in bad_rules.stderr
+
+
+def test_gate_prints_one_line_per_finding_on_stdout_and_one_line_on_stderr(tmp_path):
+    baseline, current = worse(tmp_path)
+    gate = cli("gate", current, "--baseline", baseline)
+    assert gate.returncode == 2, gate.stderr  # c16 is missing: bad input wins over regressions
+    assert gate.stderr.splitlines() == [
+        f"error: 1 baseline cell(s) missing from {current} (failed or not run): "
+        "eagle3/speed-bench-qualitative/c16"
+    ]
+    assert "specbench gate: baseline cells missing" in gate.stdout
+    regressed = tmp_path / "regressed.json"
+    save_baseline(write_results(tmp_path / "r"), regressed)
+    failed = cli("gate", current, "--baseline", regressed)
+    assert failed.returncode == 1, failed.stderr
+    findings = [line for line in failed.stdout.splitlines() if line.startswith("regression:")]
+    assert len(findings) == 4
+    assert findings[0].startswith("regression: eagle3/speed-bench-qualitative/c8 ")
+    assert all("REGRESSION; baseline " in line for line in findings)
+    assert failed.stderr.splitlines() == [
+        "regression: 4 finding(s) (cell × metric), one `regression:` line each on stdout"
+    ]
