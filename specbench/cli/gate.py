@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from specbench.cli import options as o
+
 baseline_app = typer.Typer(
     name="baseline",
     help="Save the metrics of a results directory as a baseline.",
@@ -23,10 +25,7 @@ def register(app: typer.Typer) -> None:
 def save(
     results_dir: Annotated[Path, typer.Argument(help="Results directory (specbench run).")],
     out: Annotated[Path, typer.Option(help="Baseline JSON to write, e.g. baselines/NAME.json.")],
-    rules: Annotated[
-        Path | None,
-        typer.Option(help="gate.toml the baseline will be used with (for the size warning)."),
-    ] = None,
+    rules: o.GateRules = None,
 ) -> None:
     """Store per-cell metrics with their errors, spread over repeats and the provenance."""
     from specbench.cli.console import make_console
@@ -51,9 +50,7 @@ def save(
 def gate(
     results_dir: Annotated[Path, typer.Argument(help="Results directory to judge.")],
     baseline: Annotated[Path, typer.Option(help="Baseline JSON (specbench baseline save).")],
-    rules: Annotated[
-        Path | None, typer.Option(help="gate.toml with per-metric rules; default rules if unset.")
-    ] = None,
+    rules: o.GateRules = None,
     junit: Annotated[
         Path | None, typer.Option(help="Write JUnit XML: one test case per cell × metric.")
     ] = None,

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from specbench.cli import options as o
+
 
 def register(app: typer.Typer) -> None:
     app.command(name="lossless")(lossless)
@@ -16,12 +18,8 @@ def lossless(
     results_dir: Annotated[
         Path, typer.Argument(help="Results directory of a run with saved outputs.")
     ],
-    baseline: Annotated[
-        str | None, typer.Option(help="Baseline label; default: the manifest's baseline.")
-    ] = None,
-    speculative: Annotated[
-        str | None, typer.Option(help="Only this speculative label; default: all of them.")
-    ] = None,
+    baseline: o.BaselineLabel = None,
+    speculative: o.SpeculativeLabel = None,
     min_match_rate: Annotated[
         float,
         typer.Option(help="Exit 1 when a cell's exact-match rate is below this fraction."),

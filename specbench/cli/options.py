@@ -133,6 +133,21 @@ Strict = Annotated[
     ),
 ]
 
+# --- readers of a results directory (report, lossless, gate, baseline save) ---------------
+BaselineLabel = Annotated[
+    str | None, typer.Option(help="Baseline label; default: the manifest's baseline.")
+]
+SpeculativeLabel = Annotated[
+    str | None, typer.Option(help="Only this speculative label; default: all of them.")
+]
+GateRules = Annotated[
+    Path | None,
+    typer.Option(
+        help="gate.toml with per-metric rules (default rules if unset); `baseline save` "
+        "checks the baseline's size against them."
+    ),
+]
+
 # --- cost estimate (run --dry-run) -------------------------------------------------------
 ESTIMATE = "Cost estimate (--dry-run)"
 EstimateFrom = Annotated[

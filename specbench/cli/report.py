@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from specbench.cli import options as o
+
 RESULTS_HELP = "Results directories (several are merged; colliding labels get the dir name)."
 
 
@@ -30,12 +32,8 @@ def report(
         int | None,
         typer.Option(help="Concurrency of the serving table; default 48 if run, else highest."),
     ] = None,
-    baseline: Annotated[
-        str | None, typer.Option(help="Baseline label; default: the manifest's baseline.")
-    ] = None,
-    speculative: Annotated[
-        str | None, typer.Option(help="Only this speculative label; default: all of them.")
-    ] = None,
+    baseline: o.BaselineLabel = None,
+    speculative: o.SpeculativeLabel = None,
     al_definition: Annotated[
         str,
         typer.Option(
