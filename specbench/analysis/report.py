@@ -36,7 +36,9 @@ from specbench.analysis.domain_speedup import domain_speedup, mixed_workloads
 from specbench.analysis.health import cell_health
 from specbench.analysis.markdown import Table, join_sections, to_json, to_markdown, to_rich
 from specbench.common.errors import SpecbenchError
+from specbench.results import columns as C
 from specbench.results import frame as F
+from specbench.results import loading as L
 from specbench.results.missing import describe_missing, missing_cells
 from specbench.results.selection import (
     Comparison,
@@ -182,9 +184,9 @@ def _build(
             if len(speculative) > 1:
                 # Several configs: one line per config on the first dataset (qualitative
                 # when run), else the figure drowns in config × dataset lines.
-                first = ordered_datasets(frame[frame[F.LABEL].isin(speculative)], F.VIEW)[0]
-                data = data[data[F.VIEW] == first]
-                splits = data[F.SPLIT].dropna()
+                first = ordered_datasets(frame[frame[C.LABEL].isin(speculative)], C.VIEW)[0]
+                data = data[data[C.VIEW] == first]
+                splits = data[C.SPLIT].dropna()
                 phrase = W.dataset_phrase(first, str(splits.iloc[0]) if len(splits) else None)
                 title = f"{title} ({phrase})"
             figure = P.per_position_acceptance(data, title)
@@ -193,7 +195,7 @@ def _build(
 
 def _cuts_and_speedup(
     outcome: ReportOutcome,
-    cells: Sequence[F.LoadedCell],
+    cells: Sequence[L.LoadedCell],
     selection: Selection,
     options: ReportOptions,
 ) -> None:
@@ -230,8 +232,8 @@ def _serving(
     pair = [comparison.speculative, comparison.baseline]
     shared = [
         d
-        for d in ordered_datasets(mixed, F.VIEW)
-        if set(pair) <= set(mixed.loc[mixed[F.VIEW] == d, F.LABEL])
+        for d in ordered_datasets(mixed, C.VIEW)
+        if set(pair) <= set(mixed.loc[mixed[C.VIEW] == d, C.LABEL])
     ]
     if not shared:
         outcome.not_built.append(
@@ -251,7 +253,7 @@ def _serving(
             _try(outcome, partial(T.serving, frame, comparison, dataset, concurrency))
         table = _try(outcome, partial(T.concurrency_sweep, frame, comparison, dataset))
         if table is not None and len(table.data) >= 2:
-            splits = frame.loc[frame[F.VIEW] == dataset, F.SPLIT].dropna()
+            splits = frame.loc[frame[C.VIEW] == dataset, C.SPLIT].dropna()
             name = W.dataset_phrase(dataset, str(splits.iloc[0]) if len(splits) else None)
             per = "per GPU" if "/GPU" in table.columns[1] else "per server"
             title = f"Output throughput {per} vs concurrency ({name})"
@@ -282,7 +284,7 @@ def _markdown(
     outcome: ReportOutcome,
     selection: Selection,
     options: ReportOptions,
-    failed: Sequence[F.FailedCell],
+    failed: Sequence[L.FailedCell],
 ) -> str:
     lines = ["# specbench report", ""]
     lines.append("Results: " + ", ".join(f"`{d}`" for d in options.results_dirs) + ".")
@@ -333,7 +335,7 @@ def build_report(options: ReportOptions, console: Console | None = None) -> Repo
     for fmt in options.formats:
         if fmt not in FORMATS:
             raise SpecbenchError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
-    cells, failed = F.load_cells(options.results_dirs)
+    cells, failed = L.load_cells(options.results_dirs)
     frame = F.cells_frame(cells)
     categories = F.category_frame(cells)
     check_concurrency(frame, options.concurrency)

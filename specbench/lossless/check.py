@@ -243,9 +243,10 @@ def _load(
     results_dir: Path, baseline: str | None, speculative: str | None
 ) -> tuple[list[CompleteCell], tuple[str, ...], tuple[str, ...], dict[str, str]]:
     from specbench.results import frame as F
+    from specbench.results import loading as L
     from specbench.results.selection import select_labels
 
-    loaded, _failed = F.load_cells([results_dir])
+    loaded, _failed = L.load_cells([results_dir])
     selection = select_labels(F.cells_frame(loaded), baseline, speculative)
     cells = [CompleteCell(c.label, c.summary.workload, c.path.parent, c.summary) for c in loaded]
     pairs = {c.speculative: c.baseline for c in selection.comparisons}

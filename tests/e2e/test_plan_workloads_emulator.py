@@ -16,6 +16,7 @@ from emulator_suites import DATA
 from helpers import run_cli
 
 from specbench.analysis import table_data as D
+from specbench.results import columns as C
 from specbench.results import frame as F
 
 
@@ -79,15 +80,15 @@ def test_workloads_on_one_dataset_are_measured_and_reported_apart(tmp_path):
     assert "0 cells measured, 6 already complete" in again.stdout
 
     frame = F.load_results([out])
-    groups = sorted(set(frame[F.GROUP]))
+    groups = sorted(set(frame[C.GROUP]))
     assert groups == [f"{DATA} · max_tokens=16", f"{DATA} · max_tokens=48"]
     # Overall of the 16-token group comes from its whole-dataset cell only: the
     # 2-category subset (same cap, same group) does not move it.
     categories = F.load_category_results([out])
-    domain = D.domain_data(frame, categories, groups[0], ["eagle3"]).set_index(F.CATEGORY)
-    whole = frame[(frame[F.WORKLOAD] == "tiny+max_tokens-16") & (frame[F.LABEL] == "eagle3")]
-    accepted, drafts = int(whole[F.NUM_ACCEPTED_TOKENS].iloc[0]), int(whole[F.NUM_DRAFTS].iloc[0])
-    assert domain.loc[D.OVERALL, F.ACCEPTANCE_LENGTH] == 1 + accepted / drafts
+    domain = D.domain_data(frame, categories, groups[0], ["eagle3"]).set_index(C.CATEGORY)
+    whole = frame[(frame[C.WORKLOAD] == "tiny+max_tokens-16") & (frame[C.LABEL] == "eagle3")]
+    accepted, drafts = int(whole[C.NUM_ACCEPTED_TOKENS].iloc[0]), int(whole[C.NUM_DRAFTS].iloc[0])
+    assert domain.loc[D.OVERALL, C.ACCEPTANCE_LENGTH] == 1 + accepted / drafts
     assert domain.loc[D.OVERALL, D.CONCURRENCIES] == [2]
 
     report = cli("report", out)

@@ -12,7 +12,9 @@ from matplotlib.figure import Figure
 
 from specbench.analysis import plots as P
 from specbench.analysis import table_data as D
+from specbench.results import columns as C
 from specbench.results import frame as F
+from specbench.results import loading as L
 from specbench.results.selection import Comparison
 
 EAGLE = Comparison(speculative="eagle3", baseline="baseline")
@@ -20,7 +22,7 @@ EAGLE = Comparison(speculative="eagle3", baseline="baseline")
 
 @pytest.fixture
 def loaded(tmp_path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    cells, _ = F.load_cells([write_campaign(tmp_path / "campaign")])
+    cells, _ = L.load_cells([write_campaign(tmp_path / "campaign")])
     return F.cells_frame(cells), F.category_frame(cells)
 
 
@@ -68,7 +70,7 @@ def test_throughput_labels_stay_apart_where_the_lines_cross() -> None:
     # At c=4 speculation is slower: its label must go below its point, the baseline's above.
     sweep = pd.DataFrame(
         {
-            F.CONCURRENCY: [1, 4],
+            C.CONCURRENCY: [1, 4],
             D.SPECULATIVE: [504.0, 806.0],
             D.BASELINE: [306.0, 956.0],
             D.RATIO: [504.0 / 306.0, 806.0 / 956.0],

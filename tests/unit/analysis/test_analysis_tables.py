@@ -20,7 +20,9 @@ from specbench.analysis import table_data as D
 from specbench.analysis import tables as T
 from specbench.analysis.markdown import to_markdown
 from specbench.common.errors import SpecbenchError
+from specbench.results import columns as C
 from specbench.results import frame as F
+from specbench.results import loading as L
 from specbench.results.selection import (
     Comparison,
     check_concurrency,
@@ -33,7 +35,7 @@ EAGLE = Comparison(speculative="eagle3", baseline="baseline")
 
 @pytest.fixture
 def loaded(tmp_path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    cells, _ = F.load_cells([write_campaign(tmp_path / "campaign")])
+    cells, _ = L.load_cells([write_campaign(tmp_path / "campaign")])
     return F.cells_frame(cells), F.category_frame(cells)
 
 
@@ -64,12 +66,12 @@ def test_al_by_domain_reproduces_the_card(loaded: tuple[pd.DataFrame, pd.DataFra
         "| Roleplay | 2.02 |",
         "| **Overall** | **2.81** |",
     ]
-    data = table.data.set_index(F.CATEGORY)
+    data = table.data.set_index(C.CATEGORY)
     # Coding pools steps over three cells: 1 + 420/180, not the mean 3.344 of the three ALs.
-    assert data.loc["coding", F.ACCEPTANCE_LENGTH] == pytest.approx(1 + 420 / 180)
+    assert data.loc["coding", C.ACCEPTANCE_LENGTH] == pytest.approx(1 + 420 / 180)
     # Overall pools counters over the 4 qualitative cells: 1 + 12670/7000 = 2.81
     # (the mean of the four cell ALs would be 2.799).
-    assert data.loc[D.OVERALL, F.ACCEPTANCE_LENGTH] == pytest.approx(1 + 12670 / 7000)
+    assert data.loc[D.OVERALL, C.ACCEPTANCE_LENGTH] == pytest.approx(1 + 12670 / 7000)
     per_domain, overall = table.footnotes[-2:]
     assert "Official AL" in table.footnotes[0] and "n/a" in table.footnotes[1]
     assert "step-weighted" in per_domain and "per-request metrics" in per_domain
@@ -90,7 +92,7 @@ def test_al_by_domain_side_by_side_for_two_drafts(tmp_path: Path) -> None:
                 spec=spec_decode(100, [60, 40, 20] if index == 0 else [30, 10, 5]),
             ),
         )  # fmt: skip
-    cells, _ = F.load_cells([tmp_path])
+    cells, _ = L.load_cells([tmp_path])
     table = T.al_by_domain(F.cells_frame(cells), F.category_frame(cells), QUALITATIVE,
                            ["eagle3", "ngram"], "step_weighted")  # fmt: skip
     assert table.columns == (
@@ -143,11 +145,11 @@ def test_serving_table_reproduces_the_card(loaded: tuple[pd.DataFrame, pd.DataFr
     ]
     data = table.data.set_index(D.METRIC)
     # The cells hold 415.0 and 415.4, 150 and 158 ms: the table shows their means.
-    assert data.loc[F.OUTPUT_TOK_S_PER_GPU, D.SPECULATIVE] == pytest.approx(415.2)
-    assert data.loc[F.TTFT_MS_MEDIAN, D.SPECULATIVE] == pytest.approx(154.0)
-    assert data.loc[F.OUTPUT_TOK_S_PER_GPU, D.RATIO] == pytest.approx(415.2 / 281.7)
-    assert data.loc[F.OUTPUT_TOK_S_PER_GPU, "speculative_min"] == pytest.approx(415.0)
-    assert data.loc[F.OUTPUT_TOK_S_PER_GPU, D.N_SPECULATIVE] == 2
+    assert data.loc[C.OUTPUT_TOK_S_PER_GPU, D.SPECULATIVE] == pytest.approx(415.2)
+    assert data.loc[C.TTFT_MS_MEDIAN, D.SPECULATIVE] == pytest.approx(154.0)
+    assert data.loc[C.OUTPUT_TOK_S_PER_GPU, D.RATIO] == pytest.approx(415.2 / 281.7)
+    assert data.loc[C.OUTPUT_TOK_S_PER_GPU, "speculative_min"] == pytest.approx(415.0)
+    assert data.loc[C.OUTPUT_TOK_S_PER_GPU, D.N_SPECULATIVE] == 2
     assert "415.0–415.4 tok/s" in " ".join(table.footnotes)
 
 
@@ -271,7 +273,7 @@ def test_al_by_domain_from_single_category_runs(tmp_path: Path) -> None:
     ):
         cell = summary(label="eagle3", dataset=QUALITATIVE, concurrency=4, category=name, spec=spec)
         write_cell(tmp_path, cell, slug=f"speed-bench-qualitative-{name}")
-    cells, _ = F.load_cells([tmp_path])
+    cells, _ = L.load_cells([tmp_path])
     frame, categories = F.cells_frame(cells), F.category_frame(cells)
     table = T.al_by_domain(frame, categories, QUALITATIVE, ["eagle3"], "step_weighted")
     assert table.rows == (
@@ -304,7 +306,7 @@ def test_throughput_without_a_gpu_count_is_per_server_and_says_so(tmp_path: Path
                        spec=spec_decode(10, [5]) if label == "eagle3" else None)  # fmt: skip
         write_cell(tmp_path, cell.model_copy(update={"gpus": None, "output_tok_s_per_gpu": None}))
     frame = F.load_results([tmp_path])
-    assert D.throughput_column(frame, ["eagle3", "baseline"]) == F.OUTPUT_TOK_S
+    assert D.throughput_column(frame, ["eagle3", "baseline"]) == C.OUTPUT_TOK_S
     table = T.serving(frame, EAGLE, QUALITATIVE, 8)
     assert table.rows[0] == ("Output throughput per server", "150.0 tok/s", "100.0 tok/s", "1.50×")
     assert T.PER_SERVER_NOTE in table.footnotes

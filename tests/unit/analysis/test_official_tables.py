@@ -15,7 +15,9 @@ import pytest
 from specbench.analysis import tables as T
 from specbench.client.record import RequestRecord
 from specbench.measure.summarize import category_acceptance
+from specbench.results import columns as C
 from specbench.results import frame as F
+from specbench.results import loading as L
 from specbench.results.columns import MERGED_CHUNKS, OFFICIAL_ACCEPTANCE_LENGTH
 
 RUN = Path(__file__).resolve().parents[2] / "fixtures" / "runs" / "tiny-vllm-ngram"
@@ -23,9 +25,9 @@ CELL = Path("ngram") / "lossless-prompts" / "c1" / "r0"
 
 
 def _table(results: Path, definition: str = "official") -> T.Table:
-    cells, _ = F.load_cells([results])
+    cells, _ = L.load_cells([results])
     frame, categories = F.cells_frame(cells), F.category_frame(cells)
-    group = str(frame[F.GROUP].iloc[0])
+    group = str(frame[C.GROUP].iloc[0])
     return T.al_by_domain(frame, categories, group, ["ngram"], definition)
 
 
@@ -37,7 +39,7 @@ def test_older_results_get_the_official_figure_recomputed() -> None:
     assert table.rows[-1] == ("Overall", "≈2.40", "2.30")
     # by hand from requests.jsonl (24 tokens per turn): q-loop 24/10, q-story 24/11,
     # q-sum (24 + 24)/(13 + 17) pooled over its two turns, q-list 24/7
-    official = table.data.set_index(F.CATEGORY)[OFFICIAL_ACCEPTANCE_LENGTH]
+    official = table.data.set_index(C.CATEGORY)[OFFICIAL_ACCEPTANCE_LENGTH]
     assert official["coding"] == pytest.approx((24 / 10 + 24 / 7) / 2)
     assert official["math"] == pytest.approx(48 / 30)
     assert official["overall"] == pytest.approx((24 / 10 + 24 / 11 + 48 / 30 + 24 / 7) / 4)
@@ -45,9 +47,9 @@ def test_older_results_get_the_official_figure_recomputed() -> None:
     notes = " ".join(table.footnotes)
     assert "recomputed from requests.jsonl" in notes
     assert "mean over 4 (cell, question) pairs" in notes and "merged chunks seen" in notes
-    cells, _ = F.load_cells([RUN])
+    cells, _ = L.load_cells([RUN])
     frame = F.cells_frame(cells)
-    ngram = frame[frame[F.LABEL] == "ngram"].iloc[0]
+    ngram = frame[frame[C.LABEL] == "ngram"].iloc[0]
     assert ngram[MERGED_CHUNKS] == 6  # six 6-token chunks (K + 1 = 4)
     flipped = _table(RUN, "step_weighted")
     assert flipped.columns == ("Domain", "AL (step-weighted)", "AL (official)")
@@ -99,9 +101,9 @@ def test_only_categories_with_merged_chunks_are_marked_estimates() -> None:
     # The recorded specbench run on specdec_bench's setup: EAGLE3 merged chunks only in one
     # summarization turn (tests/fixtures/runs/README.md).
     run = RUN.parent / "specdec-parity"
-    cells, _ = F.load_cells([run])
+    cells, _ = L.load_cells([run])
     frame, categories = F.cells_frame(cells), F.category_frame(cells)
-    group = str(frame[F.GROUP].iloc[0])
+    group = str(frame[C.GROUP].iloc[0])
     table = T.al_by_domain(frame, categories, group, ["eagle3"])
     assert table.rows == (
         ("Coding", "1.52", "1.22"),
