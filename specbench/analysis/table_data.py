@@ -20,6 +20,7 @@ from specbench.analysis.aggregate import (
     pool_acceptance,
     pool_category_acceptance,
 )
+from specbench.metrics.speedup import compare_per_gpu
 from specbench.results.columns import (
     ACCEPTANCE_DEFINITION,
     ACCEPTANCE_LENGTH,
@@ -78,9 +79,10 @@ MEAN_INPUT_TOKENS = "mean_input_tokens"
 
 def throughput_column(frame: pd.DataFrame, labels: Sequence[str]) -> str:
     """`output_tok_s_per_gpu` when every cell of `labels` knows its GPU count, else
-    `output_tok_s` (per server): a comparison never divides one side by a guess."""
+    `output_tok_s` (per server): `metrics.speedup.compare_per_gpu`."""
     cells = frame[frame[LABEL].isin(labels)]
-    if OUTPUT_TOK_S_PER_GPU in cells.columns and cells[OUTPUT_TOK_S_PER_GPU].notna().all():
+    known = cells[OUTPUT_TOK_S_PER_GPU].notna() if OUTPUT_TOK_S_PER_GPU in cells.columns else None
+    if known is not None and compare_per_gpu(*known):
         return OUTPUT_TOK_S_PER_GPU
     return OUTPUT_TOK_S
 

@@ -21,6 +21,7 @@ from specbench.cli.lines import line, plain
 from specbench.client.record import RequestRecord
 from specbench.common.text import formatted
 from specbench.measure.cell import CellOutcome, CellProgress, CellSpec
+from specbench.metrics.speedup import compare_per_gpu, throughput_speedup
 from specbench.run.orchestrator import RunProgress, RunResult
 from specbench.run.plan import Plan
 from specbench.store.summary import CellSummary
@@ -212,11 +213,14 @@ def run_table(plan: Plan, result: RunResult) -> Table:
         reference = baseline.get((cell.workload_index, cell.concurrency, cell.repeat))
         speedup = None
         if reference is not None and cell.server not in baselines:
-            # Per GPU when both sides know their GPUs, else per server on both sides.
-            both = summary.output_tok_s_per_gpu is not None and reference.output_tok_s_per_gpu
-            ours = summary.output_tok_s_per_gpu if both else summary.output_tok_s
-            theirs = reference.output_tok_s_per_gpu if both else reference.output_tok_s
-            speedup = ours / theirs if ours is not None and theirs else None
+            per_gpu = compare_per_gpu(
+                summary.output_tok_s_per_gpu is not None,
+                reference.output_tok_s_per_gpu is not None,
+            )
+            speedup = throughput_speedup(
+                summary.output_tok_s_per_gpu if per_gpu else summary.output_tok_s,
+                reference.output_tok_s_per_gpu if per_gpu else reference.output_tok_s,
+            )
         table.add_row(
             cell.key,
             f"{summary.num_requests - summary.num_failed}/{summary.num_requests}",

@@ -1,5 +1,9 @@
-"""Per-domain speedup from one mixed run: measured per-request decode rates, and the proxy.
+"""Speedups: speculative throughput over the baseline's, and per domain from one mixed run.
 
+- throughput speedup (higher is better): speculative output tok/s / baseline output tok/s of
+  the matching cells, per GPU when every side knows its GPU count, else per server on every
+  side (`compare_per_gpu`: a comparison never divides one side by a guessed GPU count).
+  The run's closing table and the report's sweep table both follow this rule.
 - decode rate of one request (higher is better): output tokens / (E2E − TTFT), tokens per
   second of its decode phase (the issue's definition; the first token is in the numerator
   and its time is not, the same for both arms, so the bias cancels in the ratio).
@@ -15,7 +19,25 @@
 
 from __future__ import annotations
 
+import math
+
 HIGHER_IS_BETTER = True
+
+
+def compare_per_gpu(*per_gpu_known: bool) -> bool:
+    """True when every side of a comparison knows its GPU count (compare tok/s per GPU);
+    False: compare per server on every side."""
+    return all(per_gpu_known)
+
+
+def throughput_speedup(speculative: float | None, baseline: float | None) -> float | None:
+    """speculative / baseline throughput; None when either is unknown (None, NaN) or the
+    baseline is 0."""
+    if speculative is None or baseline is None or math.isnan(speculative):
+        return None
+    if math.isnan(baseline) or baseline == 0:
+        return None
+    return speculative / baseline
 
 
 def decode_rate_tok_s(output_tokens: int, e2e_ms: float, ttft_ms: float) -> float | None:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from specbench.measure.precision import bootstrap_ratio_of_means
-from specbench.metrics.speedup import decode_rate_tok_s, proxy_speedup, step_time_ms
+from specbench.metrics.speedup import (
+    compare_per_gpu,
+    decode_rate_tok_s,
+    proxy_speedup,
+    step_time_ms,
+    throughput_speedup,
+)
 
 
 def test_decode_rate_is_tokens_over_the_decode_phase() -> None:
@@ -41,3 +47,12 @@ def test_bootstrap_ratio_of_means_brackets_the_value() -> None:
     assert interval.low > 1.9 and interval.high < 2.1
     assert bootstrap_ratio_of_means([[1.0]], [], seed=0) is None
     assert bootstrap_ratio_of_means([[1.0]], [[0.0]], seed=0) is None
+
+
+def test_throughput_speedup_compares_per_gpu_only_when_every_side_knows_its_gpus() -> None:
+    assert compare_per_gpu(True, True) is True
+    assert compare_per_gpu(True, False) is False
+    assert throughput_speedup(300.0, 120.0) == pytest.approx(2.5)
+    assert throughput_speedup(300.0, 0.0) is None
+    assert throughput_speedup(None, 120.0) is None
+    assert throughput_speedup(300.0, float("nan")) is None
