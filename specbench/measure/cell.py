@@ -27,7 +27,7 @@ from specbench.common import interrupt
 from specbench.common.errors import ServerError
 from specbench.data.conversation import Conversation
 from specbench.measure.checks import invalid_cell
-from specbench.measure.history import replay_for
+from specbench.measure.history import Replay, replay_for
 from specbench.measure.loop import run_closed_loop
 from specbench.measure.precision import StoppingRule, stratified_order
 from specbench.measure.summarize import CellSpec, PrefixCacheOutcome, Window, summarize_cell
@@ -115,26 +115,11 @@ async def measure_cell(
     api_key: str | None = None,
     progress: CellProgress | None = None,
 ) -> CellSummary:
+    """Warm up, reset the prefix cache, scrape, run the window, scrape, summarize, store."""
     progress = progress or CellProgress()
     replay = replay_for(spec.history, spec.tokenizer)
-    if spec.warmup > 0:
-        warmup = [conversations[i % len(conversations)] for i in range(spec.warmup)]
-        await run_closed_loop(
-            warmup,
-            min(spec.concurrency, len(warmup)),
-            sender,
-            spec.api,
-            lambda _record: None,
-            window_start_ns=time.perf_counter_ns(),
-            replay=replay,
-        )
-    # Prompts repeat across cells: a warm prefix cache would flatter TTFT and E2E. The
-    # reset waits for idle and is checked; a refusal is recorded, never hidden.
-    if spec.reset_prefix_cache:
-        reset = await reset_prefix_cache(session, spec.endpoint, api_key)
-        prefix_cache = PrefixCacheOutcome(reset=reset.success, detail=reset.detail)
-    else:
-        prefix_cache = PrefixCacheOutcome(reset=None, detail="not attempted: prefix caching off")
+    await _warm_up(spec, conversations, sender, replay)
+    prefix_cache = await _reset_prefix_cache(spec, session, api_key)
     before = await scrape_when_idle(session, spec.endpoint, api_key)
     store.write_atomic(directory / store.METRICS_BEFORE, before.text)
 
@@ -143,20 +128,7 @@ async def measure_cell(
     # Precision checks run off the event loop: a stalled loop would stretch every request.
     checks = ThreadPoolExecutor(max_workers=1, thread_name_prefix="precision-check")
     rule, order = _stopping_rule(spec, conversations, checks)
-
-    def on_record(record: RequestRecord) -> None:
-        if not spec.save_outputs:
-            record.output_text = None
-            record.output_token_ids = None
-            record.reasoning_text = None
-        records.append(record)
-        writer.write(record)
-        progress.record(record)
-        if rule is not None:
-            checks = rule.checks
-            rule.observe(record)
-            if rule.checks != checks:
-                progress.precision(rule.worst(), rule.completed)
+    on_record = _record_sink(spec, records, writer, progress, rule)
 
     started_at = utc_now()
     progress.start(spec, len(conversations))
@@ -182,19 +154,7 @@ async def measure_cell(
         progress.stop()
     finished_at = utc_now()
 
-    if records and all(not r.ok for r in records):
-        first = records[0]
-        raise ServerError(
-            f"all {len(records)} requests failed; first: {first.error_type}: {first.error_message}"
-        )
-    rejected = [r for r in records if r.error_type == "http_400"]
-    if rejected:
-        # A 400 is the request's fault (e.g. prompt + max_tokens over the context window):
-        # figures over the remaining requests would silently describe another workload.
-        raise ServerError(
-            f"the server rejected {len(rejected)} of {len(records)} requests as invalid: "
-            f"{rejected[0].error_message}"
-        )
+    _check_requests(records)
     after = await scrape_when_idle(session, spec.endpoint, api_key)
     store.write_atomic(directory / store.METRICS_AFTER, after.text)
     window = Window(
@@ -211,6 +171,79 @@ async def measure_cell(
     interrupt.check()
     store.write_json(directory / store.SUMMARY, summary)
     return summary
+
+
+async def _warm_up(
+    spec: CellSpec, conversations: Sequence[Conversation], sender: Sender, replay: Replay
+) -> None:
+    """`spec.warmup` conversations (cycling through the workload's), never recorded."""
+    if spec.warmup <= 0:
+        return
+    warmup = [conversations[i % len(conversations)] for i in range(spec.warmup)]
+    await run_closed_loop(
+        warmup,
+        min(spec.concurrency, len(warmup)),
+        sender,
+        spec.api,
+        lambda _record: None,
+        window_start_ns=time.perf_counter_ns(),
+        replay=replay,
+    )
+
+
+async def _reset_prefix_cache(
+    spec: CellSpec, session: aiohttp.ClientSession, api_key: str | None
+) -> PrefixCacheOutcome:
+    """Prompts repeat across cells: a warm prefix cache would flatter TTFT and E2E. The
+    reset waits for idle and is checked; a refusal is recorded, never hidden."""
+    if not spec.reset_prefix_cache:
+        return PrefixCacheOutcome(reset=None, detail="not attempted: prefix caching off")
+    reset = await reset_prefix_cache(session, spec.endpoint, api_key)
+    return PrefixCacheOutcome(reset=reset.success, detail=reset.detail)
+
+
+def _record_sink(
+    spec: CellSpec,
+    records: list[RequestRecord],
+    writer: store.RecordWriter,
+    progress: CellProgress,
+    rule: StoppingRule | None,
+) -> Callable[[RequestRecord], None]:
+    """What happens to each measured request's record: trimmed (unless outputs are saved),
+    kept, appended to `requests.jsonl`, shown, and given to the stopping rule."""
+
+    def on_record(record: RequestRecord) -> None:
+        if not spec.save_outputs:
+            record.output_text = None
+            record.output_token_ids = None
+            record.reasoning_text = None
+        records.append(record)
+        writer.write(record)
+        progress.record(record)
+        if rule is not None:
+            checks = rule.checks
+            rule.observe(record)
+            if rule.checks != checks:
+                progress.precision(rule.worst(), rule.completed)
+
+    return on_record
+
+
+def _check_requests(records: Sequence[RequestRecord]) -> None:
+    """ServerError when every request failed, or when the server rejected any as invalid."""
+    if records and all(not r.ok for r in records):
+        first = records[0]
+        raise ServerError(
+            f"all {len(records)} requests failed; first: {first.error_type}: {first.error_message}"
+        )
+    rejected = [r for r in records if r.error_type == "http_400"]
+    if rejected:
+        # A 400 is the request's fault (e.g. prompt + max_tokens over the context window):
+        # figures over the remaining requests would silently describe another workload.
+        raise ServerError(
+            f"the server rejected {len(rejected)} of {len(records)} requests as invalid: "
+            f"{rejected[0].error_message}"
+        )
 
 
 def _stopping_rule(
