@@ -154,34 +154,16 @@ def compare_cell(
 
     `level`: the per-figure significance level (α / m over the whole gate run).
     """
-    effective = rules.effective()
     if baseline is None:
         assert current is not None
-        return [
-            Comparison(
-                cell=key,
-                metric=ALL_METRICS,
-                verdict="new",
-                direction="",
-                tolerance="",
-                note="not in the baseline: not gated",
-            )
-        ]
+        return [_unjudged(key, ALL_METRICS, "new", note="not in the baseline: not gated")]
     rows: list[Comparison] = []
     if current is not None:
         _check_cell(key, baseline, current)
         if failure:
-            rows.append(
-                Comparison(
-                    cell=key,
-                    metric=FAILED_REPEATS,
-                    verdict="missing",
-                    direction="",
-                    tolerance="",
-                    note=f"a repeat failed ({failure}); the others are compared",
-                )
-            )
-    for metric, rule, was, now in metrics_of(effective, baseline, current):
+            note = f"a repeat failed ({failure}); the others are compared"
+            rows.append(_unjudged(key, FAILED_REPEATS, "missing", note=note))
+    for metric, rule, was, now in metrics_of(rules.effective(), baseline, current):
         if now is None and was is None:
             continue  # not measured on either side, e.g. AL of a server without speculation
         if now is None:
@@ -190,29 +172,13 @@ def compare_cell(
             else:
                 note = "metric not in the results"
             rows.append(
-                Comparison(
-                    cell=key,
-                    metric=metric,
-                    verdict="missing",
-                    direction=rule.direction,
-                    tolerance=rule.describe(),
-                    baseline=was,
-                    note=note,
-                    cell_missing=current is None,
+                _unjudged(
+                    key, metric, "missing", rule, note, baseline=was, cell_missing=current is None
                 )
             )
         elif was is None and rule.max is None:
-            rows.append(
-                Comparison(
-                    cell=key,
-                    metric=metric,
-                    verdict="new",
-                    direction=rule.direction,
-                    tolerance=rule.describe(),
-                    current=now,
-                    note="not in the baseline: not gated",
-                )
-            )
+            note = "not in the baseline: not gated"
+            rows.append(_unjudged(key, metric, "new", rule, note, current=now))
         else:
             rows.append(
                 judge(
@@ -227,6 +193,31 @@ def compare_cell(
                 )
             )
     return rows
+
+
+def _unjudged(
+    key: str,
+    metric: str,
+    verdict: Verdict,
+    rule: MetricRule | None = None,
+    note: str = "",
+    *,
+    baseline: MetricStats | None = None,
+    current: MetricStats | None = None,
+    cell_missing: bool = False,
+) -> Comparison:
+    """A row no test decided (`new` or `missing`), with the rule it would have taken."""
+    return Comparison(
+        cell=key,
+        metric=metric,
+        verdict=verdict,
+        direction=rule.direction if rule is not None else "",
+        tolerance=rule.describe() if rule is not None else "",
+        note=note,
+        baseline=baseline,
+        current=current,
+        cell_missing=cell_missing,
+    )
 
 
 def count_tested(
