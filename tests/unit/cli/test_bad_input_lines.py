@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import REPO, run_cli
+from harness import REPO, run_cli
 
 DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
 BENCH = ("bench", "--endpoint", "http://127.0.0.1:9", "--dataset", str(DATA))
