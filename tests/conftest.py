@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import signal
 
-from helpers import CONSOLE_ENV, UNSET_CONSOLE_ENV
+from harness import CONSOLE_ENV, UNSET_CONSOLE_ENV
 
 os.environ.update(CONSOLE_ENV)
 for _name in UNSET_CONSOLE_ENV:

@@ -25,57 +25,49 @@ A case that cannot run here (the tmpfs needs root) is "skip", never counted as p
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
+from harness import (
+    CLI,
+    DATA,
+    REPO,
+    FaultProxy,
+    Outcome,
+    fault_proxy,
+    fill,
+    free_port,
+    in_flight,
+    pids_of,
+    popen_cli,
+    run_cli,
+    running_emulator,
+    small_disk,
+    summary_bytes,
+    wait_until,
+    write_campaign_suite,
+)
+
 RECORDED_RUN = REPO / "tests" / "fixtures" / "runs" / "tiny-vllm-ngram"
 RECORDED_CELL = Path("ngram") / "lossless-prompts" / "c1" / "r0"
 PLACEHOLDERS = REPO / "tests" / "fixtures" / "speed_bench_placeholders" / "data"
-CLI = [sys.executable, "-m", "specbench.cli.main"]
 FAULTS_TEST = "tests/e2e/test_faults_emulator.py"
-#: Every CLI run prints at a fixed width, so one message is one line whatever the path.
-CLI_ENV = {
-    **{k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")},
-    "SPECBENCH_CONSOLE_WIDTH": "500",
-}
 
 
 # --- what a case observed ---------------------------------------------------------------
-
-
-@dataclass
-class Outcome:
-    """One finished `specbench` process."""
-
-    code: int | None
-    stdout: str
-    stderr: str
-
-    @property
-    def lines(self) -> list[str]:
-        return [line for line in self.stderr.splitlines() if line.strip()]
-
-    @property
-    def last(self) -> str:
-        return self.lines[-1] if self.lines else ""
 
 
 @dataclass
@@ -162,10 +154,6 @@ class Check:
                 os.kill(pid, signal.SIGKILL)
 
 
-def summaries(root: Path) -> dict[Path, bytes]:
-    return {p: p.read_bytes() for p in sorted(root.rglob("summary.json"))}
-
-
 def saved_cell_problems(root: Path) -> list[str]:
     """Saved cells whose records disagree with their summary, or that hold a harness error."""
     problems = []
@@ -194,197 +182,7 @@ def saved_cell_problems(root: Path) -> list[str]:
 HARNESS_ERRORS = {"SystemExit", "KeyboardInterrupt", "CancelledError", "Interrupted"}
 
 
-def pids_of(tag: str) -> list[int]:
-    """Live processes (not zombies, not this one) whose command line holds `tag`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError, UnicodeDecodeError):
-            continue
-        if tag in cmdline and state != "Z":
-            found.append(int(entry.name))
-    return found
-
-
-def in_flight(out: Path) -> list[Path]:
-    """Cells whose requests.jsonl has records but which have no summary yet."""
-    return [
-        p.parent
-        for p in out.rglob("requests.jsonl")
-        if p.stat().st_size > 0 and not (p.parent / "summary.json").exists()
-    ]
-
-
-def wait_for(condition: Callable[[], Any], timeout_s: float = 120.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
-# --- a fault-injecting proxy --------------------------------------------------------------
-
-_HOP = {"host", "content-length", "transfer-encoding", "connection", "keep-alive"}
-#: Proxy faults: how every `every`-th generation request (POST /v1/...) is broken.
-PROXY_FAULTS = (
-    "pass",  # forward untouched
-    "http500",  # answer 500 without forwarding
-    "stall",  # forward a few events, then send nothing for `stall_s`
-    "reset",  # forward a few events, then abort the TCP connection
-    "truncate",  # forward a few events, then end the response cleanly (no [DONE])
-    "invalid_json",  # replace one event's payload with a cut-off JSON object
-    "malformed_sse",  # insert lines that are no SSE field, comments and unknown fields
-    "html",  # not vLLM at all: every path answers 200 with an HTML page
-    "not_found",  # not vLLM at all: every path answers 404
-)
-
-
-class FaultProxy:
-    """Forwards every request to `upstream` (switchable) and breaks generations on purpose."""
-
-    def __init__(self, upstream: str, fault: str = "pass", every: int = 1) -> None:
-        assert fault in PROXY_FAULTS, fault
-        self.upstream = upstream
-        self.fault = fault
-        self.every = every
-        self.after_events = 3
-        self.stall_s = 8.0
-        self.generations = 0
-        self.hits = 0
-        self.url = ""
-
-    async def handle(self, request: Any) -> Any:
-        from aiohttp import ClientSession, web
-
-        if self.fault == "html":
-            return web.Response(
-                text="<html><body>a web page</body></html>", content_type="text/html"
-            )
-        if self.fault == "not_found":
-            return web.Response(status=404, text="404: Not Found")
-        generation = request.method == "POST" and request.path.startswith("/v1/")
-        hit = False
-        if generation:
-            self.generations += 1
-            hit = self.fault != "pass" and self.generations % self.every == 0
-            self.hits += hit
-        if hit and self.fault == "http500":
-            return web.json_response({"error": {"message": "injected fault"}}, status=500)
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP}
-        body = await request.read()
-        async with (
-            ClientSession() as session,
-            session.request(
-                request.method, self.upstream + request.path_qs, data=body, headers=headers
-            ) as upstream,
-        ):
-            response = web.StreamResponse(
-                status=upstream.status,
-                headers={k: v for k, v in upstream.headers.items() if k.lower() not in _HOP},
-            )
-            await response.prepare(request)
-            try:
-                if not hit:
-                    async for chunk in upstream.content.iter_any():
-                        await response.write(chunk)
-                else:
-                    await self._broken(request, response, upstream)
-                    if self.fault in ("stall", "reset"):
-                        return response
-                await response.write_eof()
-            except (ConnectionError, RuntimeError):
-                pass  # the client went away (a timeout it hit, or a reset we made)
-            return response
-
-    async def _broken(self, request: Any, response: Any, upstream: Any) -> None:
-        buffer, events = b"", 0
-        async for chunk in upstream.content.iter_any():
-            buffer += chunk
-            *complete, buffer = buffer.split(b"\n\n")
-            for event in complete:
-                events += 1
-                if events == self.after_events:
-                    if self.fault == "stall":
-                        await asyncio.sleep(self.stall_s)
-                        request.transport.abort()
-                        return
-                    if self.fault == "reset":
-                        request.transport.abort()
-                        return
-                    if self.fault == "truncate":
-                        return
-                    if self.fault == "invalid_json":
-                        event = b'data: {"choices": [{"index": 0, "delta": {"content": "x'
-                if self.fault == "malformed_sse":
-                    await response.write(
-                        b"not an sse field\n\n: a comment\n\nevent: odd\nid: 7\n\n"
-                    )
-                await response.write(event + b"\n\n")
-        if buffer:
-            await response.write(buffer)
-
-
-@contextlib.contextmanager
-def fault_proxy(upstream: str, fault: str = "pass", every: int = 1) -> Iterator[FaultProxy]:
-    """The proxy serving on a free port in a background thread, for the block's duration."""
-    from aiohttp import web
-
-    proxy = FaultProxy(upstream, fault, every)
-    port = free_port()
-    proxy.url = f"http://127.0.0.1:{port}"
-    loop = asyncio.new_event_loop()
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", proxy.handle)
-    runner = web.AppRunner(app, handler_cancellation=True)
-    loop.run_until_complete(runner.setup())
-    loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", port).start())
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    try:
-        yield proxy
-    finally:
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=30)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=10)
-        loop.close()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 # --- the sweep's workspace ----------------------------------------------------------------
-
-SUITE = """\
-name = "sweep-{tag}"
-repeats = 1
-
-[target]
-engine = "emulator"
-model = "emu-{tag}"
-emulator = {{ prefill_ms = 2.0, step_ms = {step_ms}, per_request_step_ms = 0.05, seed = 3 }}
-
-[servers.baseline]
-baseline = true
-
-[servers.eagle3]
-speculative = {{ method = "eagle3", model = "draft", num_speculative_tokens = 3 }}
-emulator = {{ acceptance = [0.8, 0.75, 0.7] }}
-
-[[workloads]]
-dataset = "{data}"
-concurrency = {concurrency}
-max_tokens = {max_tokens}
-warmup = 1
-"""
 
 
 class Sweep:
@@ -415,30 +213,17 @@ class Sweep:
         extra: str = "",
     ) -> tuple[Path, str]:
         """An emulator suite with a unique model name (finds its servers in /proc)."""
-        tag = uuid.uuid4().hex[:12]
-        path = folder / "suite.toml"
-        text = SUITE.format(
-            tag=tag,
-            step_ms=step_ms,
-            data=DATA,
-            concurrency=list(concurrency),
-            max_tokens=max_tokens,
+        path, tag = write_campaign_suite(
+            folder, step_ms=step_ms, concurrency=concurrency, max_tokens=max_tokens
         )
-        path.write_text(text + extra)
+        path.write_text(path.read_text() + extra)
         return path, tag
 
     def cli(
         self, *args: str | Path, timeout: float = 300, env: dict[str, str] | None = None
     ) -> Outcome:
         try:
-            done = subprocess.run(
-                [*CLI, *map(str, args)],
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                env={**CLI_ENV, **(env or {})},
-                check=False,
-            )
+            done = run_cli(*args, timeout=timeout, env={**os.environ, **(env or {})})
         except subprocess.TimeoutExpired as error:
             return Outcome(None, str(error.stdout or ""), f"timed out after {timeout} s")
         if self.verbose:
@@ -456,15 +241,7 @@ class Sweep:
         def sigint() -> None:
             signal.signal(signal.SIGINT, disposition)
 
-        return subprocess.Popen(
-            [*CLI, *map(str, args)],
-            preexec_fn=sigint,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=CLI_ENV,
-            **kwargs,
-        )
+        return popen_cli(*args, preexec_fn=sigint, **kwargs)
 
     @staticmethod
     def finish(process: subprocess.Popen[str], timeout: float = 180) -> Outcome:
@@ -476,36 +253,6 @@ class Sweep:
             return Outcome(None, stdout, f"timed out after {timeout} s\n{stderr}")
         return Outcome(process.returncode, stdout, stderr)
 
-    @contextlib.contextmanager
-    def emulator(self, *args: str) -> Iterator[str]:
-        """`specbench emulate ARGS` on a free port, in its own process group; yields its URL."""
-        port = free_port()
-        process = subprocess.Popen(
-            [*CLI, "emulate", "--port", str(port), *args],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        base = f"http://127.0.0.1:{port}"
-        try:
-            import urllib.request
-
-            def healthy() -> bool:
-                assert process.poll() is None, "the emulator exited"
-                try:
-                    with urllib.request.urlopen(f"{base}/health", timeout=1) as response:
-                        return bool(response.status == 200)
-                except OSError:
-                    return False
-
-            if not wait_for(healthy, 60):
-                raise RuntimeError("the emulator never became healthy")
-            yield base
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
-
     def complete_campaign(self) -> Path:
         """A finished 4-cell campaign (measured once per sweep); cases work on copies."""
         if self._complete is None:
@@ -513,7 +260,7 @@ class Sweep:
             suite, _ = self.suite(folder, concurrency=(1, 2), max_tokens=8)
             out = folder / "results"
             done = self.cli("run", suite, "--output", out)
-            if done.code != 0 or len(summaries(out)) != 4:
+            if done.code != 0 or len(summary_bytes(out)) != 4:
                 raise RuntimeError(f"the reference campaign failed: {done.last}")
             self._complete = folder
         return self._complete
@@ -539,33 +286,6 @@ class Sweep:
             if done.code != 0:
                 raise RuntimeError(f"baseline save failed: {done.last}")
         return self._baseline
-
-
-@contextlib.contextmanager
-def small_disk(path: Path, size: str) -> Iterator[Path | None]:
-    """A tmpfs of `size` at `path` (a real full disk); None when it cannot be mounted."""
-    path.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-        capture_output=True,
-        check=False,
-    )
-    if mounted.returncode != 0:
-        yield None
-        return
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
-
-
-def fill(disk: Path) -> Path:
-    """Write until the disk is full; the filler file, to free it again."""
-    filler = disk / "filler"
-    with filler.open("wb", buffering=0) as handle, contextlib.suppress(OSError):
-        while True:
-            handle.write(b"\0" * 4096)
-    return filler
 
 
 # --- the cases ----------------------------------------------------------------------------
@@ -602,9 +322,11 @@ def stop_mid_cell(sweep: Sweep, check: Check, sig: int, code: int, ignore: bool 
     out = folder / "results"
 
     process = sweep.popen("run", suite, "--output", out, ignore_sigint=ignore)
-    if not wait_for(lambda: (summaries(out) and in_flight(out)) or process.poll() is not None):
+    if not wait_until(
+        lambda: (summary_bytes(out) and in_flight(out)) or process.poll() is not None
+    ):
         check.fail("no cell in flight after 120 s")
-    kept = summaries(out)
+    kept = summary_bytes(out)
     for _ in range(5 if ignore else 1):
         if process.poll() is None:
             process.send_signal(sig)
@@ -612,13 +334,13 @@ def stop_mid_cell(sweep: Sweep, check: Check, sig: int, code: int, ignore: bool 
     outcome = sweep.finish(process)
     if ignore:
         check.clean_exit(outcome, (0,), one_line=False, prefix="")
-        check.that(len(summaries(out)) == 4, f"{len(summaries(out))} of 4 cells saved")
+        check.that(len(summary_bytes(out)) == 4, f"{len(summary_bytes(out))} of 4 cells saved")
     else:
         name = signal.Signals(sig).name
         check.clean_exit(
             outcome, (code,), f"interrupted by {name}", one_line=False, prefix="interrupted: "
         )
-        check.that(summaries(out) == kept, "the in-flight cell was saved", loss=True)
+        check.that(summary_bytes(out) == kept, "the in-flight cell was saved", loss=True)
     check.consistent(out)
     check.no_leftovers(tag)
     if not ignore:
@@ -626,7 +348,7 @@ def stop_mid_cell(sweep: Sweep, check: Check, sig: int, code: int, ignore: bool 
         check.that(rerun.code == 0, f"the rerun exited {rerun.code}: {rerun.last}")
         measured = f"{4 - len(kept)} cells measured, {len(kept)} already complete"
         check.that(measured in rerun.stderr, f"the rerun did not say {measured!r}")
-        check.kept(kept, summaries(out))
+        check.kept(kept, summary_bytes(out))
         check.observe(outcome, f"kept {len(kept)} cells; rerun: {measured}")
 
 
@@ -665,9 +387,9 @@ def stop_mid_start(sweep: Sweep, check: Check, sig: int, code: int, ignore: bool
     out = folder / "results"
 
     process = sweep.popen("run", suite, "--output", out, ignore_sigint=ignore)
-    started = wait_for(lambda: pids_of(f"emu-{tag}") or process.poll() is not None, 60)
+    started = wait_until(lambda: pids_of(tag) or process.poll() is not None, 60)
     check.that(bool(started) and process.poll() is None, "no server start seen")
-    check.that(not in_flight(out) and not summaries(out), "the server was already measuring")
+    check.that(not in_flight(out) and not summary_bytes(out), "the server was already measuring")
     if sig == signal.SIGKILL:
         process.kill()
         outcome = sweep.finish(process)
@@ -681,13 +403,13 @@ def stop_mid_start(sweep: Sweep, check: Check, sig: int, code: int, ignore: bool
         outcome = sweep.finish(process)
         if ignore:
             check.clean_exit(outcome, (0,), one_line=False, prefix="")
-            check.that(len(summaries(out)) == 2, f"{len(summaries(out))} of 2 cells saved")
+            check.that(len(summary_bytes(out)) == 2, f"{len(summary_bytes(out))} of 2 cells saved")
         else:
             name = signal.Signals(sig).name
             check.clean_exit(
                 outcome, (code,), f"interrupted by {name}", one_line=False, prefix="interrupted: "
             )
-            check.that(not summaries(out), "a cell was saved", loss=True)
+            check.that(not summary_bytes(out), "a cell was saved", loss=True)
         check.no_leftovers(tag)
     check.consistent(out)
 
@@ -740,8 +462,8 @@ def f_kill9_mid_cell(sweep: Sweep, check: Check) -> None:
     suite, tag = sweep.suite(folder, step_ms=6.0, concurrency=(1, 8), max_tokens=48)
     out = folder / "results"
     process = sweep.popen("run", suite, "--output", out)
-    check.that(wait_for(lambda: summaries(out) and in_flight(out)), "no cell in flight")
-    kept = summaries(out)
+    check.that(wait_until(lambda: summary_bytes(out) and in_flight(out)), "no cell in flight")
+    kept = summary_bytes(out)
     process.kill()
     outcome = sweep.finish(process)
     check.no_leftovers(tag)
@@ -749,7 +471,7 @@ def f_kill9_mid_cell(sweep: Sweep, check: Check) -> None:
     check.that(rerun.code == 0, f"the rerun exited {rerun.code}: {rerun.last}")
     measured = f"{4 - len(kept)} cells measured, {len(kept)} already complete"
     check.that(measured in rerun.stderr, f"the rerun did not say {measured!r}")
-    check.kept(kept, summaries(out))
+    check.kept(kept, summary_bytes(out))
     check.consistent(out)
     check.observe(outcome, f"no orphan; rerun: {measured}")
 
@@ -773,16 +495,16 @@ def f_left_server(sweep: Sweep, check: Check) -> None:
         start_new_session=True,
     )
     try:
-        wait_for(lambda: left.pid in pids_of(tag), 30)
+        wait_until(lambda: left.pid in pids_of(tag), 30)
         identity = process_identity(left.pid)
         update_manifest(out, lambda m: m.with_server("eagle3", process=identity))
-        kept = summaries(out)
+        kept = summary_bytes(out)
         rerun = sweep.cli("run", suite, "--output", out)
         check.clean_exit(rerun, (0,), one_line=False, prefix="")
         said = f"pid {left.pid}, started by an earlier run that died, was still running"
         check.that(said in " ".join(rerun.stderr.split()), "the rerun did not name the server")
-        check.that(wait_for(lambda: left.poll() is not None, 30), "the server still runs")
-        check.kept(kept, summaries(out))
+        check.that(wait_until(lambda: left.poll() is not None, 30), "the server still runs")
+        check.kept(kept, summary_bytes(out))
         check.observe(rerun, "stopped it" if left.poll() is not None else "still running")
     finally:
         if left.poll() is None:
@@ -800,12 +522,12 @@ def f_two_writers(sweep: Sweep, check: Check) -> None:
     suite, tag = sweep.suite(folder, step_ms=25.0, concurrency=(1,), max_tokens=64)
     out = folder / "results"
     first = sweep.popen("run", suite, "--output", out, "--server", "eagle3")
-    check.that(wait_for(lambda: in_flight(out) or first.poll() is not None), "no cell in flight")
+    check.that(wait_until(lambda: in_flight(out) or first.poll() is not None), "no cell in flight")
     second = sweep.cli("run", suite, "--output", out, "--server", "eagle3")
     done = sweep.finish(first)
     check.clean_exit(second, (2,), f"another specbench is writing here (pid {first.pid} on")
     check.that(done.code == 0, f"the first writer exited {done.code}: {done.last}")
-    check.that(len(summaries(out)) == 1, f"{len(summaries(out))} cells saved, expected 1")
+    check.that(len(summary_bytes(out)) == 1, f"{len(summary_bytes(out))} cells saved, expected 1")
     check.consistent(out)
     check.no_leftovers(tag)
 
@@ -814,7 +536,7 @@ def restart_inside_window(sweep: Sweep, check: Check, climb: bool) -> None:
     folder = sweep.dir("restart")
     out = folder / "results"
     slow = ("--model", "m", "--step-ms", "6", "--seed", "1")
-    with sweep.emulator(*slow) as first, sweep.emulator(*slow) as second:
+    with running_emulator(*slow) as first, running_emulator(*slow) as second:
         if climb:  # the "restarted" server has served more: no counter goes down
             warm = sweep.cli(
                 "bench",
@@ -840,12 +562,12 @@ def restart_inside_window(sweep: Sweep, check: Check, climb: bool) -> None:
                 "--max-tokens",
                 "48",
             )
-            check.that(wait_for(lambda: in_flight(out) or bench.poll() is not None), "no window")
-            proxy.upstream = second
+            check.that(wait_until(lambda: in_flight(out) or bench.poll() is not None), "no window")
+            proxy.switch(second)
             outcome = sweep.finish(bench)
     check.clean_exit(outcome, (1,), "cell(s) failed", one_line=False)
     failure = next(out.rglob("failure.json"), None)
-    check.that(not summaries(out), "the cell was saved across a restart", loss=True)
+    check.that(not summary_bytes(out), "the cell was saved across a restart", loss=True)
     if check.that(failure is not None, "no failure.json") and failure is not None:
         message = json.loads(failure.read_text())["message"]
         check.that("restart" in message, f"failure.json does not name a restart: {message}")
@@ -883,19 +605,21 @@ def f_server_killed(sweep: Sweep, check: Check) -> None:
     out = folder / "results"
     process = sweep.popen("run", suite, "--output", out, "--server", "eagle3")
     first_cell = out / "eagle3" / "tiny" / "c1" / "r0" / "summary.json"
-    check.that(wait_for(first_cell.exists), "the first cell never completed")
-    kept = summaries(out)
-    for pid in pids_of(f"emu-{tag}"):
+    check.that(wait_until(first_cell.exists), "the first cell never completed")
+    kept = summary_bytes(out)
+    for pid in pids_of(tag):
         os.kill(pid, signal.SIGKILL)
     outcome = sweep.finish(process, 300)
     check.clean_exit(outcome, (1,), "cell(s) failed", one_line=False)
     check.that("restart 1/2" in outcome.stderr, "no restart said")
-    check.kept(kept, summaries(out))
+    check.kept(kept, summary_bytes(out))
     check.consistent(out)
     check.no_leftovers(tag)
     rerun = sweep.cli("run", suite, "--output", out, "--server", "eagle3")
     check.that(rerun.code == 0, f"the rerun exited {rerun.code}: {rerun.last}")
-    check.that(len(summaries(out)) == 3, f"{len(summaries(out))} of 3 cells after the rerun")
+    check.that(
+        len(summary_bytes(out)) == 3, f"{len(summary_bytes(out))} of 3 cells after the rerun"
+    )
     check.observe(outcome, f"rerun exit {rerun.code}")
 
 
@@ -913,7 +637,7 @@ def proxied_bench(
     folder = sweep.dir(f"proxy-{fault_name}")
     out = folder / "results"
     with (
-        sweep.emulator("--model", "m", "--step-ms", "1", "--prefill-ms", "2") as upstream,
+        running_emulator("--model", "m", "--step-ms", "1", "--prefill-ms", "2") as upstream,
         fault_proxy(upstream, fault_name, every) as proxy,
     ):
         outcome = sweep.cli(
@@ -938,7 +662,9 @@ def proxied_bench(
     )
     check.consistent(out)
     if codes == (1,):
-        check.that(not summaries(out), "a cell saved although every request was broken", loss=True)
+        check.that(
+            not summary_bytes(out), "a cell saved although every request was broken", loss=True
+        )
         check.that(next(out.rglob("failure.json"), None) is not None, "no failure.json")
     return outcome, out, proxy
 
@@ -1107,7 +833,7 @@ def f_never_ready(sweep: Sweep, check: Check) -> None:
     )
     check.clean_exit(outcome, (1,), "cell(s) failed", one_line=False)
     said_why(check, outcome, out, "was not ready after 3 s")
-    check.that(not summaries(out), "a cell was saved", loss=True)
+    check.that(not summary_bytes(out), "a cell was saved", loss=True)
     check.no_leftovers(tag)
 
 
@@ -1134,7 +860,7 @@ def f_start_error(sweep: Sweep, check: Check) -> None:
     check.clean_exit(outcome, (1,), "cell(s) failed", one_line=False)
     said_why(check, outcome, out, "exited with code 1 before it was ready; ")
     check.that("CUDA out of memory (injected)" in outcome.stderr, "the log is not quoted")
-    check.that(not summaries(out), "a cell was saved", loss=True)
+    check.that(not summary_bytes(out), "a cell was saved", loss=True)
     check.no_leftovers(tag)
 
 
@@ -1153,19 +879,19 @@ def f_disk_full_run(sweep: Sweep, check: Check) -> None:
             return
         out = disk / "results"
         process = sweep.popen("run", suite, "--output", out)
-        check.that(wait_for(lambda: summaries(out) and in_flight(out)), "no cell in flight")
+        check.that(wait_until(lambda: summary_bytes(out) and in_flight(out)), "no cell in flight")
         filler = fill(disk)
         outcome = sweep.finish(process)
         check.clean_exit(outcome, (2,), "the disk is full", one_line=False)
-        kept = summaries(out)
+        kept = summary_bytes(out)
         check.that(not list(out.rglob("*.tmp")), "a half-written *.tmp left behind")
         check.consistent(out)
         check.no_leftovers(tag)
         filler.unlink()
         rerun = sweep.cli("run", suite, "--output", out)
         check.that(rerun.code == 0, f"the rerun exited {rerun.code}: {rerun.last}")
-        check.kept(kept, summaries(out))
-        check.that(len(summaries(out)) == 4, "the rerun did not complete the campaign")
+        check.kept(kept, summary_bytes(out))
+        check.that(len(summary_bytes(out)) == 4, "the rerun did not complete the campaign")
         check.observe(outcome, f"kept {len(kept)}; rerun exit {rerun.code}")
 
 
@@ -1215,7 +941,7 @@ def f_read_only(sweep: Sweep, check: Check) -> None:
 def f_immutable(sweep: Sweep, check: Check) -> None:
     suite, out = sweep.campaign_copy("immutable")
     shutil.rmtree(out / "eagle3" / "tiny" / "c2")  # a cell left to measure
-    kept = summaries(out)
+    kept = summary_bytes(out)
     locked = subprocess.run(["chattr", "+i", str(out)], capture_output=True, check=False)
     if locked.returncode != 0:
         check.skipped = f"chattr +i is not supported here: {locked.stderr.strip()!r}"
@@ -1226,7 +952,7 @@ def f_immutable(sweep: Sweep, check: Check) -> None:
         subprocess.run(["chattr", "-i", str(out)], check=False)
     # The file it could not write, never a temporary name.
     check.clean_exit(outcome, (2,), f"error: {out / 'manifest.json'}: Operation not permitted")
-    check.kept(kept, summaries(out))
+    check.kept(kept, summary_bytes(out))
 
 
 @fault(
@@ -1255,10 +981,10 @@ def corrupt_for_run(sweep: Sweep, check: Check, kind: str) -> None:
     suite, out = sweep.campaign_copy(f"corrupt-{kind}-run")
     path = out / "eagle3" / "tiny" / "c1" / "r0" / "summary.json"
     path.write_bytes(CORRUPT[kind])
-    kept = {p: b for p, b in summaries(out).items() if p != path}
+    kept = {p: b for p, b in summary_bytes(out).items() if p != path}
     outcome = sweep.cli("run", suite, "--output", out)
     check.clean_exit(outcome, (2,), f"error: {path}: ", one_line=False)
-    check.kept(kept, summaries(out))
+    check.kept(kept, summary_bytes(out))
     check.that(path.read_bytes() == CORRUPT[kind], "the corrupt file was overwritten")
 
 
@@ -1330,12 +1056,12 @@ def f_deleted_summary(sweep: Sweep, check: Check) -> None:
     suite, out = sweep.campaign_copy("deleted-summary")
     path = out / "baseline" / "tiny" / "c2" / "r0" / "summary.json"
     path.unlink()
-    kept = summaries(out)
+    kept = summary_bytes(out)
     outcome = sweep.cli("run", suite, "--output", out)
     check.clean_exit(outcome, (0,), None, one_line=False, prefix="")
     said = "1 cells measured, 3 already complete"
     check.that(said in outcome.stderr, f"not {said!r}")
-    check.kept(kept, summaries(out))
+    check.kept(kept, summary_bytes(out))
     check.that(path.exists(), "the cell was not measured again")
     check.consistent(out)
     check.observe(outcome, said)
@@ -2127,7 +1853,7 @@ def sweep_cases(cases: list[Case], root: Path, verbose: bool = False) -> list[Re
     with contextlib.ExitStack() as stack:
         if needs_emulator:  # bench inputs refused against a live server; max_model_len 64
             sweep.emulator_url = stack.enter_context(
-                sweep.emulator("--model", "m", "--max-model-len", "64")
+                running_emulator("--model", "m", "--max-model-len", "64")
             )
         results = []
         for case in cases:

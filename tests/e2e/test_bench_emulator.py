@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import run_cli, running_emulator
+from harness import run_cli, running_emulator
 
 from specbench import store
 from specbench.launch import EmulatorOverrides, ServerConfig, ServerProcess, SpeculativeConfig

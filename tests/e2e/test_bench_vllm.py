@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from harness import run_cli
 from vllm_pool import VllmServers
 
 from specbench import store

@@ -9,8 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from emulator_suites import server_pids, summary_paths, write_campaign_suite
-from helpers import REPO, background_cli, run_cli
+from harness import REPO, background_cli, run_cli, server_pids, summary_paths, write_campaign_suite
 
 
 def run(*args: str | Path, **kwargs) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,7 @@ import csv
 import json
 from pathlib import Path
 
-from helpers import run_cli
+from harness import run_cli
 
 from specbench.emulator import make_emulator_config
 from specbench.emulator.acceptance import expected_acceptance_length_between, is_exact_between

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from harness import run_cli
 from vllm_pool import CPU_DEMO_OVERRIDES, VllmServers
 
 from specbench import store

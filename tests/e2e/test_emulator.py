@@ -14,16 +14,10 @@ from collections.abc import Iterator
 
 import orjson
 import pytest
-from helpers import CLI
+from harness import CLI, free_port
 
 EMULATE = [*CLI, "emulate"]
 LABELS = 'engine="0",model_name="specbench-emulator"'
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def http(

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from helpers import REPO
+from harness import REPO
 
 spec = importlib.util.spec_from_file_location("fault_sweep", REPO / "tools" / "fault_sweep.py")
 assert spec is not None and spec.loader is not None

@@ -18,16 +18,23 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from emulator_suites import (
+from harness import (
+    CLI,
     DATA,
+    REPO,
+    background_cli,
+    fault_proxy,
+    fill,
     in_flight,
     one_line,
+    run_cli,
+    running_emulator,
     server_pids,
+    small_disk,
     summary_bytes,
     wait_for,
     write_campaign_suite,
 )
-from helpers import CLI, REPO, background_cli, run_cli, running_emulator
 
 PLACEHOLDERS = REPO / "tests" / "fixtures" / "speed_bench_placeholders" / "data"
 
@@ -245,32 +252,12 @@ def test_every_workload_dataset_is_checked_before_any_server_starts(tmp_path):
 
 
 @contextlib.contextmanager
-def small_disk(path: Path, size: str) -> Iterator[Path]:
-    """A tmpfs of `size` mounted at `path` (a real full disk, a real read-only one)."""
-    path.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-        capture_output=True,
-        check=False,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (needs root): {mounted.stderr!r}")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
-
-
-def fill(disk: Path) -> Path:
-    """Write until the disk is full; the filler file, to free it again."""
-    filler = disk / "filler"
-    with filler.open("wb", buffering=0) as handle:
-        try:
-            while True:
-                handle.write(b"\0" * 4096)
-        except OSError:
-            pass
-    return filler
+def mounted_small_disk(path: Path, size: str) -> Iterator[Path]:
+    """`harness.small_disk`, skipping the test where a tmpfs cannot be mounted (needs root)."""
+    with small_disk(path, size) as disk:
+        if disk is None:
+            pytest.skip("cannot mount a tmpfs here (needs root)")
+        yield disk
 
 
 def test_output_that_is_a_file_is_one_line_exit_2(tmp_path):
@@ -288,7 +275,7 @@ def test_output_that_is_a_file_is_one_line_exit_2(tmp_path):
 
 def test_read_only_results_dir_is_one_line_exit_2(tmp_path):
     suite, tag = write_campaign_suite(tmp_path, concurrency=(1,), max_tokens=8)
-    with small_disk(tmp_path / "ro", "1m") as disk:
+    with mounted_small_disk(tmp_path / "ro", "1m") as disk:
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
         result = run_cli("run", suite, "--output", disk / "results")
     assert result.returncode == 2, result.stderr
@@ -418,7 +405,7 @@ def test_a_summary_that_cannot_be_written_stops_the_run_before_its_cell_is_touch
 
 def test_disk_full_mid_campaign_keeps_cells_and_a_rerun_completes(tmp_path):
     suite, tag = write_campaign_suite(tmp_path, step_ms=6.0, concurrency=(1, 8), max_tokens=48)
-    with small_disk(tmp_path / "disk", "4m") as disk:
+    with mounted_small_disk(tmp_path / "disk", "4m") as disk:
         out = disk / "results"
         with background_cli("run", suite, "--output", out) as process:
             wait_for(lambda: len(summary_bytes(out)) >= 1 and in_flight(out))
@@ -454,8 +441,6 @@ def test_disk_full_mid_campaign_keeps_cells_and_a_rerun_completes(tmp_path):
 
 
 def test_a_server_restart_inside_the_window_fails_the_cell_even_when_counters_climb(tmp_path):
-    from fault_proxy import switching_proxy
-
     out = tmp_path / "results"
     slow = ("--model", "m", "--step-ms", "6", "--num-speculative-tokens", "3", "--seed", "1")
     with running_emulator(*slow) as first, running_emulator(*slow) as second:
@@ -464,7 +449,7 @@ def test_a_server_restart_inside_the_window_fails_the_cell_even_when_counters_cl
         warm = run_cli("bench", "--endpoint", second, "--dataset", DATA, "--output", tmp_path / "w")
         assert warm.returncode == 0, warm.stderr
         with (
-            switching_proxy(first) as proxy,
+            fault_proxy(first) as proxy,
             background_cli(
                 "bench",
                 "--endpoint",

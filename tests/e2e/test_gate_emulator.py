@@ -25,9 +25,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from emulator_suite import workload, write_prompt_suite
-from emulator_suites import DATA, run_suite
-from helpers import run_cli, running_emulator
+from harness import DATA, run_cli, run_suite, running_emulator, workload, write_prompt_suite
 
 REGRESSED = (0.7, 0.65, 0.6)
 MIXED_CELL = "eagle3/data+coding+math/c8"

@@ -17,9 +17,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from emulator_suite import workload, write_prompt_suite
-from emulator_suites import run_suite
-from helpers import run_cli
+from harness import run_cli, run_suite, workload, write_prompt_suite
 
 CELL = "eagle3/data/c4"
 

@@ -15,9 +15,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from emulator_suite import campaign_timings, suite_toml, workload
-from emulator_suites import DATA
-from helpers import run_cli
+from harness import DATA, campaign_timings, run_cli, suite_toml, workload
 
 from specbench.data.custom import load_custom
 from specbench.emulator.tokens import corruption_start, prompt_digest_of_text, render_chat

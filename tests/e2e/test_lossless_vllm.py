@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from harness import run_cli
 from vllm_pool import VllmServers
 
 from specbench.launch import ServerProcess

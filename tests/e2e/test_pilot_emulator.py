@@ -13,7 +13,7 @@ import re
 import uuid
 from pathlib import Path
 
-from helpers import run_cli
+from harness import run_cli
 
 from specbench.data.conversation import Conversation
 from specbench.measure.precision import stratified_order

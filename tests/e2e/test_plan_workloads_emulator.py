@@ -11,9 +11,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from emulator_suite import suite_toml
-from emulator_suites import DATA
-from helpers import run_cli
+from harness import DATA, run_cli, suite_toml
 
 from specbench.analysis import table_data as D
 from specbench.results import columns as C

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from helpers import CONSOLE_ENV, REPO
+from harness import CONSOLE_ENV, REPO
 
 #: A unit test file that runs the CLI (subprocess or in process) reads what it prints.
 RUNS_THE_CLI = re.compile(r"\b(run_cli|popen_cli|CliRunner)\b|helpers import .*\bCLI\b")

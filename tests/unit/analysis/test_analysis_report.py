@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from analysis_fixtures import QUALITATIVE, spec_decode, summary, write_campaign, write_cell
-from helpers import run_cli
+from harness import run_cli
 from typer.testing import CliRunner
 
 from specbench.analysis.report import ReportOptions, build_report, parse_formats

@@ -1,11 +1,16 @@
-"""Bad command-line input: one line naming the option and what is allowed, exit 2."""
+"""Bad command-line input: one line naming the option and what is allowed, exit 2.
+
+Each case is refused while the options are parsed and checked, before any command body
+runs, so it runs in process through the executable's own `main` (harness.invoke_main): a
+subprocess would add only an interpreter start per case. tests/unit/cli/test_console.py and
+the e2e tests run the executable itself."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from helpers import REPO, run_cli
+from harness import REPO, invoke_main
 
 DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
 BENCH = ("bench", "--endpoint", "http://127.0.0.1:9", "--dataset", str(DATA))
@@ -39,10 +44,11 @@ BENCH = ("bench", "--endpoint", "http://127.0.0.1:9", "--dataset", str(DATA))
 def test_bad_options_get_one_line_and_exit_2(
     tmp_path: Path, args: tuple[str, ...], expected: str
 ) -> None:
-    result = run_cli(*args, "--output", tmp_path / "o") if args[0] == "bench" else run_cli(*args)
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert result.returncode == 2, result.stderr
-    assert len(lines) == 1 and lines[0].startswith(expected), result.stderr
+    result = (
+        invoke_main(*args, "--output", tmp_path / "o") if args[0] == "bench" else invoke_main(*args)
+    )
+    assert result.code == 2, result.stderr
+    assert len(result.lines) == 1 and result.lines[0].startswith(expected), result.stderr
     assert not (tmp_path / "o").exists()  # refused before anything is written
 
 
@@ -70,8 +76,7 @@ def test_bad_pilot_options_get_one_line_and_exit_2(
 ) -> None:
     output = tmp_path / "o"
     filled = [arg.replace("{o}", str(output)) for arg in args]
-    result = run_cli("run", SUITE, "--output", output, *filled)
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert result.returncode == 2, result.stderr
-    assert len(lines) == 1 and lines[0].startswith(expected), result.stderr
+    result = invoke_main("run", SUITE, "--output", output, *filled)
+    assert result.code == 2, result.stderr
+    assert len(result.lines) == 1 and result.lines[0].startswith(expected), result.stderr
     assert not output.exists()  # refused before any server starts or anything is written

@@ -6,7 +6,7 @@ import io
 import os
 
 import pytest
-from helpers import run_cli
+from harness import run_cli
 
 from specbench.cli.console import UNATTENDED_WIDTH, WIDTH_ENV, env_width, make_console
 from specbench.common.errors import SpecbenchError

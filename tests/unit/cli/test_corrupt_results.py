@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import REPO, run_cli
+from harness import REPO, run_cli
 
 from specbench.common.errors import SpecbenchError
 from specbench.store import read_summary

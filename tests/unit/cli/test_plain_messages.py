@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import run_cli
+from harness import run_cli
 
 
 def message_lines(stderr: str) -> list[str]:

@@ -7,29 +7,15 @@ tests/unit/emulator/test_emulator_prefix_cache.py).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from harness import in_process_emulator
 
 from specbench.client.control import reset_prefix_cache
-from specbench.emulator import EmulatorConfig, build_app, make_emulator_config
-
-
-@contextlib.asynccontextmanager
-async def running_emulator(
-    config: EmulatorConfig,
-) -> AsyncIterator[tuple[str, aiohttp.ClientSession]]:
-    server = TestServer(build_app(config))
-    await server.start_server()
-    try:
-        async with aiohttp.ClientSession() as session:
-            yield str(server.make_url("")).rstrip("/"), session
-    finally:
-        await server.close()
+from specbench.emulator import make_emulator_config
 
 
 async def post(session: aiohttp.ClientSession, base: str, path: str, body: Any) -> int:
@@ -39,7 +25,7 @@ async def post(session: aiohttp.ClientSession, base: str, path: str, body: Any) 
 
 
 async def test_a_refusing_endpoint_is_a_failed_reset_naming_dev_mode() -> None:
-    async with running_emulator(make_emulator_config()) as (base, session):
+    async with in_process_emulator(make_emulator_config()) as (base, session):
         result = await reset_prefix_cache(session, base, None)
     assert result.success is False
     assert "404" in result.detail and "VLLM_SERVER_DEV_MODE=1" in result.detail
@@ -47,7 +33,7 @@ async def test_a_refusing_endpoint_is_a_failed_reset_naming_dev_mode() -> None:
 
 async def test_the_reset_waits_for_requests_in_flight_then_succeeds() -> None:
     config = make_emulator_config(dev_mode=True, prefill_ms=0.0, step_ms=5.0)
-    async with running_emulator(config) as (base, session):
+    async with in_process_emulator(config) as (base, session):
         body = {
             "model": "specbench-emulator",
             "messages": [{"role": "user", "content": "hello"}],

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from helpers import run_cli
+from harness import run_cli
 from rich.console import Console
 
 from specbench.common.errors import SpecbenchError

@@ -1,35 +1,20 @@
-"""Shared helpers for the emulator tests: run the app in-process, read SSE, scrape metrics."""
+"""Shared helpers for the emulator tests: read SSE, scrape metrics (the in-process emulator
+is harness.in_process_emulator; `running_emulator` here is its old name, an alias)."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import orjson
-from aiohttp.test_utils import TestServer
+from harness import in_process_emulator
 from prometheus_client.parser import text_string_to_metric_families
 
-from specbench.emulator import EmulatorConfig, build_app
+#: The old name of harness.in_process_emulator, for imports not yet moved.
+running_emulator = in_process_emulator
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "vllm"
-
-
-@contextlib.asynccontextmanager
-async def running_emulator(
-    config: EmulatorConfig,
-) -> AsyncIterator[tuple[str, aiohttp.ClientSession]]:
-    """The emulator on an ephemeral local port, with a client session."""
-    server = TestServer(build_app(config))
-    await server.start_server()
-    try:
-        connector = aiohttp.TCPConnector(limit=0)
-        async with aiohttp.ClientSession(connector=connector) as session:
-            yield str(server.make_url("")).rstrip("/"), session
-    finally:
-        await server.close()
 
 
 def parse_sse(raw: bytes) -> list[Any]:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from emulator_helpers import post, running_emulator, scrape, series
+from emulator_helpers import post, scrape, series
+from harness import in_process_emulator
 
 from specbench.emulator import make_emulator_config
 from specbench.emulator.prefix_cache import PrefixCache
@@ -48,13 +49,13 @@ def test_blocks_hit_only_on_a_whole_matching_prefix() -> None:
 
 
 async def test_reset_is_404_without_dev_mode() -> None:
-    async with running_emulator(make_emulator_config(**FAST)) as (base, session):
+    async with in_process_emulator(make_emulator_config(**FAST)) as (base, session):
         assert await reset(session, base) == (404, {"detail": "Not Found"})
 
 
 async def test_dev_mode_resets_when_idle_and_refuses_when_busy() -> None:
     config = make_emulator_config(dev_mode=True, prefill_ms=0.0, step_ms=5.0)
-    async with running_emulator(config) as (base, session):
+    async with in_process_emulator(config) as (base, session):
         assert await reset(session, base) == (200, {"success": True})
         busy = asyncio.create_task(post(session, base, "/v1/chat/completions", chat("a b", 40)))
         await asyncio.sleep(0.05)
@@ -67,7 +68,7 @@ async def test_dev_mode_resets_when_idle_and_refuses_when_busy() -> None:
 async def test_repeated_prompt_hits_until_reset() -> None:
     config = make_emulator_config(dev_mode=True, prefix_block_size=16, **FAST)
     prompt = " ".join(f"word{i}" for i in range(100))  # chat template: 100 + 2 words + BOS
-    async with running_emulator(config) as (base, session):
+    async with in_process_emulator(config) as (base, session):
 
         async def send() -> tuple[float, float]:
             before = await scrape(session, base)

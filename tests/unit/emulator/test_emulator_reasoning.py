@@ -6,7 +6,8 @@ from typing import Any
 
 import orjson
 import pytest
-from emulator_helpers import parse_sse, post, running_emulator
+from emulator_helpers import parse_sse, post
+from harness import in_process_emulator
 
 from specbench.common.errors import SpecbenchError
 from specbench.emulator import make_emulator_config
@@ -94,7 +95,7 @@ async def test_detailed_stream_carries_per_step_arrays_and_reasoning_deltas() ->
     config = make_emulator_config(
         reasoning_tokens=10, per_step_spec_metrics=True, prefill_ms=0, step_ms=0
     )
-    async with running_emulator(config) as (base, session):
+    async with in_process_emulator(config) as (base, session):
         status, raw = await post(session, base, CHAT, _chat_body(40, return_token_ids=True))
     assert status == 200
     events = parse_sse(raw)
@@ -129,14 +130,14 @@ async def test_summary_level_and_non_streamed_shapes() -> None:
     detailed = make_emulator_config(
         prefill_ms=0, step_ms=0, per_step_spec_metrics=True, reasoning_tokens=6
     )
-    async with running_emulator(summary) as (base, session):
+    async with in_process_emulator(summary) as (base, session):
         _, raw = await post(session, base, CHAT, _chat_body(20))
         _, body = await post(session, base, CHAT, _chat_body(20, stream=False))
     spec = parse_sse(raw)[-2]["metrics"]["speculative_decoding"]
     assert "per_step_accepted" not in spec and "per_step_drafted" not in spec
     full = orjson.loads(body)["metrics"]["speculative_decoding"]
     assert full["per_step_accepted"] is None and full["per_step_drafted"] is None
-    async with running_emulator(detailed) as (base, session):
+    async with in_process_emulator(detailed) as (base, session):
         _, body = await post(session, base, CHAT, _chat_body(20, stream=False))
     response = orjson.loads(body)
     full = response["metrics"]["speculative_decoding"]
@@ -150,7 +151,7 @@ async def test_inline_reasoning_wraps_the_span_in_think_tags() -> None:
     config = make_emulator_config(
         reasoning_tokens=12, reasoning_output="inline", prefill_ms=0, step_ms=0
     )
-    async with running_emulator(config) as (base, session):
+    async with in_process_emulator(config) as (base, session):
         _, raw = await post(session, base, CHAT, _chat_body(30))
     events = parse_sse(raw)
     content = "".join(

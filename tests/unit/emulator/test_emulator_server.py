@@ -9,7 +9,8 @@ from typing import Any
 
 import orjson
 import pytest
-from emulator_helpers import FIXTURES, parse_sse, post, running_emulator, scrape, series
+from emulator_helpers import FIXTURES, parse_sse, post, scrape, series
+from harness import in_process_emulator
 from prometheus_client.parser import text_string_to_metric_families
 
 from specbench.emulator import make_emulator_config
@@ -47,7 +48,7 @@ async def stream_token_ids(session: Any, base: str, body: dict[str, Any], path: 
 
 async def test_counter_acceptance_matches_the_configured_process() -> None:
     config = make_emulator_config(acceptance=(0.8, 0.75, 0.7), seed=11, **FAST)
-    async with running_emulator(config) as (base, session):
+    async with in_process_emulator(config) as (base, session):
         before = await scrape(session, base)
         bodies = [chat_body(f"request {i} about acceptance", 1200) for i in range(40)]
         results = await asyncio.gather(
@@ -102,7 +103,7 @@ async def test_counter_acceptance_matches_the_configured_process() -> None:
 
 async def test_no_spec_exposes_no_spec_series_and_counts_streamed_tokens() -> None:
     config = make_emulator_config(speculative=False, **FAST)
-    async with running_emulator(config) as (base, session):
+    async with in_process_emulator(config) as (base, session):
         bodies = [chat_body(f"plain {i}", 20 + i, **STREAM_ALL) for i in range(10)]
         streams = await asyncio.gather(
             *(post(session, base, "/v1/chat/completions", body) for body in bodies)
@@ -128,7 +129,7 @@ async def test_no_spec_exposes_no_spec_series_and_counts_streamed_tokens() -> No
 
 async def test_exposition_parses_and_matches_real_vllm_families() -> None:
     config = make_emulator_config(model="tiny-repeat", max_model_len=2048, **FAST)
-    async with running_emulator(config) as (base, session):
+    async with in_process_emulator(config) as (base, session):
         await post(session, base, "/v1/completions", {"prompt": "a b c", "max_tokens": 8})
         async with session.get(f"{base}/metrics") as response:
             assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")
@@ -191,7 +192,7 @@ async def test_stream_shapes_match_recorded_vllm(
         body["messages"] = [{"role": "user", "content": "say something"}]
     else:
         body["prompt"] = "say something"
-    async with running_emulator(config) as (base, session):
+    async with in_process_emulator(config) as (base, session):
         status, raw = await post(session, base, path, body)
     assert status == 200
     ours = parse_sse(raw)
@@ -206,7 +207,7 @@ async def test_stream_shapes_match_recorded_vllm(
 
 async def test_nonstream_models_version_shapes_match_recorded_vllm() -> None:
     config = make_emulator_config(model="tiny-repeat", max_model_len=2048, **FAST)
-    async with running_emulator(config) as (base, session):
+    async with in_process_emulator(config) as (base, session):
         status, raw = await post(
             session,
             base,
@@ -241,7 +242,7 @@ async def test_same_prompt_same_ids_with_and_without_speculation(path: str) -> N
         config = make_emulator_config(
             speculative=speculative, seed=3 if speculative else 99, **FAST
         )
-        async with running_emulator(config) as (base, session):
+        async with in_process_emulator(config) as (base, session):
             outputs[speculative] = [
                 await stream_token_ids(session, base, body(p), path) for p in prompts
             ]
@@ -252,7 +253,7 @@ async def test_same_prompt_same_ids_with_and_without_speculation(path: str) -> N
 
 async def test_temperature_above_zero_varies_unless_seeded() -> None:
     config = make_emulator_config(**FAST)
-    async with running_emulator(config) as (base, session):
+    async with in_process_emulator(config) as (base, session):
         path = "/v1/chat/completions"
         sampled = [
             await stream_token_ids(
@@ -276,7 +277,7 @@ async def test_corrupt_rate_alters_about_that_fraction_of_requests() -> None:
     outputs: dict[float, list[list[int]]] = {}
     for rate in (0.0, 0.3):
         config = make_emulator_config(corrupt_rate=rate, seed=4, **FAST)
-        async with running_emulator(config) as (base, session):
+        async with in_process_emulator(config) as (base, session):
             bodies = [
                 {"prompt": p, "max_tokens": 24, "temperature": 0, "return_token_ids": True}
                 for p in prompts
@@ -295,7 +296,7 @@ async def test_corrupt_rate_alters_about_that_fraction_of_requests() -> None:
 
 async def test_requests_vllm_refuses_get_its_error_bodies() -> None:
     config = make_emulator_config(max_model_len=32, **FAST)
-    async with running_emulator(config) as (base, session):
+    async with in_process_emulator(config) as (base, session):
         status, raw = await post(
             session, base, "/v1/chat/completions", {**chat_body("x", 4), "model": "other"}
         )
@@ -329,7 +330,7 @@ async def test_ttft_is_the_prefill_time_at_concurrency_one() -> None:
     config = make_emulator_config(
         prefill_ms=60.0, step_ms=20.0, per_request_step_ms=0.0, speculative=False
     )
-    async with running_emulator(config) as (base, session):
+    async with in_process_emulator(config) as (base, session):
         ttfts: list[float] = []
         gaps: list[float] = []
         for _ in range(3):
@@ -361,7 +362,7 @@ async def test_decode_steps_slow_down_with_batch_size() -> None:
     config = make_emulator_config(
         prefill_ms=0.0, step_ms=2.0, per_request_step_ms=2.0, speculative=False
     )
-    async with running_emulator(config) as (base, session):
+    async with in_process_emulator(config) as (base, session):
 
         async def timed(n: int) -> float:
             start = time.perf_counter()
@@ -381,7 +382,7 @@ async def test_decode_steps_slow_down_with_batch_size() -> None:
 
 async def test_a_vanished_client_is_aborted_and_counted() -> None:
     config = make_emulator_config(prefill_ms=1.0, step_ms=5.0, per_request_step_ms=0.0)
-    async with running_emulator(config) as (base, session):
+    async with in_process_emulator(config) as (base, session):
         async with session.post(
             f"{base}/v1/chat/completions", json=chat_body("abort me", 3000, stream=True)
         ) as response:
@@ -408,7 +409,7 @@ async def test_a_vanished_client_is_aborted_and_counted() -> None:
 )
 async def test_no_per_request_metrics_when_off_or_not_speculating(options: dict[str, Any]) -> None:
     config = make_emulator_config(**options, **FAST)
-    async with running_emulator(config) as (base, session):
+    async with in_process_emulator(config) as (base, session):
         status, raw = await post(session, base, "/v1/chat/completions", chat_body("m", 12))
         assert status == 200
         assert orjson.loads(raw)["metrics"] is None

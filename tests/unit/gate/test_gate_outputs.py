@@ -6,7 +6,7 @@ import json
 import xml.etree.ElementTree as ET
 
 from gate_fixtures import spec_decode, summary, write_cell, write_results
-from helpers import run_cli
+from harness import run_cli
 
 from specbench.gate.baseline import save_baseline
 from specbench.gate.run import GateOptions, run_gate

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from helpers import run_cli
+from harness import run_cli
 
 from specbench import store
 from specbench.lossless import check_lossless, report_section, write_lossless

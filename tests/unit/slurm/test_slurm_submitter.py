@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from harness import run_cli
 
 from specbench.store.lock import results_lock, submitter_lock
 

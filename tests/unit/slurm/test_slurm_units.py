@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from harness import run_cli
 
 from specbench.common.errors import SpecbenchError
 from specbench.run.plan import suite_hash

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import REPO
+from harness import REPO
 
 from specbench.common.errors import SpecbenchError
 from specbench.launch import build_argv

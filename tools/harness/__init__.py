@@ -1,0 +1,90 @@
+"""Processes under test, shared by tests/ and tools/fault_sweep.py: one home for each.
+
+- `harness.cli`: the `specbench` CLI as a subprocess (run, background) or in process.
+- `harness.emulator`: `specbench emulate` on a free port, or its app in process; processes
+  found by their tag.
+- `harness.proxy`: a fault-injecting HTTP proxy whose upstream can switch mid-run.
+- `harness.disk`: a small tmpfs (a real full or read-only disk) and a filler.
+- `harness.suite`: emulator suites (TOML) and prompt datasets.
+- `harness.waiting`: waiting for a condition; what a results folder holds mid-run.
+
+tools/ is on pytest's pythonpath (pyproject.toml), and a script in tools/ has it as its
+sys.path[0], so both import it as `harness`.
+"""
+
+from harness.cli import (
+    CLI,
+    CONSOLE_ENV,
+    REPO,
+    UNSET_CONSOLE_ENV,
+    Outcome,
+    background_cli,
+    cli_env,
+    invoke_main,
+    one_line,
+    popen_cli,
+    run_cli,
+)
+from harness.disk import fill, small_disk
+from harness.emulator import (
+    free_port,
+    in_process_emulator,
+    pids_of,
+    running_emulator,
+    server_pids,
+)
+from harness.proxy import PROXY_FAULTS, FaultProxy, fault_proxy
+from harness.suite import (
+    ACCEPTANCE,
+    CATEGORIES,
+    DATA,
+    GATE_TIMINGS,
+    campaign_timings,
+    run_suite,
+    suite_toml,
+    workload,
+    write_campaign_suite,
+    write_prompt_suite,
+    write_prompts,
+)
+from harness.waiting import in_flight, summary_bytes, summary_paths, wait_for, wait_until
+
+__all__ = [
+    "ACCEPTANCE",
+    "CATEGORIES",
+    "CLI",
+    "CONSOLE_ENV",
+    "DATA",
+    "GATE_TIMINGS",
+    "PROXY_FAULTS",
+    "REPO",
+    "UNSET_CONSOLE_ENV",
+    "FaultProxy",
+    "Outcome",
+    "background_cli",
+    "campaign_timings",
+    "cli_env",
+    "fault_proxy",
+    "fill",
+    "free_port",
+    "in_flight",
+    "in_process_emulator",
+    "invoke_main",
+    "one_line",
+    "pids_of",
+    "popen_cli",
+    "run_cli",
+    "run_suite",
+    "running_emulator",
+    "server_pids",
+    "small_disk",
+    "suite_toml",
+    "summary_bytes",
+    "summary_paths",
+    "wait_for",
+    "wait_until",
+    "workload",
+    "write_campaign_suite",
+    "write_prompt_suite",
+    "write_prompts",
+]

@@ -1,0 +1,124 @@
+"""The `specbench` CLI as tests and the fault sweep run it: a subprocess or in process."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: The checkout's root.
+REPO = Path(__file__).resolve().parents[2]
+#: The CLI as a subprocess argv prefix: the same interpreter, the checked-out package.
+CLI = [sys.executable, "-m", "specbench.cli.main"]
+#: What every `specbench` run here prints at: wide enough that no line read back wraps,
+#: even with a checkout and tmp paths 150+ characters deep (tests/conftest.py sets it for
+#: the whole test session; every run below puts it into the environment it passes).
+CONSOLE_ENV = {"SPECBENCH_CONSOLE_WIDTH": "500"}
+#: Variables that would make rich write escape codes into captured output.
+UNSET_CONSOLE_ENV = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+
+
+def cli_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """`env` (None: this process's) with the fixed console unless it sets a width itself."""
+    source = os.environ if env is None else env
+    fixed = {name: value for name, value in source.items() if name not in UNSET_CONSOLE_ENV}
+    return {**CONSOLE_ENV, **fixed}
+
+
+def run_cli(
+    *args: str | Path, timeout: float = 600, env: Mapping[str, str] | None = None, **kwargs: Any
+) -> subprocess.CompletedProcess[str]:
+    """`specbench ARGS` to completion, output captured as text; never raises on exit codes."""
+    return subprocess.run(
+        [*CLI, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=cli_env(env),
+        check=False,
+        **kwargs,
+    )
+
+
+def popen_cli(*args: str | Path, **kwargs: Any) -> subprocess.Popen[str]:
+    """`specbench ARGS` started in the background, stdout and stderr piped as text."""
+    kwargs.setdefault("stdout", subprocess.PIPE)
+    kwargs.setdefault("stderr", subprocess.PIPE)
+    kwargs["env"] = cli_env(kwargs.get("env"))
+    return subprocess.Popen([*CLI, *map(str, args)], text=True, **kwargs)
+
+
+@contextlib.contextmanager
+def background_cli(*args: str | Path, **kwargs: Any) -> Iterator[subprocess.Popen[str]]:
+    """`popen_cli(ARGS)` for the block; killed on the way out if it is still running."""
+    process = popen_cli(*args, **kwargs)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
+@dataclass
+class Outcome:
+    """One finished `specbench`: its exit code (None: timed out) and what it printed."""
+
+    code: int | None
+    stdout: str
+    stderr: str
+
+    @property
+    def lines(self) -> list[str]:
+        """stderr's non-blank lines."""
+        return [line for line in self.stderr.splitlines() if line.strip()]
+
+    @property
+    def last(self) -> str:
+        return self.lines[-1] if self.lines else ""
+
+
+def invoke_main(*args: str | Path) -> Outcome:
+    """`specbench ARGS` in this process, through the same `main` the executable runs.
+
+    For what is decided before any command body runs (argument parsing, option checks),
+    where a subprocess would add only its interpreter start. The console and signal
+    handlers are this process's; output is captured from sys.stdout and sys.stderr.
+    """
+    from specbench.cli.main import main
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    argv = ["specbench", *map(str, args)]
+    code: int | None = 0
+    with (
+        contextlib.redirect_stdout(stdout),
+        contextlib.redirect_stderr(stderr),
+        _patched_argv(argv),
+    ):
+        try:
+            main()
+        except SystemExit as done:
+            code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    return Outcome(code, stdout.getvalue(), stderr.getvalue())
+
+
+@contextlib.contextmanager
+def _patched_argv(argv: list[str]) -> Iterator[None]:
+    saved = sys.argv
+    sys.argv = argv
+    try:
+        yield
+    finally:
+        sys.argv = saved
+
+
+def one_line(stderr: str) -> str:
+    """The last non-blank line of an error output."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert lines, "no message"
+    return lines[-1]
