@@ -24,7 +24,13 @@ from specbench.common.naming import check_name
 from specbench.common.validation import describe_validation_error
 from specbench.launch.config import ServerConfig
 from specbench.launch.provenance import redact_config
-from specbench.suite.model import Cell, Suite, WorkloadSpec, workload_keys
+from specbench.suite.model import (
+    HASH_NEUTRAL_WORKLOAD_DEFAULTS,
+    Cell,
+    Suite,
+    WorkloadSpec,
+    workload_keys,
+)
 
 
 class RunOptions(Frozen):
@@ -159,14 +165,6 @@ def suite_hash(suite: Suite, *, redact: bool = True) -> str:
 
 #: Server fields added after schema 2 → their default, left out of the suite hash.
 HASH_NEUTRAL_SERVER_DEFAULTS: dict[str, object] = {"pipeline_parallel_size": 1}
-#: Workload fields added after schema 2 → their default, left out of the suite hash.
-HASH_NEUTRAL_WORKLOAD_DEFAULTS: dict[str, object] = {
-    "per_chunk_usage": True,
-    "history": "streamed_text",
-    "precision": None,
-    "min_conversations": None,
-    "full_set_concurrency": None,
-}
 
 
 def select_cells(suite: Suite, options: RunOptions) -> list[Cell]:
