@@ -19,7 +19,7 @@ from pydantic import Field, field_validator, model_validator
 
 from specbench.common.defaults import MAX_CONCURRENCY, REQUEST_TIMEOUT_S
 from specbench.common.model import Frozen
-from specbench.common.naming import check_name, selection_key, slug
+from specbench.common.naming import cell_key, check_name, selection_key, slug
 from specbench.launch.config import ServerConfig
 
 #: What a workload field is to its cells, declared once on the field (`role(...)` in its
@@ -464,7 +464,7 @@ class Cell:
     @property
     def key(self) -> str:
         """The cell's key on disk and in the manifest: `eagle3/speed-bench-qualitative/c48/r0`."""
-        return f"{self.server}/{self.workload}/c{self.concurrency}/r{self.repeat}"
+        return cell_key(self.server, self.workload, self.concurrency, self.repeat)
 
 
 class Suite(Frozen):
