@@ -58,41 +58,85 @@ from specbench.store.summary import (
     SpecDecodeSummary,
 )
 from specbench.store.summary import StoppingRule as StoppingRuleName
+from specbench.suite.model import WorkloadSpec
 
 
 @dataclass(frozen=True, slots=True)
 class CellSpec:
-    """One cell: which server, workload and load level, and how requests are sent."""
+    """One cell: which server and load level, and its workload's settings (whole)."""
 
     label: str
+    #: The workload's key (its results folder).
     workload: str
-    dataset: str
-    categories: tuple[str, ...] | None
-    entropy_tiers: tuple[str, ...] | None
-    category: str | None
+    settings: WorkloadSpec
     concurrency: int
     repeat: int
     gpus: int | None
     model: str
     endpoint: str
-    api: Api
-    client: Client
-    max_tokens: int
-    temperature: float
+    #: Requests sent and discarded before the window: the workload's, plus a first cell's.
     warmup: int
-    save_outputs: bool
     #: Reset the prefix cache before the window (False: prefix caching is off).
     reset_prefix_cache: bool = True
-    #: How later turns replay earlier answers (`specbench.measure.history`).
-    history: History = "streamed_text"
-    #: Tokenizer folder (needed by history "decoded").
-    tokenizer: str | None = None
-    #: Precision target of the cell (None: every conversation), its floor, the workload's
-    #: size and the seed of the stratified order and bootstrap (see measure.precision).
-    precision: float | None = None
+    #: The floor of a precision-targeted cell and the workload's size (measure.precision).
     min_conversations: int = 0
     conversations_available: int = 0
-    seed: int = 0
+
+    @property
+    def precision(self) -> float | None:
+        """This cell's precision target (None: every conversation)."""
+        return self.settings.precision_at(self.concurrency)
+
+    @property
+    def dataset(self) -> str:
+        return self.settings.dataset
+
+    @property
+    def categories(self) -> tuple[str, ...] | None:
+        chosen = self.settings.categories
+        return tuple(chosen) if chosen is not None else None
+
+    @property
+    def entropy_tiers(self) -> tuple[str, ...] | None:
+        return tuple(self.settings.entropy_tiers) if self.settings.entropy_tiers else None
+
+    @property
+    def category(self) -> str | None:
+        """The one category selected, if exactly one is."""
+        chosen = self.settings.categories
+        return chosen[0] if chosen and len(chosen) == 1 else None
+
+    @property
+    def api(self) -> Api:
+        return self.settings.api
+
+    @property
+    def client(self) -> Client:
+        return self.settings.client
+
+    @property
+    def max_tokens(self) -> int:
+        return self.settings.max_tokens
+
+    @property
+    def temperature(self) -> float:
+        return self.settings.temperature
+
+    @property
+    def save_outputs(self) -> bool:
+        return self.settings.keeps_outputs
+
+    @property
+    def history(self) -> History:
+        return self.settings.history
+
+    @property
+    def tokenizer(self) -> str | None:
+        return self.settings.tokenizer
+
+    @property
+    def seed(self) -> int:
+        return self.settings.seed
 
 
 @dataclass(frozen=True, slots=True)

@@ -591,34 +591,20 @@ def cell_spec(
     conversations: Sequence[Conversation] = (),
 ) -> CellSpec:
     """How one cell is measured and labelled in its summary."""
-    categories = workload.categories
-    precision = workload.precision_at(cell.concurrency)
     floor = workload.min_conversations or default_floor(conversations)
     return CellSpec(
         label=server.name,
         workload=cell.workload,
-        dataset=workload.dataset,
-        categories=tuple(categories) if categories is not None else None,
-        entropy_tiers=tuple(workload.entropy_tiers) if workload.entropy_tiers else None,
-        category=categories[0] if categories and len(categories) == 1 else None,
+        settings=workload,
         concurrency=cell.concurrency,
         repeat=cell.repeat,
         gpus=server.gpus,
         model=model,
         endpoint=base_url,
-        api=workload.api,
-        client=workload.client,
-        max_tokens=workload.max_tokens,
-        temperature=workload.temperature,
         warmup=workload.warmup + (FIRST_CELL_EXTRA_WARMUP if first else 0),
-        save_outputs=workload.keeps_outputs,
         reset_prefix_cache=not _prefix_caching_off(server.config),
-        history=workload.history,
-        tokenizer=workload.tokenizer,
-        precision=precision,
-        min_conversations=floor if precision is not None else 0,
+        min_conversations=floor if workload.precision_at(cell.concurrency) is not None else 0,
         conversations_available=len(conversations),
-        seed=workload.seed,
     )
 
 
