@@ -23,6 +23,7 @@ from specbench.common.text import fixed
 from specbench.data.categories import category_name
 from specbench.measure.cuts import cell_cuts
 from specbench.results.loading import LoadedCell
+from specbench.store.layout import cell_key
 from specbench.store.summary import AcceptanceCuts, CutGroup
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ def _pools(cells: Sequence[LoadedCell], labels: Sequence[str]) -> dict[tuple[str
         summary = cell.summary
         if cell.label not in labels or summary.spec_decode is None:
             continue
-        where = f"{cell.label}/{summary.workload}/c{summary.concurrency}/r{summary.repeat}"
+        where = cell_key(cell.label, summary.workload, summary.concurrency, summary.repeat)
         cuts = summary.acceptance_cuts or _recomputed(cell)
         if cuts is None:
             pools[(cell.label, summary.workload, OVERALL)].refusals.append(

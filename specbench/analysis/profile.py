@@ -33,6 +33,7 @@ from specbench.metrics.acceptance import (
 )
 from specbench.metrics.cuts import DEFAULT_BIN_TOKENS
 from specbench.results.loading import LoadedCell, load_cells
+from specbench.store.layout import cell_key
 from specbench.store.manifest import read_manifest
 
 PROFILE_FORMAT = "specbench.speculation_profile"
@@ -209,7 +210,7 @@ def build_profiles(results_dir: Path) -> dict[str, dict[str, Any]]:
                 "max_tokens": max_tokens,
                 "temperature": first.temperature,
                 "cells": [
-                    f"{label}/{workload}/c{c.summary.concurrency}/r{c.summary.repeat}"
+                    cell_key(label, workload, c.summary.concurrency, c.summary.repeat)
                     for c in group
                 ],
                 OVERALL: _group(records, group, k, max_tokens, None),

@@ -1,4 +1,6 @@
-"""Names of things on disk: filesystem-safe slugs, and the folder of a dataset selection.
+"""Names of things on disk: filesystem-safe slugs, the folder of a dataset selection, and
+the key of a cell (`server/workload/cN/rM`: its folder under a results directory, its name
+in the manifest, the gate and progress output).
 
 Pure and dependency-free, so both the data layer and the results store can use them.
 """
@@ -63,3 +65,13 @@ def selection_key(
         base = Path(rest if kind == "custom" else spec).stem
     selection = [*categories, *entropy_tiers]
     return slug("+".join([base, *selection]))
+
+
+def point_key(server: str, workload: str, concurrency: int) -> str:
+    """A measured point, its repeats together: `server/workload/cN` (the gate's key)."""
+    return f"{server}/{workload}/c{concurrency}"
+
+
+def cell_key(server: str, workload: str, concurrency: int, repeat: int) -> str:
+    """A cell's key: `eagle3/speed-bench-qualitative/c48/r0`; the only builder of it."""
+    return f"{point_key(server, workload, concurrency)}/r{repeat}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from specbench.client.record import RequestRecord
 from specbench.client.sender import Api, Client
@@ -57,41 +58,85 @@ from specbench.store.summary import (
     SpecDecodeSummary,
     StopReason,
 )
+from specbench.suite.model import WorkloadSpec
 
 
 @dataclass(frozen=True, slots=True)
 class CellSpec:
-    """One cell: which server, workload and load level, and how requests are sent."""
+    """One cell: which server and load level, and its workload's settings (whole)."""
 
     label: str
+    #: The workload's key (its results folder).
     workload: str
-    dataset: str
-    categories: tuple[str, ...] | None
-    entropy_tiers: tuple[str, ...] | None
-    category: str | None
+    settings: WorkloadSpec
     concurrency: int
     repeat: int
     gpus: int | None
     model: str
     endpoint: str
-    api: Api
-    client: Client
-    max_tokens: int
-    temperature: float
+    #: Requests sent and discarded before the window: the workload's, plus a first cell's.
     warmup: int
-    save_outputs: bool
     #: Reset the prefix cache before the window (False: prefix caching is off).
     reset_prefix_cache: bool = True
-    #: How later turns replay earlier answers (`specbench.measure.history`).
-    history: History = "streamed_text"
-    #: Tokenizer folder (needed by history "decoded").
-    tokenizer: str | None = None
-    #: Precision target of the cell (None: every conversation), its floor, the workload's
-    #: size and the seed of the stratified order and bootstrap (see measure.precision).
-    precision: float | None = None
+    #: The floor of a precision-targeted cell and the workload's size (measure.precision).
     min_conversations: int = 0
     conversations_available: int = 0
-    seed: int = 0
+
+    @property
+    def precision(self) -> float | None:
+        """This cell's precision target (None: every conversation)."""
+        return self.settings.precision_at(self.concurrency)
+
+    @property
+    def dataset(self) -> str:
+        return self.settings.dataset
+
+    @property
+    def categories(self) -> tuple[str, ...] | None:
+        chosen = self.settings.categories
+        return tuple(chosen) if chosen is not None else None
+
+    @property
+    def entropy_tiers(self) -> tuple[str, ...] | None:
+        return tuple(self.settings.entropy_tiers) if self.settings.entropy_tiers else None
+
+    @property
+    def category(self) -> str | None:
+        """The one category selected, if exactly one is."""
+        chosen = self.settings.categories
+        return chosen[0] if chosen and len(chosen) == 1 else None
+
+    @property
+    def api(self) -> Api:
+        return self.settings.api
+
+    @property
+    def client(self) -> Client:
+        return self.settings.client
+
+    @property
+    def max_tokens(self) -> int:
+        return self.settings.max_tokens
+
+    @property
+    def temperature(self) -> float:
+        return self.settings.temperature
+
+    @property
+    def save_outputs(self) -> bool:
+        return self.settings.keeps_outputs
+
+    @property
+    def history(self) -> History:
+        return self.settings.history
+
+    @property
+    def tokenizer(self) -> str | None:
+        return self.settings.tokenizer
+
+    @property
+    def seed(self) -> int:
+        return self.settings.seed
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,8 +234,54 @@ def summarize_cell(
     window: Window,
     prefix_cache: PrefixCacheOutcome | None = None,
 ) -> CellSummary:
+    """The cell's summary: what it is, the client's figures, the server's counter deltas and
+    the acceptance, then the precision of its figures and their standard errors."""
     ok = [r for r in records if r.ok]
     output_tokens = sum(r.output_tokens or 0 for r in ok)
+    summary = CellSummary(
+        **_cell_labels(spec, window),
+        **_client_figures(records, ok, output_tokens, window, spec.gpus),
+        **_server_figures(before, after, output_tokens, prefix_cache),
+        **_acceptance_figures(records, before, after, spec),
+    )
+    summary = with_precision(summary, records, spec)
+    return summary.model_copy(
+        update={"standard_errors": cell_errors(records, summary, seed=spec.seed)}
+    )
+
+
+def _cell_labels(spec: CellSpec, window: Window) -> dict[str, Any]:
+    """What the cell is and when it ran."""
+    return {
+        "label": spec.label,
+        "workload": spec.workload,
+        "dataset": spec.dataset,
+        "categories": list(spec.categories) if spec.categories is not None else None,
+        "entropy_tiers": list(spec.entropy_tiers) if spec.entropy_tiers is not None else None,
+        "category": spec.category,
+        "concurrency": spec.concurrency,
+        "repeat": spec.repeat,
+        "gpus": spec.gpus,
+        "model": spec.model,
+        "endpoint": spec.endpoint,
+        "api": spec.api,
+        "client": spec.client,
+        "max_tokens": spec.max_tokens,
+        "temperature": spec.temperature,
+        "history": spec.history,
+        "started_at": window.started_at,
+        "finished_at": window.finished_at,
+    }
+
+
+def _client_figures(
+    records: Sequence[RequestRecord],
+    ok: Sequence[RequestRecord],
+    output_tokens: int,
+    window: Window,
+    gpus: int | None,
+) -> dict[str, Any]:
+    """Counts, rates and latency distributions from the client's request records."""
     ttfts = [r.ttft_ns / 1e6 for r in ok if r.ttft_ns is not None]
     e2es = [r.e2e_ns / 1e6 for r in ok if r.e2e_ns is not None]
     tpots = [
@@ -206,84 +297,80 @@ def summarize_cell(
         for r in ok
         for earlier, later in zip(r.chunk_offsets_ns, r.chunk_offsets_ns[1:], strict=False)
     ]
-    acceptance = spec_decode_summary(before, after)
     throughput = output_tok_s(output_tokens, window.duration_s)
-    generation_tokens = counter_delta(before, after, GENERATION_TOKENS)
-    cache_queries = counter_delta(before, after, PREFIX_CACHE_QUERIES)
-    cache_hits = counter_delta(before, after, PREFIX_CACHE_HITS)
     # Records of an older specbench have no duration: their E2E is the closest bound.
     durations = [
         r.duration_ns if r.duration_ns is not None else r.e2e_ns
         for r in records
         if r.duration_ns is not None or r.e2e_ns is not None
     ]
-    prefix_cache = prefix_cache or PrefixCacheOutcome(reset=None, detail=None)
-    summary = CellSummary(
-        label=spec.label,
-        workload=spec.workload,
-        dataset=spec.dataset,
-        categories=list(spec.categories) if spec.categories is not None else None,
-        entropy_tiers=list(spec.entropy_tiers) if spec.entropy_tiers is not None else None,
-        category=spec.category,
-        concurrency=spec.concurrency,
-        repeat=spec.repeat,
-        gpus=spec.gpus,
-        model=spec.model,
-        endpoint=spec.endpoint,
-        api=spec.api,
-        client=spec.client,
-        max_tokens=spec.max_tokens,
-        temperature=spec.temperature,
-        started_at=window.started_at,
-        finished_at=window.finished_at,
-        num_conversations=len({r.question_id for r in records}),
-        num_requests=len(records),
-        num_failed=len(records) - len(ok),
-        duration_s=window.duration_s,
-        input_tokens=sum(r.input_tokens or 0 for r in ok),
-        output_tokens=output_tokens,
-        output_tok_s=throughput,
-        output_tok_s_per_gpu=per_gpu(throughput, spec.gpus),
-        request_per_s=len(ok) / window.duration_s,
-        ttft_ms=distribution(ttfts),
-        tpot_ms=distribution(tpots),
-        e2e_ms=distribution(e2es),
-        step_gap_ms=distribution(gaps),
-        server_generation_tokens=generation_tokens,
-        server_prompt_tokens=counter_delta(before, after, PROMPT_TOKENS),
-        server_preemptions=counter_delta(before, after, PREEMPTIONS),
-        num_skipped_turns=sum(r.error_type == SKIPPED_AFTER_FAILED_TURN for r in records),
-        achieved_concurrency=achieved_concurrency(
+    return {
+        "num_conversations": len({r.question_id for r in records}),
+        "num_requests": len(records),
+        "num_failed": len(records) - len(ok),
+        "duration_s": window.duration_s,
+        "input_tokens": sum(r.input_tokens or 0 for r in ok),
+        "output_tokens": output_tokens,
+        "output_tok_s": throughput,
+        "output_tok_s_per_gpu": per_gpu(throughput, gpus),
+        "request_per_s": len(ok) / window.duration_s,
+        "ttft_ms": distribution(ttfts),
+        "tpot_ms": distribution(tpots),
+        "e2e_ms": distribution(e2es),
+        "step_gap_ms": distribution(gaps),
+        "num_skipped_turns": sum(r.error_type == SKIPPED_AFTER_FAILED_TURN for r in records),
+        "achieved_concurrency": achieved_concurrency(
             (d for d in durations if d is not None), window.duration_s
         ),
-        generation_tokens_mismatch=token_count_mismatch(output_tokens, generation_tokens),
-        prefix_cache_reset=prefix_cache.reset,
-        prefix_cache_reset_detail=prefix_cache.detail,
-        server_prefix_cache_queries=cache_queries,
-        server_prefix_cache_hits=cache_hits,
-        prefix_cache_hit_rate=prefix_cache_hit_rate(cache_hits, cache_queries),
-        spec_decode=acceptance,
-        per_category=with_official(
-            category_acceptance(records, speculating=before.has_spec_decode), records
-        )
-        if before.has_spec_decode
-        else category_acceptance(records, speculating=False),
-        history=spec.history,
-        official_acceptance=official_summary(cell_official(records))
-        if before.has_spec_decode
-        else None,
-        acceptance_cuts=cell_cuts(
-            records,
-            spec.max_tokens,
-            len(acceptance.num_accepted_tokens_per_position) if acceptance else None,
-        )
-        if before.has_spec_decode
-        else None,
-    )
-    summary = with_precision(summary, records, spec)
-    return summary.model_copy(
-        update={"standard_errors": cell_errors(records, summary, seed=spec.seed)}
-    )
+    }
+
+
+def _server_figures(
+    before: MetricsSnapshot,
+    after: MetricsSnapshot,
+    output_tokens: int,
+    prefix_cache: PrefixCacheOutcome | None,
+) -> dict[str, Any]:
+    """The server's counter deltas over the window, and the prefix-cache reset's outcome."""
+    generation_tokens = counter_delta(before, after, GENERATION_TOKENS)
+    cache_queries = counter_delta(before, after, PREFIX_CACHE_QUERIES)
+    cache_hits = counter_delta(before, after, PREFIX_CACHE_HITS)
+    prefix_cache = prefix_cache or PrefixCacheOutcome(reset=None, detail=None)
+    return {
+        "server_generation_tokens": generation_tokens,
+        "server_prompt_tokens": counter_delta(before, after, PROMPT_TOKENS),
+        "server_preemptions": counter_delta(before, after, PREEMPTIONS),
+        "generation_tokens_mismatch": token_count_mismatch(output_tokens, generation_tokens),
+        "prefix_cache_reset": prefix_cache.reset,
+        "prefix_cache_reset_detail": prefix_cache.detail,
+        "server_prefix_cache_queries": cache_queries,
+        "server_prefix_cache_hits": cache_hits,
+        "prefix_cache_hit_rate": prefix_cache_hit_rate(cache_hits, cache_queries),
+    }
+
+
+def _acceptance_figures(
+    records: Sequence[RequestRecord],
+    before: MetricsSnapshot,
+    after: MetricsSnapshot,
+    spec: CellSpec,
+) -> dict[str, Any]:
+    """Acceptance over the window, per category, the official AL and the cuts."""
+    acceptance = spec_decode_summary(before, after)
+    if not before.has_spec_decode:
+        return {
+            "spec_decode": acceptance,
+            "per_category": category_acceptance(records, speculating=False),
+            "official_acceptance": None,
+            "acceptance_cuts": None,
+        }
+    positions = len(acceptance.num_accepted_tokens_per_position) if acceptance else None
+    return {
+        "spec_decode": acceptance,
+        "per_category": with_official(category_acceptance(records, speculating=True), records),
+        "official_acceptance": official_summary(cell_official(records)),
+        "acceptance_cuts": cell_cuts(records, spec.max_tokens, positions),
+    }
 
 
 def with_official(

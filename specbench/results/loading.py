@@ -121,10 +121,11 @@ def _v1_selection(
     return names, None
 
 
-def workload_identity(
+def compared_workload_fields(
     summary: CellSummary, manifest: Manifest | None
 ) -> tuple[tuple[str, str], ...]:
-    """The measured fields of a cell's workload: from the manifest, else from the summary."""
+    """The compared fields of a cell's workload (`MEASURED_FIELDS`: cells equal in them are
+    comparable in tables) as (name, JSON) pairs: from the manifest, else from the summary."""
     record = manifest.workloads.get(summary.workload) if manifest else None
     spec: dict[str, Any] = dict(record.spec) if record else {}
     spec.setdefault("dataset", summary.dataset)
@@ -218,7 +219,7 @@ def load_cells(dirs: Sequence[Path]) -> tuple[list[LoadedCell], list[FailedCell]
         for path, summary in summaries:
             label = summary.label
             shown = f"{prefix}/{label}" if seen_in[label] > 1 else label
-            identity = workload_identity(summary, manifest)
+            identity = compared_workload_fields(summary, manifest)
             cells.append(
                 LoadedCell(results_dir, shown, summary, path, label in baselines, identity)
             )

@@ -29,6 +29,7 @@ from pathlib import Path
 from specbench import store
 from specbench.common.errors import SpecbenchError
 from specbench.run.plan import Plan
+from specbench.store.layout import cell_key
 from specbench.store.manifest import Manifest, read_manifest
 from specbench.store.summary import CellSummary
 from specbench.suite.model import Cell
@@ -158,7 +159,7 @@ def _point(summary: CellSummary, walls: dict[str, float]) -> _Point | None:
         return None
     finished = n - min(summary.concurrency, n) + 1  # ends inside the steady-state window
     rate = finished / steady
-    key = f"{summary.label}/{summary.workload}/c{summary.concurrency}/r{summary.repeat}"
+    key = cell_key(summary.label, summary.workload, summary.concurrency, summary.repeat)
     wall = walls.get(key)
     target = summary.precision.target if summary.precision else None
     return _Point(

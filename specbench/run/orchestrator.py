@@ -33,17 +33,11 @@ from specbench.launch.health import is_ready, log_tail
 from specbench.launch.host import left_running, process_identity, stop_group
 from specbench.measure.cell import CellOutcome, CellProgress, run_cell
 from specbench.measure.checks import cell_warnings, concurrency_warning
-from specbench.measure.history import thinking_replay_record
 from specbench.measure.loop import run_event_loop
 from specbench.measure.precision import default_floor, stratified_order
 from specbench.measure.summarize import CellSpec
-from specbench.run.plan import (
-    HASH_NEUTRAL_WORKLOAD_DEFAULTS,
-    Plan,
-    PlanServer,
-    RunOptions,
-    claim_suite,
-)
+from specbench.run.plan import Plan, PlanServer, RunOptions
+from specbench.run.resume import bind, check_resume
 from specbench.store.failure import FailureRecord, write_failure
 from specbench.store.lock import results_lock
 from specbench.store.manifest import (
@@ -51,14 +45,13 @@ from specbench.store.manifest import (
     RunRecord,
     RunStatus,
     ServerCost,
-    WorkloadRecord,
     new_run,
     run_cost,
     update_manifest,
     utc_now,
 )
 from specbench.store.summary import CellSummary
-from specbench.suite.model import NOT_IDENTITY, Cell, WorkloadSpec
+from specbench.suite.model import Cell, WorkloadSpec
 
 #: Extra warmup conversations for the first cell of a freshly started server, so one-off
 #: compilation and autotuning stay out of the measured window.
@@ -125,9 +118,7 @@ def _run_locked(
     plan: Plan, options: RunOptions, progress: RunProgress, record: RunRecord
 ) -> RunResult:
     runner = _Runner(plan, options, progress, options.api_key())
-    claimed = update_manifest(
-        options.output, lambda m: _claim(m, plan, options.output).with_run(record)
-    )
+    claimed = update_manifest(options.output, lambda m: _claim(m, plan, options).with_run(record))
     if plan.command != "slurm-job":  # holding the lock alone: no live run owns a server here
         _stop_left_servers(claimed, options.output, progress)
     status: RunStatus = "interrupted"
@@ -206,33 +197,10 @@ def _stop_left_servers(manifest: Manifest, output: Path, progress: RunProgress) 
         update_manifest(output, forget)
 
 
-def _claim(manifest: Manifest, plan: Plan, output: Path) -> Manifest:
+def _claim(manifest: Manifest, plan: Plan, options: RunOptions) -> Manifest:
     """Record the plan's suite, workloads and servers; refuse results they would mix with."""
-    if plan.suite is not None:
-        digest = claim_suite(manifest.suite_hash, plan.suite, output)
-        manifest = manifest.model_copy(
-            update={"suite": plan.suite.model_dump(mode="json"), "suite_hash": digest}
-        )
-    workloads = dict(manifest.workloads)
-    for key, workload in zip(plan.keys, plan.workloads, strict=True):
-        spec = workload_identity(workload)
-        old = workloads.get(key)
-        if old is not None and old.spec != spec:
-            changed = next(f for f in {**old.spec, **spec} if old.spec.get(f) != spec.get(f))
-            raise SpecbenchError(
-                f"{output}: workload {key!r} was measured here with {changed}="
-                f"{old.spec.get(changed)!r}, this run asks {spec.get(changed)!r}; give the "
-                "workload its own name (--workload-name, or `name` in the suite) or use a "
-                "new --output"
-            )
-        if old is None:
-            workloads[key] = WorkloadRecord(
-                spec=spec,
-                thinking_replay=thinking_replay_record(workload.tokenizer)
-                if workload.api == "chat"
-                else None,
-            )
-    manifest = manifest.model_copy(update={"workloads": workloads})
+    check_resume(manifest, plan, options.output, force=options.force)
+    manifest = bind(manifest, plan, force=options.force)
     for server in plan.servers.values():
         config = server.config
         manifest = manifest.with_server(
@@ -245,18 +213,6 @@ def _claim(manifest: Manifest, plan: Plan, output: Path) -> Manifest:
             prefix_cache=_prefix_cache_mode(config),
         )
     return manifest
-
-
-def workload_identity(workload: WorkloadSpec) -> dict[str, object]:
-    """What defines a workload's cells (concurrencies and repeats only choose which exist)."""
-    identity = workload.model_dump(mode="json", exclude=set(NOT_IDENTITY))
-    # Fields added later are left out at their default, so older manifests still match.
-    return {
-        name: value
-        for name, value in identity.items()
-        if name not in HASH_NEUTRAL_WORKLOAD_DEFAULTS
-        or value != HASH_NEUTRAL_WORKLOAD_DEFAULTS[name]
-    }
 
 
 def _prefix_caching_off(config: ServerConfig | None) -> bool:
@@ -635,34 +591,20 @@ def cell_spec(
     conversations: Sequence[Conversation] = (),
 ) -> CellSpec:
     """How one cell is measured and labelled in its summary."""
-    categories = workload.categories
-    precision = workload.precision_at(cell.concurrency)
     floor = workload.min_conversations or default_floor(conversations)
     return CellSpec(
         label=server.name,
         workload=cell.workload,
-        dataset=workload.dataset,
-        categories=tuple(categories) if categories is not None else None,
-        entropy_tiers=tuple(workload.entropy_tiers) if workload.entropy_tiers else None,
-        category=categories[0] if categories and len(categories) == 1 else None,
+        settings=workload,
         concurrency=cell.concurrency,
         repeat=cell.repeat,
         gpus=server.gpus,
         model=model,
         endpoint=base_url,
-        api=workload.api,
-        client=workload.client,
-        max_tokens=workload.max_tokens,
-        temperature=workload.temperature,
         warmup=workload.warmup + (FIRST_CELL_EXTRA_WARMUP if first else 0),
-        save_outputs=workload.keeps_outputs,
         reset_prefix_cache=not _prefix_caching_off(server.config),
-        history=workload.history,
-        tokenizer=workload.tokenizer,
-        precision=precision,
-        min_conversations=floor if precision is not None else 0,
+        min_conversations=floor if workload.precision_at(cell.concurrency) is not None else 0,
         conversations_available=len(conversations),
-        seed=workload.seed,
     )
 
 

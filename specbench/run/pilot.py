@@ -118,14 +118,11 @@ def pilot_conversations(
 def pilot_suite(suite: Suite, keys: Sequence[str], settings: PilotSettings) -> Suite:
     """The campaign's suite as the pilot measures it (same name, servers and selections)."""
     workloads = [
-        workload.model_copy(
+        workload.without_stopping().model_copy(
             update={
                 "name": key,  # the campaign's key, so the estimate matches the cells
                 "concurrency": pilot_concurrencies(workload, settings.concurrencies),
                 "repeats": 1,
-                "precision": None,
-                "min_conversations": None,
-                "full_set_concurrency": None,
             }
         )
         for workload, key in zip(suite.workloads, keys, strict=True)

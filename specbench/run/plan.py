@@ -13,6 +13,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 from pydantic import Field, ValidationError
@@ -24,7 +25,13 @@ from specbench.common.naming import check_name
 from specbench.common.validation import describe_validation_error
 from specbench.launch.config import ServerConfig
 from specbench.launch.provenance import redact_config
-from specbench.suite.model import Cell, Suite, WorkloadSpec, workload_keys
+from specbench.suite.model import (
+    HASH_NEUTRAL_WORKLOAD_DEFAULTS,
+    Cell,
+    Suite,
+    WorkloadSpec,
+    workload_keys,
+)
 
 
 class RunOptions(Frozen):
@@ -116,19 +123,29 @@ class Plan:
         return self.suite.server_config_for(cell)
 
 
-def claim_suite(recorded_hash: str | None, suite: Suite, output: Path) -> str:
-    """The suite's hash, after checking a results directory's recorded one matches it.
+def resolved_suite(suite: Suite, *, redact: bool = True) -> dict[str, Any]:
+    """The suite as hashed: JSON without `[slurm]` and `source`, fields added later left
+    out at their default, secret values redacted (unless `redact` is False)."""
+    resolved = suite.model_dump(mode="json", exclude={"source", "slurm"})
+    if redact:
+        resolved = redact_config(resolved)
+    for server in resolved.get("servers", {}).values():
+        drop_neutral_server_fields(server)
+    for workload in resolved.get("workloads", []):
+        for name, default in HASH_NEUTRAL_WORKLOAD_DEFAULTS.items():
+            if workload.get(name) == default:
+                workload.pop(name, None)
+    return resolved
 
-    Also accepted: the hash before secrets were left out of it (results directories of
-    suites with credentials, written before this rule, still resume).
-    """
-    digest = suite_hash(suite)
-    if recorded_hash and recorded_hash not in (digest, suite_hash(suite, redact=False)):
-        raise SpecbenchError(
-            f"{output}: holds results of a different suite (hash "
-            f"{recorded_hash[:12]}, this one {digest[:12]}); use a new --output"
-        )
-    return digest
+
+def drop_neutral_server_fields(server: dict[str, Any]) -> None:
+    """Remove a resolved server's fields added after schema 2 that keep their default."""
+    for name, default in HASH_NEUTRAL_SERVER_DEFAULTS.items():
+        if server.get(name) == default:
+            server.pop(name, None)
+    emulator = server.get("emulator")
+    if isinstance(emulator, dict) and emulator.get("prompt_log") is None:
+        emulator.pop("prompt_log", None)
 
 
 def suite_hash(suite: Suite, *, redact: bool = True) -> str:
@@ -136,37 +153,15 @@ def suite_hash(suite: Suite, *, redact: bool = True) -> str:
 
     `[slurm]` says where cells run, not what they measure: it stays out of the hash, so a
     local run and a Slurm run share one results directory. So do secret values (env
-    credentials, `--api-key X`; launch.provenance's rule): a new token resumes.
+    credentials, `--api-key X`; launch.provenance's rule): a new token resumes. Fields
+    added later leave the hash of a suite that keeps their default unchanged.
     """
-    resolved = suite.model_dump(mode="json", exclude={"source", "slurm"})
-    if redact:
-        resolved = redact_config(resolved)
-    for server in resolved.get("servers", {}).values():
-        # Fields added later leave the hash of a suite that keeps their default unchanged,
-        # so results measured before them still resume.
-        for name, default in HASH_NEUTRAL_SERVER_DEFAULTS.items():
-            if server.get(name) == default:
-                server.pop(name, None)
-        emulator = server.get("emulator")
-        if isinstance(emulator, dict) and emulator.get("prompt_log") is None:
-            emulator.pop("prompt_log", None)
-    for workload in resolved.get("workloads", []):
-        for name, default in HASH_NEUTRAL_WORKLOAD_DEFAULTS.items():
-            if workload.get(name) == default:
-                workload.pop(name, None)
+    resolved = resolved_suite(suite, redact=redact)
     return hashlib.sha256(orjson.dumps(resolved, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 #: Server fields added after schema 2 → their default, left out of the suite hash.
 HASH_NEUTRAL_SERVER_DEFAULTS: dict[str, object] = {"pipeline_parallel_size": 1}
-#: Workload fields added after schema 2 → their default, left out of the suite hash.
-HASH_NEUTRAL_WORKLOAD_DEFAULTS: dict[str, object] = {
-    "per_chunk_usage": True,
-    "history": "streamed_text",
-    "precision": None,
-    "min_conversations": None,
-    "full_set_concurrency": None,
-}
 
 
 def select_cells(suite: Suite, options: RunOptions) -> list[Cell]:

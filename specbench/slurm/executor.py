@@ -21,7 +21,8 @@ from pathlib import Path
 from specbench import store
 from specbench.common.errors import SpecbenchError
 from specbench.run.orchestrator import load_plan_workload
-from specbench.run.plan import RunOptions, claim_suite
+from specbench.run.plan import RunOptions, suite_hash
+from specbench.run.resume import check_suite_resume
 from specbench.slurm import paths
 from specbench.slurm.secrets import check_arguments, server_secrets
 from specbench.slurm.shards import Shard, ShardBy, plan_shards
@@ -217,10 +218,11 @@ def _claim(output: Path, suite: Suite, run: SlurmRun, shards: list[Shard]) -> No
     """Refuse another suite's results; save the suite and the shard plan for jobs and status."""
     record = new_run("run --executor slurm")
 
+    check_suite_resume(read_manifest(output), suite, output, force=run.options.force)
+
     def claim(manifest: Manifest) -> Manifest:
-        digest = claim_suite(manifest.suite_hash, suite, output)
         manifest = manifest.model_copy(
-            update={"suite": suite.model_dump(mode="json"), "suite_hash": digest}
+            update={"suite": suite.model_dump(mode="json"), "suite_hash": suite_hash(suite)}
         )
         return manifest.with_run(record).with_slurm(
             {

@@ -10,7 +10,9 @@ DIR/<server>/<workload>/c<concurrency>/r<repeat>/
 
 A cell's identity is its `CellKey`: server, workload key, concurrency and repeat. The same
 key, written `server/workload/cN/rM`, names the cell in the manifest, in the gate and in
-progress output. This module is the only one that builds or parses those paths.
+progress output. This module is the only one that builds or parses those paths; the key's
+text is built by `common.naming.cell_key` (re-exported here), which the suite's cells use
+too, being a stage below the store.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specbench.common.errors import SpecbenchError
+from specbench.common.naming import cell_key as cell_key  # re-exported
 from specbench.common.naming import check_name as check_name  # re-exported
+from specbench.common.naming import point_key as point_key  # re-exported
 from specbench.common.naming import selection_key as selection_key  # re-exported
 
 SUMMARY = "summary.json"
@@ -43,7 +47,7 @@ class CellKey:
     repeat: int
 
     def __str__(self) -> str:
-        return f"{self.point}/r{self.repeat}"
+        return cell_key(self.server, self.workload, self.concurrency, self.repeat)
 
     @property
     def point(self) -> str:
@@ -57,10 +61,6 @@ class CellKey:
         if not match:
             raise SpecbenchError(f"{text!r} is not a cell key (expected SERVER/WORKLOAD/cN/rM)")
         return cls(match["server"], match["workload"], int(match["c"]), int(match["r"]))
-
-
-def point_key(server: str, workload: str, concurrency: int) -> str:
-    return f"{server}/{workload}/c{concurrency}"
 
 
 def cell_path(root: Path, key: CellKey) -> Path:

@@ -19,8 +19,33 @@ from pydantic import Field, field_validator, model_validator
 
 from specbench.common.defaults import MAX_CONCURRENCY, REQUEST_TIMEOUT_S
 from specbench.common.model import Frozen
-from specbench.common.naming import check_name, selection_key, slug
+from specbench.common.naming import cell_key, check_name, selection_key, slug
 from specbench.launch.config import ServerConfig
+
+#: What a workload field is to its cells, declared once on the field (`role(...)` in its
+#: `json_schema_extra`); every list of fields below derives from it.
+#:
+#: - cells: chooses which cells exist (name, concurrency, repeats); never an identity.
+#: - compared: changes what a request measures; workloads equal in these (whatever their
+#:   selection) are one comparable workload in tables.
+#: - selection: which rows are measured.
+#: - measured: how a cell is measured (warmup, client, stopping, the server's context).
+#: - unmeasured: recorded, but changes no figure (timeouts, what is kept, checks).
+#:
+#: compared, selection and measured make a cell's identity: a results directory refuses to
+#: resume a workload whose value of one of them changed. `part` groups the settings that
+#: travel together (`request`: how each request is sent; `stopping`: when a cell stops);
+#: `hash_neutral`: added after schema 2, left out of the suite hash and of the recorded
+#: identity at its default, so results measured before the field existed still resume.
+WorkloadRole = Literal["cells", "compared", "selection", "measured", "unmeasured"]
+SettingsPart = Literal["request", "stopping"]
+
+
+def role(
+    kind: WorkloadRole, *, part: SettingsPart | None = None, hash_neutral: bool = False
+) -> dict[str, Any]:
+    """A workload field's role, for its `Field(json_schema_extra=...)`."""
+    return {"role": kind, "part": part, "hash_neutral": hash_neutral}
 
 
 class WorkloadSpec(Frozen):
@@ -34,26 +59,47 @@ class WorkloadSpec(Frozen):
         description=(
             "Dataset spec: speed-bench:CONFIG, speed-bench:CONFIG:PATH, mt-bench[:PATH], "
             "or a custom JSONL path (relative paths resolve against the suite's folder)."
-        )
+        ),
+        json_schema_extra=role("compared"),
     )
     categories: list[str] | None = Field(
-        default=None, description="Keep only these categories; None keeps all."
+        default=None,
+        description="Keep only these categories; None keeps all.",
+        json_schema_extra=role("selection"),
     )
     entropy_tiers: list[str] | None = Field(
-        default=None, description="SPEED-Bench throughput tiers to keep; None keeps all."
+        default=None,
+        description="SPEED-Bench throughput tiers to keep; None keeps all.",
+        json_schema_extra=role("selection"),
     )
     num_prompts: int | None = Field(
-        default=None, ge=1, description="Seeded stratified sample size; None sends every row."
+        default=None,
+        ge=1,
+        description="Seeded stratified sample size; None sends every row.",
+        json_schema_extra=role("compared"),
     )
     concurrency: list[int] = Field(
-        min_length=1, description="Requests in flight, one measured cell per value."
+        min_length=1,
+        description="Requests in flight, one measured cell per value.",
+        json_schema_extra=role("cells"),
     )
-    max_tokens: int = Field(ge=1, description="Output cap per request (max_tokens).")
+    max_tokens: int = Field(
+        ge=1,
+        description="Output cap per request (max_tokens).",
+        json_schema_extra=role("compared", part="request"),
+    )
     temperature: float = Field(
-        default=0.0, ge=0, allow_inf_nan=False, description="Sampling temperature."
+        default=0.0,
+        ge=0,
+        allow_inf_nan=False,
+        description="Sampling temperature.",
+        json_schema_extra=role("compared", part="request"),
     )
     warmup: int = Field(
-        default=0, ge=0, description="Requests sent and discarded before each measured window."
+        default=0,
+        ge=0,
+        description="Requests sent and discarded before each measured window.",
+        json_schema_extra=role("measured"),
     )
     max_model_len: int | None = Field(
         default=None,
@@ -62,28 +108,48 @@ class WorkloadSpec(Frozen):
             "Start the servers with this --max-model-len for this workload (e.g. 40960 "
             "for 32k prompts); None keeps each server's own."
         ),
+        json_schema_extra=role("measured"),
     )
     repeats: int | None = Field(
-        default=None, ge=1, description="Repeats of this workload; None uses the suite's."
+        default=None,
+        ge=1,
+        description="Repeats of this workload; None uses the suite's.",
+        json_schema_extra=role("cells"),
     )
     api: Literal["chat", "completions"] = Field(
-        default="chat", description="chat (messages) or completions (raw prompts)."
+        default="chat",
+        description="chat (messages) or completions (raw prompts).",
+        json_schema_extra=role("compared", part="request"),
     )
     client: Literal["aiohttp", "openai"] = Field(
-        default="aiohttp", description="aiohttp (the hot path) or openai (the official SDK)."
+        default="aiohttp",
+        description="aiohttp (the hot path) or openai (the official SDK).",
+        json_schema_extra=role("measured", part="request"),
     )
     ignore_eos: bool = Field(
-        default=False, description="Ask the server to ignore EOS (fixed output lengths)."
+        default=False,
+        description="Ask the server to ignore EOS (fixed output lengths).",
+        json_schema_extra=role("compared", part="request"),
     )
-    seed: int = Field(default=0, description="Seed of the stratified num_prompts sample.")
+    seed: int = Field(
+        default=0,
+        description="Seed of the stratified num_prompts sample.",
+        json_schema_extra=role("compared"),
+    )
     dataset_revision: str | None = Field(
-        default=None, description="Hub revision of SPEED-Bench; None uses the pinned one."
+        default=None,
+        description="Hub revision of SPEED-Bench; None uses the pinned one.",
+        json_schema_extra=role("compared"),
     )
     tokenizer: str | None = Field(
-        default=None, description="Tokenizer folder for an exact context-length check."
+        default=None,
+        description="Tokenizer folder for an exact context-length check.",
+        json_schema_extra=role("unmeasured"),
     )
     strict: bool = Field(
-        default=False, description="Fail when num_prompts exceeds the rows (default: use all)."
+        default=False,
+        description="Fail when num_prompts exceeds the rows (default: use all).",
+        json_schema_extra=role("unmeasured"),
     )
     history: Literal["streamed_text", "decoded"] = Field(
         default="streamed_text",
@@ -92,25 +158,31 @@ class WorkloadSpec(Frozen):
             "streamed), or decoded (tokenizer.decode of the answer's token ids, special "
             "tokens kept, as NVIDIA specdec_bench does; needs `tokenizer`)."
         ),
+        json_schema_extra=role("compared", part="request", hash_neutral=True),
     )
     save_outputs: bool | None = Field(
         default=None,
         description="Keep output text and token ids in requests.jsonl; None: at temperature 0.",
+        json_schema_extra=role("unmeasured"),
     )
     request_timeout_s: float = Field(
         default=REQUEST_TIMEOUT_S,
         gt=0,
         allow_inf_nan=False,
         description="Seconds without data before a request fails.",
+        json_schema_extra=role("unmeasured", part="request"),
     )
     extra_body: dict[str, Any] = Field(
-        default_factory=dict, description="Further request-body fields sent verbatim."
+        default_factory=dict,
+        description="Further request-body fields sent verbatim.",
+        json_schema_extra=role("compared", part="request"),
     )
     per_chunk_usage: bool = Field(
         default=True,
         description="Ask for continuous_usage_stats and return_token_ids on every chunk "
         "(exact tokens per chunk). False: usage on the final chunk only; output tokens stay "
         "exact, per-chunk counts become estimates; use where per-request spec metrics give AL.",
+        json_schema_extra=role("measured", part="request", hash_neutral=True),
     )
     precision: float | None = Field(
         default=None,
@@ -121,6 +193,7 @@ class WorkloadSpec(Frozen):
             "median TTFT, relative to each value, is at most this (e.g. 0.02); None "
             "measures every conversation."
         ),
+        json_schema_extra=role("measured", part="stopping", hash_neutral=True),
     )
     min_conversations: int | None = Field(
         default=None,
@@ -129,6 +202,7 @@ class WorkloadSpec(Frozen):
             "Conversations a precision-targeted cell measures before it may stop; None: "
             "3 per category."
         ),
+        json_schema_extra=role("measured", part="stopping", hash_neutral=True),
     )
     full_set_concurrency: int | None = Field(
         default=None,
@@ -136,6 +210,7 @@ class WorkloadSpec(Frozen):
             "With `precision`: the concurrency whose cell measures every conversation "
             "(the full-set acceptance); the others stop at the precision."
         ),
+        json_schema_extra=role("measured", part="stopping", hash_neutral=True),
     )
     name: str | None = Field(
         default=None,
@@ -143,6 +218,7 @@ class WorkloadSpec(Frozen):
             "Results folder of this workload; default: the dataset selection "
             "(speed-bench-qualitative, +categories or tiers when selected)."
         ),
+        json_schema_extra=role("cells"),
     )
 
     @field_validator("name")
@@ -198,23 +274,63 @@ class WorkloadSpec(Frozen):
             return None
         return self.precision
 
+    def without_stopping(self) -> WorkloadSpec:
+        """This workload with every stopping setting at its default: all conversations."""
+        fields = WorkloadSpec.model_fields
+        return self.model_copy(
+            update={
+                name: fields[name].get_default(call_default_factory=True)
+                for name in STOPPING_FIELDS
+            }
+        )
+
+
+def fields_where(**wanted: object) -> tuple[str, ...]:
+    """Workload fields whose declared role matches every `wanted` key, in field order."""
+    found = []
+    for name, info in WorkloadSpec.model_fields.items():
+        declared = info.json_schema_extra
+        assert isinstance(declared, dict), f"WorkloadSpec.{name} declares no role"
+        if all(declared.get(key) == value for key, value in wanted.items()):
+            found.append(name)
+    return tuple(found)
+
 
 #: Fields that never tell two workloads' cells apart (they choose which cells exist).
-NOT_IDENTITY = frozenset({"name", "concurrency", "repeats"})
+NOT_IDENTITY = frozenset(fields_where(role="cells"))
 #: Fields that change what a request measures: workloads equal in these (whatever their
 #: selection) are one comparable workload in tables.
-MEASURED_FIELDS = (
-    "dataset",
-    "num_prompts",
-    "max_tokens",
-    "temperature",
-    "api",
-    "ignore_eos",
-    "seed",
-    "dataset_revision",
-    "extra_body",
-    "history",
+MEASURED_FIELDS = fields_where(role="compared")
+#: Fields of a cell's identity: an existing workload whose value changed is refused.
+IDENTITY_FIELDS = tuple(
+    name
+    for name in WorkloadSpec.model_fields
+    if name not in NOT_IDENTITY and name not in fields_where(role="unmeasured")
 )
+#: When a cell stops (`part = "stopping"`); all off at their defaults.
+STOPPING_FIELDS = fields_where(part="stopping")
+#: Workload fields added after schema 2 → their default, left out of the suite hash.
+HASH_NEUTRAL_WORKLOAD_DEFAULTS: dict[str, object] = {
+    name: WorkloadSpec.model_fields[name].get_default(call_default_factory=True)
+    for name in fields_where(hash_neutral=True)
+}
+
+
+def output_fit_error(
+    max_tokens: int, max_model_len: int | None, *, field: str, server: str
+) -> str | None:
+    """Why `max_tokens` cannot run on `server` with `max_model_len` (None: it can).
+
+    The one check of the rule: the suite applies it to each server's configured context,
+    the run to the context a server reports (/v1/models) before a workload's first cell.
+    """
+    if max_model_len is None or max_tokens < max_model_len:
+        return None
+    return (
+        f"{field} = {max_tokens} leaves no room for a prompt in max_model_len = "
+        f"{max_model_len} of {server}: every request would be rejected; allowed: below "
+        f"{max_model_len}"
+    )
 
 
 def workload_keys(workloads: Sequence[WorkloadSpec]) -> list[str]:
@@ -348,7 +464,7 @@ class Cell:
     @property
     def key(self) -> str:
         """The cell's key on disk and in the manifest: `eagle3/speed-bench-qualitative/c48/r0`."""
-        return f"{self.server}/{self.workload}/c{self.concurrency}/r{self.repeat}"
+        return cell_key(self.server, self.workload, self.concurrency, self.repeat)
 
 
 class Suite(Frozen):
@@ -384,13 +500,14 @@ class Suite(Frozen):
         """A max_tokens not below the server's context length fails every request."""
         for index, workload in enumerate(self.workloads):
             for name, server in self.servers.items():
-                limit = workload.max_model_len or server.max_model_len
-                if limit is not None and workload.max_tokens >= limit:
-                    raise ValueError(
-                        f"workloads[{index}].max_tokens = {workload.max_tokens} leaves no room "
-                        f"for a prompt in max_model_len = {limit} of server {name!r}: every "
-                        f"request would be rejected; allowed: below {limit}"
-                    )
+                error = output_fit_error(
+                    workload.max_tokens,
+                    workload.max_model_len or server.max_model_len,
+                    field=f"workloads[{index}].max_tokens",
+                    server=f"server {name!r}",
+                )
+                if error:
+                    raise ValueError(error)
         return self
 
     @model_validator(mode="after")

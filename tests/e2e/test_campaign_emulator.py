@@ -9,7 +9,15 @@ import subprocess
 import time
 from pathlib import Path
 
-from harness import REPO, background_cli, run_cli, server_pids, summary_paths, write_campaign_suite
+from harness import (
+    REPO,
+    background_cli,
+    one_line,
+    run_cli,
+    server_pids,
+    summary_paths,
+    write_campaign_suite,
+)
 
 
 def run(*args: str | Path, **kwargs) -> subprocess.CompletedProcess[str]:
@@ -55,13 +63,18 @@ def test_campaign_runs_every_cell_then_a_rerun_measures_none(tmp_path):
     assert server_pids(tag) == []
 
 
-def test_a_changed_suite_refuses_the_old_results_dir(tmp_path):
+def test_a_changed_measured_field_refuses_the_old_results_dir(tmp_path):
     suite, _ = write_campaign_suite(tmp_path, concurrency=(1,), max_tokens=8)
     out = tmp_path / "results"
     assert run(suite, "--output", out).returncode == 0
     changed = run(suite, "--output", out, "--set", "workloads.0.max_tokens=9")
     assert changed.returncode == 2
-    assert "different suite" in changed.stderr and "Traceback" not in changed.stderr
+    assert one_line(changed.stderr) == (
+        f"error: {out}: workload 'tiny' was measured here with max_tokens=8, this run asks 9; "
+        "give it a new name (`name` in the suite, --workload-name in bench), measure its "
+        "cells again with --force, or use a new --output"
+    )
+    assert "Traceback" not in changed.stderr
 
 
 def test_sigint_mid_campaign_stops_servers_keeps_cells_and_rerun_completes(tmp_path):

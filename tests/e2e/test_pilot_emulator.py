@@ -135,7 +135,7 @@ def test_a_pilot_prices_the_suite_apart_from_its_results_and_the_full_run_agrees
     # A campaign never resumes from pilot cells; a second dry run reuses the pilot.
     refused = run_cli("run", suite, "--output", pilot_dir)
     assert refused.returncode == 2
-    assert "holds results of a different suite" in refused.stderr
+    assert f"{pilot_dir}: holds pilot cells (run --dry-run --pilot)" in refused.stderr
     again = run_cli("run", suite, "--output", out, "--dry-run", "--pilot")
     assert again.returncode == 0, again.stderr
     assert f"pilot: reused 6 cells, 32–48 conversations each from {pilot_dir}" in again.stdout

@@ -14,6 +14,7 @@ import pytest
 from specbench import store
 from specbench.measure.summarize import CellSpec, Window, summarize_cell
 from specbench.metrics.prometheus import parse_metrics
+from specbench.suite.model import WorkloadSpec
 
 RUN = Path(__file__).resolve().parents[2] / "fixtures" / "runs" / "tiny-vllm-ngram"
 #: Fields schema 2 added; the rest of the summary is unchanged.
@@ -27,24 +28,27 @@ def test_the_recorded_summary_is_recomputed_from_its_raw_files(label: str) -> No
     records = list(store.read_records(directory / store.REQUESTS))
     before = parse_metrics((directory / store.METRICS_BEFORE).read_text())
     after = parse_metrics((directory / store.METRICS_AFTER).read_text())
-    spec = CellSpec(
-        label=saved["label"],
-        workload="lossless-prompts",
+    assert saved["category"] is None
+    settings = WorkloadSpec(
         dataset=saved["dataset"],
-        categories=None,
-        entropy_tiers=None,
-        category=saved["category"],
-        concurrency=saved["concurrency"],
-        repeat=saved["repeat"],
-        gpus=saved["gpus"],
-        model=saved["model"],
-        endpoint=saved["endpoint"],
+        concurrency=[saved["concurrency"]],
         api=saved["api"],
         client=saved["client"],
         max_tokens=saved["max_tokens"],
         temperature=saved["temperature"],
         warmup=1,
         save_outputs=True,
+    )
+    spec = CellSpec(
+        label=saved["label"],
+        workload="lossless-prompts",
+        settings=settings,
+        concurrency=saved["concurrency"],
+        repeat=saved["repeat"],
+        gpus=saved["gpus"],
+        model=saved["model"],
+        endpoint=saved["endpoint"],
+        warmup=1,
     )
     window = Window(saved["started_at"], saved["finished_at"], saved["duration_s"])
     recomputed = summarize_cell(records, before, after, spec, window).model_dump(mode="json")
@@ -135,13 +139,14 @@ def test_a_cell_without_a_gpu_count_gets_its_intervals_per_server(precision: flo
     records = list(store.read_records(directory / store.REQUESTS))
     before = parse_metrics((directory / store.METRICS_BEFORE).read_text())
     after = parse_metrics((directory / store.METRICS_AFTER).read_text())
+    settings = WorkloadSpec(
+        dataset=saved["dataset"], concurrency=[1], max_tokens=saved["max_tokens"], warmup=1,
+        save_outputs=True, precision=precision,
+    )  # fmt: skip
     spec = CellSpec(
-        label="ngram", workload="lossless-prompts", dataset=saved["dataset"], categories=None,
-        entropy_tiers=None, category=None, concurrency=1, repeat=0, gpus=None,
-        model=saved["model"], endpoint=saved["endpoint"], api="chat", client="aiohttp",
-        max_tokens=saved["max_tokens"], temperature=0.0, warmup=1, save_outputs=True,
-        precision=precision, min_conversations=2 if precision else 0,
-        conversations_available=4,
+        label="ngram", workload="lossless-prompts", settings=settings, concurrency=1, repeat=0,
+        gpus=None, model=saved["model"], endpoint=saved["endpoint"], warmup=1,
+        min_conversations=2 if precision else 0, conversations_available=4,
     )  # fmt: skip
     window = Window(saved["started_at"], saved["finished_at"], saved["duration_s"])
     summary = summarize_cell(records, before, after, spec, window)
