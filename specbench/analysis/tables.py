@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from specbench.analysis import table_data as D
 from specbench.analysis import wording as W
 from specbench.analysis.aggregate import N_CELLS
-from specbench.analysis.markdown import Table
+from specbench.analysis.table import Table
 from specbench.common.naming import bounded_slug, slug
 from specbench.data.categories import category_name
 from specbench.results.columns import (

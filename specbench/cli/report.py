@@ -46,9 +46,9 @@ def report(
     ] = "official",
 ) -> None:
     """Aggregate summaries into model-card tables, figures and report.md (never the network)."""
-    from specbench.analysis.report import ReportOptions, build_report, parse_formats
     from specbench.cli.console import make_console
     from specbench.common.errors import SpecbenchError
+    from specbench.render.report import ReportOptions, build_report, parse_formats
 
     definitions = {"official": "official", "step-weighted": "step_weighted"}
     if al_definition not in definitions:

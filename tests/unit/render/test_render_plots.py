@@ -10,8 +10,8 @@ import pytest
 from analysis_fixtures import QUALITATIVE, write_campaign
 from matplotlib.figure import Figure
 
-from specbench.analysis import plots as P
 from specbench.analysis import table_data as D
+from specbench.render import plots as P
 from specbench.results import frame as F
 from specbench.results.selection import Comparison
 

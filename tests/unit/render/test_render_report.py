@@ -14,9 +14,9 @@ from analysis_fixtures import QUALITATIVE, spec_decode, summary, write_campaign,
 from helpers import run_cli
 from typer.testing import CliRunner
 
-from specbench.analysis.report import ReportOptions, build_report, parse_formats
 from specbench.cli.main import app
 from specbench.common.errors import SpecbenchError
+from specbench.render.report import ReportOptions, build_report, parse_formats
 
 
 @pytest.fixture

@@ -27,15 +27,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specbench.analysis import aggregate as AG
-from specbench.analysis import plots as P
 from specbench.analysis import table_data as D
 from specbench.analysis import tables as T
 from specbench.analysis import wording as W
 from specbench.analysis.cuts_tables import al_by_position, thinking_vs_answer
 from specbench.analysis.domain_speedup import domain_speedup, mixed_workloads
 from specbench.analysis.health import cell_health
-from specbench.analysis.markdown import Table, join_sections, to_json, to_markdown, to_rich
+from specbench.analysis.table import Table, to_json
 from specbench.common.errors import SpecbenchError
+from specbench.render import plots as P
+from specbench.render.markdown import join_sections, to_markdown, to_rich
 from specbench.results import frame as F
 from specbench.results.missing import describe_missing, missing_cells
 from specbench.results.selection import (
