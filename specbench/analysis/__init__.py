@@ -1,5 +1,5 @@
-"""The analysis layer: results directories → pandas frames → tables, figures, reports.
+"""The analysis layer: results directories → pandas frames → table data (`table.Table`).
 
-pandas and matplotlib are imported only here (and inside functions), so the rest of
-specbench, and `specbench --help`, never pay for them.
+pandas is imported only here and in `render` (and inside functions), so the rest of
+specbench, and `specbench --help`, never pay for it. Rendering lives in `specbench.render`.
 """

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from specbench import store
-from specbench.analysis.markdown import Table
+from specbench.analysis.table import Table
 from specbench.analysis.tables import TableUnavailable
 from specbench.common.text import fixed
 from specbench.data.categories import category_name

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from statistics import mean
 
 from specbench import store
-from specbench.analysis.markdown import Table
+from specbench.analysis.table import Table
 from specbench.analysis.tables import TableUnavailable
 from specbench.client.record import RequestRecord
 from specbench.common.text import fixed

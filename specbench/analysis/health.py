@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from specbench.analysis import wording as W
-from specbench.analysis.markdown import Table
+from specbench.analysis.table import Table
 from specbench.common.defaults import TOKEN_MISMATCH_TOLERANCE
 from specbench.results.columns import CONCURRENCY, LABEL, NUM_FAILED, NUM_REQUESTS, REPEAT, VIEW
 
@@ -73,6 +73,50 @@ def _tokens_text(row: dict[str, Any], older: bool) -> str:
     return OLDER if older else "—"
 
 
+def _cells(row: dict[str, Any]) -> tuple[str, ...]:
+    """One cell's display row."""
+    # Every new summary has num_skipped_turns (0 or more): its absence marks older results.
+    older = _value(row, NUM_SKIPPED_TURNS) is None
+    failed = int(row[NUM_FAILED])
+    skipped = _value(row, NUM_SKIPPED_TURNS)
+    failed_text = str(failed) + (f" ({int(skipped)} skipped)" if skipped else "")
+    preemptions = _value(row, SERVER_PREEMPTIONS)
+    achieved = _value(row, ACHIEVED_CONCURRENCY)
+    return (
+        str(row[LABEL]),
+        str(row[VIEW]),
+        str(int(row[CONCURRENCY])),
+        str(int(row[REPEAT])),
+        str(int(row[NUM_REQUESTS])),
+        f"**{failed_text}**" if failed else failed_text,
+        str(int(preemptions)) if preemptions is not None else (OLDER if older else NO_COUNTER),
+        W.number(float(achieved), 1) if achieved is not None else OLDER,
+        _reset_text(row, older),
+        _hit_rate_text(row, older),
+        _tokens_text(row, older),
+    )
+
+
+def _notes(shown: set[str]) -> tuple[str, ...]:
+    """The table's footnotes; the n/a notes only when a cell shows that n/a."""
+    notes = [
+        "Failed: requests that ended with an error, turns never sent because an earlier "
+        "turn of their conversation failed included (skipped). Preemptions: Δ "
+        "vllm:num_preemptions_total (non-zero: KV cache ran short). In flight: achieved "
+        "concurrency, Σ request time / window time, against the nominal concurrency c.",
+        "Cache reset: the server confirmed the prefix-cache reset before the window; **NO** "
+        "means it refused (the cell may have measured a warm cache). Hit rate: Δ "
+        "prefix_cache_hits / Δ prefix_cache_queries over the window (prompt tokens).",
+        "Tokens vs server: (client Σ output tokens − Δ vllm:generation_tokens_total) / "
+        f"server; bold beyond ±{TOKEN_MISMATCH_TOLERANCE:.0%}.",
+    ]
+    if OLDER in shown:
+        notes.append(OLDER_NOTE)
+    if NO_COUNTER in shown:
+        notes.append(NO_COUNTER_NOTE)
+    return tuple(notes)
+
+
 def cell_health(frame: pd.DataFrame) -> Table:
     """One row per cell: failures, preemptions, achieved load, cache reset, token check."""
     columns = [
@@ -93,48 +137,7 @@ def cell_health(frame: pd.DataFrame) -> Table:
     ]
     data = frame.reindex(columns=columns).sort_values([LABEL, VIEW, CONCURRENCY, REPEAT])
     data = data.reset_index(drop=True)
-    rows = []
-    any_older = any_no_counter = False
-    for record in data.to_dict(orient="records"):
-        row = {str(key): value for key, value in record.items()}
-        # Every new summary has num_skipped_turns (0 or more): its absence marks older results.
-        older = _value(row, NUM_SKIPPED_TURNS) is None
-        failed = int(row[NUM_FAILED])
-        skipped = _value(row, NUM_SKIPPED_TURNS)
-        failed_text = str(failed) + (f" ({int(skipped)} skipped)" if skipped else "")
-        preemptions = _value(row, SERVER_PREEMPTIONS)
-        achieved = _value(row, ACHIEVED_CONCURRENCY)
-        cells = (
-            str(row[LABEL]),
-            str(row[VIEW]),
-            str(int(row[CONCURRENCY])),
-            str(int(row[REPEAT])),
-            str(int(row[NUM_REQUESTS])),
-            f"**{failed_text}**" if failed else failed_text,
-            str(int(preemptions)) if preemptions is not None else (OLDER if older else NO_COUNTER),
-            W.number(float(achieved), 1) if achieved is not None else OLDER,
-            _reset_text(row, older),
-            _hit_rate_text(row, older),
-            _tokens_text(row, older),
-        )
-        any_older |= OLDER in cells
-        any_no_counter |= NO_COUNTER in cells
-        rows.append(cells)
-    notes = [
-        "Failed: requests that ended with an error, turns never sent because an earlier "
-        "turn of their conversation failed included (skipped). Preemptions: Δ "
-        "vllm:num_preemptions_total (non-zero: KV cache ran short). In flight: achieved "
-        "concurrency, Σ request time / window time, against the nominal concurrency c.",
-        "Cache reset: the server confirmed the prefix-cache reset before the window; **NO** "
-        "means it refused (the cell may have measured a warm cache). Hit rate: Δ "
-        "prefix_cache_hits / Δ prefix_cache_queries over the window (prompt tokens).",
-        "Tokens vs server: (client Σ output tokens − Δ vllm:generation_tokens_total) / "
-        f"server; bold beyond ±{TOKEN_MISMATCH_TOLERANCE:.0%}.",
-    ]
-    if any_older:
-        notes.append(OLDER_NOTE)
-    if any_no_counter:
-        notes.append(NO_COUNTER_NOTE)
+    rows = [_cells({str(key): value for key, value in r.items()}) for r in data.to_dict("records")]
     return Table(
         name="cell_health",
         title="Cell health: failures, preemptions, load, prefix cache, token check",
@@ -154,5 +157,5 @@ def cell_health(frame: pd.DataFrame) -> Table:
         rows=tuple(rows),
         data=data,
         align=("left", "left", *(("right",) * 9)),
-        footnotes=tuple(notes),
+        footnotes=_notes({cell for row in rows for cell in row}),
     )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from specbench.analysis import table_data as D
 from specbench.analysis import wording as W
 from specbench.analysis.aggregate import N_CELLS
-from specbench.analysis.markdown import Table
+from specbench.analysis.table import Table
 from specbench.common.naming import bounded_slug, slug
 from specbench.data.categories import category_name
 from specbench.results.columns import (
@@ -41,6 +41,7 @@ from specbench.results.columns import (
     STEP_WEIGHTED_ACCEPTANCE_LENGTH,
     TTFT_MS_MEDIAN,
     VIEW,
+    WORKLOAD,
     position_columns,
 )
 from specbench.results.selection import Comparison, ordered_datasets
@@ -484,7 +485,17 @@ def _split(frame: pd.DataFrame, name: str) -> str | None:
 def _suffix(name: str, frame: pd.DataFrame, column: str) -> str:
     """File-name suffix naming the group or view when the results hold several.
 
-    Bounded (`bounded_slug`): a view named by a deep dataset path would make the file name
-    longer than the file system allows.
+    Named after the suite's workload names of its cells (sorted, joined with `+`), never its
+    dataset spec: a spec may hold the dataset's local path, and a file name must be the
+    same on every machine. Two groups with the same workloads (merged directories) get
+    `-2`, `-3`, … in the order of their names. Bounded (`bounded_slug`) all the same.
     """
-    return "" if frame[column].nunique() == 1 else "_" + bounded_slug(name)
+    if frame[column].nunique() == 1:
+        return ""
+    keys: dict[str, str] = {}
+    taken: dict[str, int] = {}
+    for value, rows in sorted(frame.groupby(column, sort=True), key=lambda item: str(item[0])):
+        key = bounded_slug("+".join(sorted({str(w) for w in rows[WORKLOAD]})))
+        taken[key] = taken.get(key, 0) + 1
+        keys[str(value)] = key if taken[key] == 1 else f"{key}-{taken[key]}"
+    return "_" + keys[name]

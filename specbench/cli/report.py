@@ -26,8 +26,10 @@ def report(
     ] = None,
     formats: Annotated[
         str,
-        typer.Option("--format", help="Comma-separated: md, csv, json, png, svg, vllm-bench."),
-    ] = "md,csv,json,png,svg",
+        typer.Option(
+            "--format", help="Comma-separated: md, csv, json, png, svg, html, vllm-bench."
+        ),
+    ] = "md,csv,json,png,svg,html",
     concurrency: Annotated[
         int | None,
         typer.Option(help="Concurrency of the serving table; default 48 if run, else highest."),
@@ -42,11 +44,18 @@ def report(
             "definition) or step-weighted (vLLM's counters); the other is printed beside it.",
         ),
     ] = "official",
+    gate_summary: Annotated[
+        Path | None,
+        typer.Option(
+            "--gate",
+            help="A gate verdict to show in report.html (the file `gate --summary` wrote).",
+        ),
+    ] = None,
 ) -> None:
-    """Aggregate summaries into model-card tables, figures and report.md (never the network)."""
-    from specbench.analysis.report import ReportOptions, build_report, parse_formats
+    """Aggregate summaries into model-card tables, figures, report.md and report.html (offline)."""
     from specbench.cli.console import make_console
     from specbench.common.errors import SpecbenchError
+    from specbench.render.report import ReportOptions, build_report, parse_formats
 
     definitions = {"official": "official", "step-weighted": "step_weighted"}
     if al_definition not in definitions:
@@ -59,6 +68,7 @@ def report(
         baseline=baseline,
         speculative=speculative,
         al_definition=definitions[al_definition],
+        gate_summary=gate_summary,
     )
     try:
         build_report(options, console=make_console())

@@ -25,6 +25,7 @@ ORDER = (
     "results",
     "lossless",
     "analysis",
+    "render",
     "gate",
     "emulator",
     "cli",

@@ -18,8 +18,8 @@ from analysis_fixtures import (
 
 from specbench.analysis import table_data as D
 from specbench.analysis import tables as T
-from specbench.analysis.markdown import to_markdown
 from specbench.common.errors import SpecbenchError
+from specbench.render.markdown import to_markdown
 from specbench.results import columns as C
 from specbench.results import frame as F
 from specbench.results import loading as L

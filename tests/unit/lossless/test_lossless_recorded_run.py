@@ -178,7 +178,7 @@ def test_out_folder_and_report_section(tmp_path: Path) -> None:
 
 
 def test_report_md_carries_the_lossless_section(tmp_path: Path) -> None:
-    from specbench.analysis.report import ReportOptions, build_report
+    from specbench.render.report import ReportOptions, build_report
 
     build_report(ReportOptions(results_dirs=(RUN,), out=tmp_path, formats=("md",)))
     text = (tmp_path / "report.md").read_text()

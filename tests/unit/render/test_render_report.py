@@ -14,9 +14,9 @@ from analysis_fixtures import QUALITATIVE, spec_decode, summary, write_campaign,
 from harness import run_cli
 from typer.testing import CliRunner
 
-from specbench.analysis.report import ReportOptions, build_report, parse_formats
 from specbench.cli.main import app
 from specbench.common.errors import SpecbenchError
+from specbench.render.report import ReportOptions, build_report, parse_formats
 
 
 @pytest.fixture
@@ -157,23 +157,24 @@ def test_baseline_only_results_build_what_they_can(tmp_path: Path) -> None:
     assert (outcome.out_dir / "summary.csv").is_file()
 
 
-def test_datasets_at_deep_paths_get_file_names_the_file_system_takes(tmp_path: Path) -> None:
-    deep = "/" + "a-rather-long-folder-name/" * 12  # 313 characters, one slug each
-    for dataset in (f"{deep}tiny.jsonl", f"{deep}other.jsonl"):
+def _serving_names(root: Path, folder: str) -> list[str]:
+    for dataset in (f"{folder}tiny.jsonl", f"{folder}other.jsonl"):
         for label, spec in (("baseline", None), ("eagle3", spec_decode(10, [5]))):
-            cell = summary(label=label, dataset=dataset, concurrency=4, spec=spec)
-            write_cell(tmp_path / "r", cell)
-    outcome = build_report(ReportOptions((tmp_path / "r",), formats=("md", "csv", "png")))
-    serving = sorted(t.name for t in outcome.tables if t.name.startswith("serving_c4_"))
-    assert len(serving) == 2 and serving[0] != serving[1]
-    # The end of the path names each table; a digest keeps the file name short.
-    assert serving[0].endswith("-folder-name-other.jsonl")
-    assert serving[1].endswith("-folder-name-tiny.jsonl")
+            write_cell(root, summary(label=label, dataset=dataset, concurrency=4, spec=spec))
+    outcome = build_report(ReportOptions((root,), formats=("md", "csv", "png")))
     written = [p for p in outcome.out_dir.rglob("*") if p.is_file()]
-    assert {f"{name}.{ext}" for name in serving for ext in ("md", "csv")} <= {
-        p.name for p in written
-    }
     assert max(len(p.name.encode()) for p in written) <= 160
+    return sorted(p.name for p in written if p.name.startswith(("serving_c4_", "throughput_")))
+
+
+def test_file_names_come_from_workload_names_never_a_local_path(tmp_path: Path) -> None:
+    deep = "/" + "a-rather-long-folder-name/" * 12  # 313 characters
+    here = _serving_names(tmp_path / "r", deep)
+    # The same datasets in another folder (another machine): the same file names.
+    assert _serving_names(tmp_path / "elsewhere", "/data/") == here
+    assert "serving_c4_eagle3_vs_baseline_other.md" in here
+    assert "serving_c4_eagle3_vs_baseline_tiny.csv" in here
+    assert not [name for name in here if "folder" in name or "data" in name]
 
 
 def test_a_report_that_cannot_be_written_leaves_no_partial_file(

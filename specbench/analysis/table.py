@@ -1,20 +1,18 @@
-"""A rendered table (display strings plus the unrounded data) and its three renderings.
+"""One report table: display strings plus the unrounded data, and its JSON form.
 
-Markdown is GitHub-flavoured and ready to paste into a model card; CSV holds the
-unrounded data frame behind the table; the terminal gets a rich table.
+The renderers (`specbench.render`: markdown, terminal, HTML) print its display rows; CSV
+and JSON hold the unrounded data frame behind it. No renderer computes a number.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from specbench.common.text import Align, markdown_table
+from specbench.common.text import Align
 
 if TYPE_CHECKING:
     import pandas as pd
-    from rich.console import RenderableType
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,37 +35,6 @@ class Table:
         left: Align = "left"
         right: Align = "right"
         return (left, *([right] * (len(self.columns) - 1)))
-
-
-def to_markdown(table: Table, *, heading_level: int = 3) -> str:
-    """The table as a markdown section: heading, table, footnotes in italics."""
-    lines = [f"{'#' * heading_level} {table.title}", ""]
-    rows = [
-        tuple(f"**{c}**" if c and index in table.bold_rows else c for c in row)
-        for index, row in enumerate(table.rows)
-    ]
-    lines += markdown_table(table.columns, rows, align=table.alignment())
-    if table.footnotes:
-        lines.append("")
-        lines.extend(
-            f"_{note}_" if len(table.footnotes) == 1 else f"- _{note}_" for note in table.footnotes
-        )
-    return "\n".join(lines) + "\n"
-
-
-def to_rich(table: Table) -> RenderableType:
-    """The table for the terminal, footnotes below it at full width."""
-    from rich.console import Group
-    from rich.table import Table as RichTable
-    from rich.text import Text
-
-    rich_table = RichTable()
-    for name, align in zip(table.columns, table.alignment(), strict=True):
-        rich_table.add_column(name, justify=align)
-    for index, row in enumerate(table.rows):
-        rich_table.add_row(*row, style="bold" if index in table.bold_rows else None)
-    notes = [Text(note, style="dim") for note in table.footnotes]
-    return Group(Text(table.title, style="bold"), rich_table, *notes, Text(""))
 
 
 def to_json(table: Table) -> dict[str, Any]:
@@ -98,8 +65,3 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
             row[str(key)] = value
         cleaned.append(row)
     return cleaned
-
-
-def join_sections(sections: Sequence[str]) -> str:
-    """Markdown sections separated by one blank line."""
-    return "\n".join(s.rstrip("\n") + "\n" for s in sections)

@@ -49,6 +49,17 @@ def _new(size: tuple[float, float] = SIZE_IN) -> tuple[Figure, Axes]:
     return figure, axes
 
 
+#: Characters per title line: a longer title wraps instead of running off the figure.
+TITLE_WIDTH = 64
+
+
+def _title(axes: Axes, title: str) -> None:
+    """The axes' title, wrapped at word boundaries so no line is wider than the figure."""
+    import textwrap
+
+    axes.set_title("\n".join(textwrap.wrap(title, TITLE_WIDTH, break_on_hyphens=False)))
+
+
 def _log2_axis(axes: Axes, ticks: Sequence[int], labels: Sequence[str] | None = None) -> None:
     from matplotlib.ticker import FixedLocator, NullLocator
 
@@ -73,6 +84,20 @@ def throughput_vs_concurrency(
     base = [float(v) for v in data[D.BASELINE]]
     axes.plot(x, spec, marker="o", color=_COLORS[0], linewidth=2, label=speculative)
     axes.plot(x, base, marker="s", color=_BASELINE_COLOR, linewidth=2, label=baseline)
+    # One invisible, larger marker per point named `point-<row>-<side>`: report.html shows the
+    # sweep table's row <row> when the pointer is over it.
+    for row, (c, s, b) in enumerate(zip(x, spec, base, strict=True)):
+        for side, value in (("speculative", s), ("baseline", b)):
+            if math.isfinite(value):
+                axes.plot(
+                    [c],
+                    [value],
+                    marker="o",
+                    markersize=14,
+                    alpha=0.0,
+                    linestyle="none",
+                    gid=f"point-{row}-{side}",
+                )
     for c, s, b, ratio in zip(x, spec, base, data[D.RATIO], strict=True):
         # The higher point's label goes above it and the lower one's below, so the two never
         # collide, also where speculation is slower than the baseline and the lines cross.
@@ -102,7 +127,7 @@ def throughput_vs_concurrency(
     axes.set_xlabel("Concurrency (requests in flight, log₂ scale)")
     per_server = D.THROUGHPUT_METRIC in data and (data[D.THROUGHPUT_METRIC] == "output_tok_s").any()
     axes.set_ylabel(f"Output throughput per {'server' if per_server else 'GPU'} (tok/s)")
-    axes.set_title(title)
+    _title(axes, title)
     axes.legend(loc="upper left", frameon=False)
     return figure
 
@@ -146,7 +171,7 @@ def al_by_domain(domain: pd.DataFrame, labels: Sequence[str], title: str) -> Fig
     finite = [v for v in value if math.isfinite(v)]
     axes.set_xlim(0, max(finite) * 1.12 if finite else 1)
     axes.set_xlabel("Acceptance length (tokens per verification step)")
-    axes.set_title(title)
+    _title(axes, title)
     # Below the axes, outside the bars: inside, it covered the last bars' value labels.
     handles, labels = axes.get_legend_handles_labels()
     figure.legend(
@@ -181,7 +206,7 @@ def per_position_acceptance(summary: pd.DataFrame, title: str) -> Figure:
     axes.yaxis.set_major_formatter(_percent_formatter())
     axes.set_xlabel("Draft position")
     axes.set_ylabel("Acceptance rate (steps accepting ≥ this many drafts)")
-    axes.set_title(title)
+    _title(axes, title)
     axes.legend(loc="best", frameon=False, fontsize=8)
     return figure
 
@@ -212,7 +237,7 @@ def al_vs_context(context: pd.DataFrame, labels: Sequence[str], title: str) -> F
     axes.set_ylim(1.0 - 0.04 * (upper - 1.0), upper)
     axes.set_xlabel("Prompt length (thousands of tokens, log₂ scale)")
     axes.set_ylabel("Acceptance length (tokens per step)")
-    axes.set_title(title)
+    _title(axes, title)
     axes.legend(loc="best", frameon=False)
     return figure
 
@@ -221,27 +246,40 @@ def al_by_position(data: pd.DataFrame, title: str) -> Figure:
     """AL against output position (bin midpoints), one line per config × workload.
 
     `data` is `cuts_tables.al_by_position`'s frame (label, workload, start_token,
-    end_token, acceptance_length); bins without steps are gaps.
+    end_token, acceptance_length); bins without steps are gaps. With a single bin a line
+    has no slope to show: one bar per config × workload instead, the bin in the x label.
     """
     figure, axes = _new()
     groups = list(data.groupby(["label", "workload"], sort=True))
-    for index, ((label, workload), rows) in enumerate(groups):
-        rows = rows.sort_values("start_token")
-        middle = (rows["start_token"] + rows["end_token"]) / 2
-        name = (
-            str(label)
-            if len(groups) == 1 or data["workload"].nunique() == 1
-            else (f"{label} ({workload})")
+    names = [
+        str(label)
+        if len(groups) == 1 or data["workload"].nunique() == 1
+        else f"{label} ({workload})"
+        for label, workload in (key for key, _ in groups)
+    ]
+    if data["start_token"].nunique() == 1:
+        values = [float(rows["acceptance_length"].astype(float).iloc[0]) for _, rows in groups]
+        colors = [_COLORS[i % len(_COLORS)] for i in range(len(groups))]
+        bars = axes.bar(names, values, color=colors, width=0.6)
+        axes.bar_label(bars, labels=[W.fixed(v, 2) for v in values], padding=3, fontsize=8)
+        first = data.iloc[0]
+        axes.set_xlabel(
+            f"One output-position bin (tokens {int(first['start_token'])}–"
+            f"{int(first['end_token'])}): too short an output for a trend"
         )
-        axes.plot(
-            middle, rows["acceptance_length"].astype(float), marker="o",
-            color=_COLORS[index % len(_COLORS)], label=name,
-        )  # fmt: skip
-    axes.set_xlabel("Output position (tokens; bin midpoints)")
+    else:
+        for index, (name, (_, rows)) in enumerate(zip(names, groups, strict=True)):
+            rows = rows.sort_values("start_token")
+            middle = (rows["start_token"] + rows["end_token"]) / 2
+            axes.plot(
+                middle, rows["acceptance_length"].astype(float), marker="o",
+                color=_COLORS[index % len(_COLORS)], label=name,
+            )  # fmt: skip
+        axes.set_xlabel("Output position (tokens; bin midpoints)")
+        axes.legend(frameon=False, fontsize=8)
     axes.set_ylabel("Acceptance length (tokens per verification step)")
     axes.set_ylim(bottom=1.0)
-    axes.set_title(title)
-    axes.legend(frameon=False, fontsize=8)
+    _title(axes, title)
     return figure
 
 
@@ -275,7 +313,7 @@ def thinking_vs_answer(data: pd.DataFrame, title: str) -> Figure:
     axes.tick_params(axis="x", labelrotation=30)
     axes.set_ylabel("Acceptance length (tokens per verification step)")
     axes.set_ylim(bottom=1.0)
-    axes.set_title(title)
+    _title(axes, title)
     axes.legend(frameon=False, fontsize=8, ncol=2)
     return figure
 
@@ -284,6 +322,28 @@ def _percent_formatter() -> Formatter:
     from matplotlib.ticker import PercentFormatter
 
     return PercentFormatter(xmax=1.0, decimals=0)
+
+
+def svg_text(figure: Figure, salt: str) -> str:
+    """The figure as an inline `<svg>` element: text kept as text, ids salted per figure.
+
+    Text stays text (`svg.fonttype: none`): searchable, read by screen readers and copied
+    into a PDF print. The salt keeps two figures' clip-path ids apart on one page; width and
+    height become CSS so the figure scales with the page.
+    """
+    import io
+    import re
+
+    from matplotlib import rc_context
+
+    buffer = io.StringIO()
+    with rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
+        figure.savefig(buffer, format="svg", dpi=DPI)
+    text = buffer.getvalue()
+    text = text[text.index("<svg") :]
+    # Its RDF metadata only names namespaces by URL and the time of drawing: left out.
+    text = re.sub(r"\s*<metadata>.*?</metadata>", "", text, count=1, flags=re.DOTALL)
+    return re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r'<svg\1 role="img"', text, count=1)
 
 
 def save_figure(figure: Figure, stem: Path, formats: Sequence[str]) -> list[Path]:

@@ -9,6 +9,8 @@ Reads only the results directories (never the network). Writes into the output f
     tables/<name>.md|.csv      each table (md: display; csv: unrounded data)   [md, csv]
     tables.json                every table, display rows and data             [json]
     figures/<name>.png|.svg    the figures                                    [png, svg]
+    report.html                one self-contained page: every table, the figures as
+                               inline SVG, provenance, the gate verdict if given  [html]
     vllm-bench/*.json          one `vllm bench serve`-shaped result per cell  [vllm-bench]
 
 A table whose data is absent is listed under "Not built" with the reason; the others are
@@ -27,15 +29,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specbench.analysis import aggregate as AG
-from specbench.analysis import plots as P
 from specbench.analysis import table_data as D
 from specbench.analysis import tables as T
 from specbench.analysis import wording as W
+from specbench.analysis.basis import figure_cells
 from specbench.analysis.cuts_tables import al_by_position, thinking_vs_answer
 from specbench.analysis.domain_speedup import domain_speedup, mixed_workloads
 from specbench.analysis.health import cell_health
-from specbench.analysis.markdown import Table, join_sections, to_json, to_markdown, to_rich
+from specbench.analysis.table import Table, to_json
 from specbench.common.errors import SpecbenchError
+from specbench.render import plots as P
+from specbench.render.html import HtmlFigure
+from specbench.render.markdown import join_sections, to_markdown, to_rich
 from specbench.results import columns as C
 from specbench.results import frame as F
 from specbench.results import loading as L
@@ -57,8 +62,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from rich.console import Console
 
-FORMATS = ("md", "csv", "json", "png", "svg", "vllm-bench")
-DEFAULT_FORMATS = ("md", "csv", "json", "png", "svg")
+FORMATS = ("md", "csv", "json", "png", "svg", "html", "vllm-bench")
+DEFAULT_FORMATS = ("md", "csv", "json", "png", "svg", "html")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +78,8 @@ class ReportOptions:
     speculative: str | None = None
     #: AL printed first in card tables: "official" (SPEED-Bench) or "step_weighted".
     al_definition: str = "official"
+    #: The gate's markdown summary (`gate --summary FILE`) to show in report.html.
+    gate_summary: Path | None = None
 
 
 @dataclass(slots=True)
@@ -83,6 +90,7 @@ class ReportOutcome:
     tables: list[Table] = field(default_factory=list)
     not_built: list[str] = field(default_factory=list)
     figures: list[tuple[str, list[Path]]] = field(default_factory=list)
+    html_figures: list[HtmlFigure] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
 
 
@@ -123,13 +131,44 @@ def _try(outcome: ReportOutcome, build: Callable[[], Table]) -> Table | None:
 
 
 def _figure(
-    outcome: ReportOutcome, name: str, title: str, figure: Figure, formats: Sequence[str]
+    outcome: ReportOutcome,
+    name: str,
+    title: str,
+    figure: Figure,
+    formats: Sequence[str],
+    shown: FigureShown | None = None,
 ) -> None:
+    """Save the figure's files (png, svg) and keep it inline for report.html."""
     kinds = [f for f in formats if f in ("png", "svg")]
-    if kinds:
+    if kinds and not (shown and shown.inline_only):
         folder = outcome.out_dir / "figures"
         folder.mkdir(parents=True, exist_ok=True)
         outcome.figures.append((title, P.save_figure(figure, folder / name, kinds)))
+    if "html" in formats:
+        shown = shown or FigureShown()
+        svg = P.svg_text(figure, salt=name + ("-alt" if shown.inline_only else ""))
+        outcome.html_figures.append(
+            HtmlFigure(name, title, svg, shown.basis, shown.points, shown.al, shown.al_pair)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FigureShown:
+    """How report.html shows a figure: its cells, hover values, AL definition."""
+
+    basis: Table | None = None
+    points: tuple[str, ...] = ()
+    al: str | None = None
+    al_pair: bool = False
+    inline_only: bool = False  # the other AL definition's copy: no png/svg file
+
+
+def _points(table: Table) -> tuple[str, ...]:
+    """Hover text per row of a table: `column: value` lines, as the table prints them."""
+    return tuple(
+        "\n".join(f"{c}: {v.replace('**', '')}" for c, v in zip(table.columns, row, strict=True))
+        for row in table.rows
+    )
 
 
 def _build(
@@ -160,14 +199,20 @@ def _build(
                 ),
             )
             if table is not None:
-                title = f"{table.title}, {_al_name(table.data)}"
-                figure = P.al_by_domain(table.data, speculative, title)
-                _figure(outcome, table.name, table.title, figure, formats)
+                basis = figure_cells(frame[frame[F.GROUP] == group], speculative)
+                build = partial(T.al_by_domain, frame, categories, group, speculative)
+                for copy, shown in _al_copies(table, build, basis, options):
+                    title = f"{copy.title}, {_al_name(copy.data)}"
+                    figure = P.al_by_domain(copy.data, speculative, title)
+                    _figure(outcome, table.name, title, figure, formats, shown)
         table = _try(outcome, partial(T.al_by_context, frame, speculative, options.al_definition))
         if table is not None:
-            title = f"Acceptance length vs context length, {_al_name(table.data)}"
-            figure = P.al_vs_context(table.data, speculative, title)
-            _figure(outcome, "al_vs_context", title, figure, formats)
+            basis = figure_cells(frame[frame[F.CONTEXT_K].notna()], speculative)
+            build = partial(T.al_by_context, frame, speculative)
+            for copy, shown in _al_copies(table, build, basis, options):
+                title = f"Acceptance length vs context length, {_al_name(copy.data)}"
+                figure = P.al_vs_context(copy.data, speculative, title)
+                _figure(outcome, "al_vs_context", title, figure, formats, shown)
     if not speculative:
         outcome.not_built.append("serving and concurrency tables: no speculative config")
     elif not selection.comparisons:
@@ -190,11 +235,39 @@ def _build(
                 phrase = W.dataset_phrase(first, str(splits.iloc[0]) if len(splits) else None)
                 title = f"{title} ({phrase})"
             figure = P.per_position_acceptance(data, title)
-            _figure(outcome, "per_position_acceptance", title, figure, formats)
+            basis = figure_cells(frame[frame[F.VIEW].isin(set(data[F.VIEW]))], speculative)
+            shown = FigureShown(basis=basis)
+            _figure(outcome, "per_position_acceptance", title, figure, formats, shown)
+
+
+def _al_copies(
+    table: Table,
+    build: Callable[[str], Table],
+    basis: Table,
+    options: ReportOptions,
+) -> list[tuple[Table, FigureShown]]:
+    """The table's figure data, and for report.html the other AL definition's too.
+
+    The page switches between the two; the other copy is inline only (no png/svg file),
+    and only when that definition has figures (else the table falls back to the same one).
+    """
+    shown = str(table.data[T.AL_DEFINITION].iloc[0])
+    copies = [(table, FigureShown(basis=basis, al=shown))]
+    if "html" not in options.formats:
+        return copies
+    other = build("step_weighted" if options.al_definition == "official" else "official")
+    other_shown = str(other.data[T.AL_DEFINITION].iloc[0])
+    if other_shown == shown:
+        return copies
+    return [
+        (table, FigureShown(basis=basis, al=shown, al_pair=True)),
+        (other, FigureShown(basis=basis, al=other_shown, al_pair=True, inline_only=True)),
+    ]
 
 
 def _cuts_and_speedup(
     outcome: ReportOutcome,
+    frame: pd.DataFrame,
     cells: Sequence[L.LoadedCell],
     selection: Selection,
     options: ReportOptions,
@@ -206,14 +279,15 @@ def _cuts_and_speedup(
     table = _try(outcome, partial(al_by_position, cells, speculative))
     if table is not None:
         title = "Acceptance length by output position (step-weighted)"
-        _figure(
-            outcome, "al_by_position", title, P.al_by_position(table.data, title), options.formats
-        )
+        figure = P.al_by_position(table.data, title)
+        shown = FigureShown(basis=figure_cells(frame, speculative), al="step_weighted")
+        _figure(outcome, "al_by_position", title, figure, options.formats, shown)
     table = _try(outcome, partial(thinking_vs_answer, cells, speculative))
     if table is not None:
         title = "Acceptance length, thinking vs answer, by domain (step-weighted)"
         figure = P.thinking_vs_answer(table.data, title)
-        _figure(outcome, "thinking_vs_answer", title, figure, options.formats)
+        shown = FigureShown(basis=figure_cells(frame, speculative), al="step_weighted")
+        _figure(outcome, "thinking_vs_answer", title, figure, options.formats, shown)
     for comparison in selection.comparisons:
         workloads = mixed_workloads(cells, comparison)
         if not workloads:
@@ -261,7 +335,9 @@ def _serving(
                 table.data, comparison.speculative, comparison.baseline, title
             )
             name = table.name.replace("concurrency_sweep", "throughput_vs_concurrency")
-            _figure(outcome, name, title, figure, options.formats)
+            basis = figure_cells(frame[frame[F.VIEW] == dataset], pair)
+            shown = FigureShown(basis=basis, points=_points(table))
+            _figure(outcome, name, title, figure, options.formats, shown)
 
 
 def _lossless_sections(options: ReportOptions) -> list[str]:
@@ -280,11 +356,46 @@ def _cost_sections(options: ReportOptions) -> list[str]:
     return [section for section in found if section]
 
 
+def _html(
+    outcome: ReportOutcome,
+    selection: Selection,
+    options: ReportOptions,
+    failed: Sequence[L.FailedCell],
+    extra: Sequence[str],
+) -> str:
+    """report.html from the same tables, figures and sections as report.md."""
+    from specbench.analysis.provenance import provenance
+    from specbench.render.html import HtmlReport, report_page
+
+    gate = None
+    if options.gate_summary is not None:
+        try:
+            gate = options.gate_summary.read_text(encoding="utf-8")
+        except OSError as error:
+            raise SpecbenchError(f"--gate {options.gate_summary}: {error.strerror}") from None
+    return report_page(
+        HtmlReport(
+            results=tuple(str(d) for d in options.results_dirs),
+            baselines=tuple(selection.baselines),
+            speculative=tuple(selection.speculative),
+            tables=tuple(outcome.tables),
+            figures=tuple(outcome.html_figures),
+            markdown_sections=tuple(extra),
+            not_built=tuple(outcome.not_built),
+            failed=tuple(f"`{f.path.parent}`: {f.reason}" for f in failed),
+            missing=tuple(f"`{key}`" for key in _missing(options)),
+            provenance=tuple(provenance(d) for d in options.results_dirs),
+            gate=gate,
+        )
+    )
+
+
 def _markdown(
     outcome: ReportOutcome,
     selection: Selection,
     options: ReportOptions,
     failed: Sequence[L.FailedCell],
+    extra: Sequence[str],
 ) -> str:
     lines = ["# specbench report", ""]
     lines.append("Results: " + ", ".join(f"`{d}`" for d in options.results_dirs) + ".")
@@ -302,8 +413,7 @@ def _markdown(
             figure_lines.append(f"![{title}]({shown.relative_to(outcome.out_dir).as_posix()})")
             figure_lines.append("")
         sections.append("\n".join(figure_lines))
-    sections += _lossless_sections(options)
-    sections += _cost_sections(options)
+    sections += extra
     if outcome.not_built:
         sections.append("## Not built\n\n" + "\n".join(f"- {n}" for n in outcome.not_built))
     if failed:
@@ -344,7 +454,7 @@ def build_report(options: ReportOptions, console: Console | None = None) -> Repo
     out.mkdir(parents=True, exist_ok=True)
     outcome = ReportOutcome(out_dir=out)
     _build(outcome, frame, categories, selection, options)
-    _cuts_and_speedup(outcome, cells, selection, options)
+    _cuts_and_speedup(outcome, frame, cells, selection, options)
 
     # Every file is written to a temporary name and renamed: a failed write (a full disk)
     # leaves the previous file or none, never a cut-off one.
@@ -367,10 +477,15 @@ def build_report(options: ReportOptions, console: Console | None = None) -> Repo
         from specbench.analysis.vllm_bench import write_vllm_bench
 
         outcome.files += write_vllm_bench(cells, out / "vllm-bench")
+    extra = [*_lossless_sections(options), *_cost_sections(options)]
     if "md" in options.formats:
         report = out / "report.md"
-        write_atomic(report, _markdown(outcome, selection, options, failed))
+        write_atomic(report, _markdown(outcome, selection, options, failed, extra))
         outcome.files.append(report)
+    if "html" in options.formats:
+        page = out / "report.html"
+        write_atomic(page, _html(outcome, selection, options, failed, extra))
+        outcome.files.append(page)
     for _, paths in outcome.figures:
         outcome.files += paths
     if console is not None:

@@ -10,8 +10,8 @@ import pytest
 from analysis_fixtures import QUALITATIVE, write_campaign
 from matplotlib.figure import Figure
 
-from specbench.analysis import plots as P
 from specbench.analysis import table_data as D
+from specbench.render import plots as P
 from specbench.results import columns as C
 from specbench.results import frame as F
 from specbench.results import loading as L
@@ -51,8 +51,15 @@ def test_throughput_vs_concurrency(loaded: tuple[pd.DataFrame, pd.DataFrame]) ->
     )
     _png(figure)
     axes = figure.axes[0]
-    assert [line.get_label() for line in axes.get_lines()] == ["eagle3", "baseline"]
-    speculative, baseline = axes.get_lines()
+    labels = [line.get_label() for line in axes.get_lines()]
+    assert [label for label in labels if not label.startswith("_")] == ["eagle3", "baseline"]
+    # One hover target per measured point, named for report.html: point-<sweep row>-<side>.
+    gids = sorted(str(line.get_gid()) for line in axes.get_lines() if line.get_gid())
+    rows = len(D.sweep_data(frame, EAGLE, QUALITATIVE))
+    assert gids == sorted(
+        f"point-{i}-{side}" for i in range(rows) for side in ("baseline", "speculative")
+    )
+    speculative, baseline = axes.get_lines()[:2]
     assert list(speculative.get_xdata()) == [1, 2, 48]
     assert list(speculative.get_ydata()) == pytest.approx([29.0, 55.0, 415.2])
     assert list(baseline.get_ydata()) == pytest.approx([16.0, 32.0, 281.7])
@@ -140,3 +147,55 @@ def test_save_figure_writes_png_and_svg(
     assert [p.name for p in paths] == ["ctx.png", "ctx.svg"]
     assert paths[0].read_bytes()[:4] == b"\x89PNG"
     assert "<svg" in paths[1].read_text()[:500]
+
+
+def test_a_long_title_wraps_inside_the_figure(loaded: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    # The title `specbench report` gives this figure was cut off at "…official AL (SPEED-Bench".
+    frame, categories = loaded
+    title = "Acceptance length by domain (SPEED-Bench qualitative), official AL (SPEED-Bench)"
+    figure = P.al_by_domain(
+        D.domain_data(frame, categories, QUALITATIVE, ["eagle3"]), ["eagle3"], title
+    )
+    figure.draw_without_rendering()  # lays the figure out as saving does
+    shown = figure.axes[0].title
+    assert shown.get_text().replace("\n", " ") == title
+    box = shown.get_window_extent()
+    assert box.x0 >= 0 and box.x1 <= figure.bbox.width
+    assert box.y1 <= figure.bbox.height
+
+
+def test_a_single_output_position_bin_is_drawn_as_bars() -> None:
+    data = pd.DataFrame(
+        {
+            "label": ["eagle3", "ngram"],
+            "workload": ["qual", "qual"],
+            "start_token": [0, 0],
+            "end_token": [128, 128],
+            "acceptance_length": [2.61, 1.74],
+        }
+    )
+    figure = P.al_by_position(data, "AL by output position")
+    _png(figure)
+    axes = figure.axes[0]
+    assert axes.get_lines() == []  # no one-point line on an axis spanning a few tokens
+    assert [round(bar.get_height(), 2) for bar in axes.patches] == [2.61, 1.74]
+    assert [t.get_text() for t in axes.get_xticklabels()] == ["eagle3", "ngram"]
+    assert "tokens 0–128" in axes.get_xlabel()
+    two_bins = pd.concat([data, data.assign(start_token=128, end_token=256)])
+    lines = P.al_by_position(two_bins, "AL by output position").axes[0].get_lines()
+    assert [list(line.get_xdata()) for line in lines] == [[64.0, 192.0], [64.0, 192.0]]
+
+
+def test_svg_text_is_an_inline_svg_with_text_kept_as_text(
+    loaded: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    frame, _ = loaded
+    sweep = D.sweep_data(frame, EAGLE, QUALITATIVE)
+    svg = P.svg_text(P.throughput_vs_concurrency(sweep, "eagle3", "baseline", "Sweep"), "a")
+    assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
+    assert "<text" in svg and ">Sweep<" in svg  # text, not glyph paths
+    assert 'width="' not in svg.split(">", 1)[0]  # scales with the page
+    assert 'id="point-0-speculative"' in svg
+    other = P.svg_text(P.throughput_vs_concurrency(sweep, "eagle3", "baseline", "Sweep"), "b")
+    clips = {part.split('"')[0] for part in svg.split('clipPath id="')[1:]}
+    assert clips and not clips & {part.split('"')[0] for part in other.split('clipPath id="')[1:]}

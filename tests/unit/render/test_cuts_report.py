@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from specbench.analysis.report import ReportOptions, build_report
+from specbench.render.report import ReportOptions, build_report
 
 RUN = Path(__file__).resolve().parents[2] / "fixtures" / "runs" / "tiny-vllm-ngram"
 

@@ -1,0 +1,178 @@
+"""Where a results directory came from, as report tables: servers, workloads, the suite.
+
+From the manifest only, as recorded (argv and environment are stored with secrets
+redacted; nothing here un-redacts or re-reads the environment). A workload whose rows came
+from a prepared data folder shows that folder's `prepared.json` (`data prepare`) when the
+folder is still there. A directory without a manifest, or with an unreadable one, gives
+no tables and one line saying why.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from specbench.analysis.table import Table
+from specbench.common.errors import SpecbenchError
+from specbench.store.manifest import Manifest, read_manifest
+
+PREPARED_MANIFEST = "prepared.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """One results directory's provenance tables, and what could not be read."""
+
+    results_dir: Path
+    tables: tuple[Table, ...] = ()
+    prepared: tuple[tuple[str, str], ...] = ()  # (workload, prepared.json text)
+    notes: tuple[str, ...] = field(default=())
+
+
+def _text(value: Any) -> str:
+    return "n/a" if value is None or value == "" else str(value)
+
+
+def _frame(rows: Sequence[dict[str, Any]]) -> Any:
+    import pandas as pd
+
+    return pd.DataFrame(list(rows))
+
+
+def _servers(manifest: Manifest) -> Table:
+    records = []
+    for name, server in sorted(manifest.servers.items()):
+        recorded = server.provenance or {}
+        argv = recorded.get("argv")
+        env = recorded.get("env") or {}
+        records.append(
+            {
+                "server": name,
+                "role": "baseline"
+                if server.baseline
+                else "speculative"
+                if server.speculative
+                else "target"
+                if server.speculative is False
+                else "unknown",
+                "engine": server.engine,
+                "vllm_version": server.vllm_version or recorded.get("vllm_version"),
+                "gpus": server.gpus,
+                "model": server.model,
+                "command": shlex.join(argv) if argv else recorded.get("command"),
+                "env": " ".join(f"{k}={v}" for k, v in sorted(env.items())),
+                "gpu_inventory": (recorded.get("gpu_inventory") or {}).get("tool"),
+            }
+        )
+    columns = (
+        "Server",
+        "Role",
+        "Engine",
+        "vLLM",
+        "GPUs",
+        "Model",
+        "Command (redacted)",
+        "Environment (redacted)",
+        "GPU inventory",
+    )
+    rows = tuple(tuple(_text(r[k]) for k in r) for r in records)
+    return Table(
+        name="provenance_servers",
+        title="Servers",
+        columns=columns,
+        rows=rows,
+        data=_frame(records),
+        align=tuple("left" for _ in columns),
+        footnotes=(
+            "Command and environment as the manifest recorded them at the last start, "
+            "secret values redacted (`launch.provenance`).",
+        ),
+    )
+
+
+def _prepared(source: str | None) -> str | None:
+    """The prepared folder's manifest text, when the dataset came from one still on disk."""
+    if not source:
+        return None
+    for candidate in (Path(source), Path(source).parent):
+        path = candidate / PREPARED_MANIFEST
+        try:
+            if path.is_file():
+                return json.dumps(json.loads(path.read_text()), indent=2, ensure_ascii=False)
+        except (OSError, ValueError):
+            return f"{path}: unreadable"
+    return None
+
+
+def _workloads(manifest: Manifest) -> tuple[Table, tuple[tuple[str, str], ...]]:
+    records: list[dict[str, Any]] = []
+    prepared: list[tuple[str, str]] = []
+    for key, workload in sorted(manifest.workloads.items()):
+        text = _prepared(workload.dataset_source)
+        if text is not None:
+            prepared.append((key, text))
+        records.append(
+            {
+                "workload": key,
+                "dataset": workload.spec.get("dataset"),
+                "dataset_source": workload.dataset_source,
+                "dataset_revision": workload.dataset_revision,
+                "num_conversations": workload.num_conversations,
+                "prepared_manifest": "below" if text is not None else "none",
+            }
+        )
+    table = Table(
+        name="provenance_workloads",
+        title="Workloads",
+        columns=("Workload", "Dataset", "Source", "Revision", "Conversations", "prepared.json"),
+        rows=tuple(tuple(_text(r[k]) for k in r) for r in records),
+        data=_frame(records),
+        align=("left", "left", "left", "left", "right", "left"),
+    )
+    return table, tuple(prepared)
+
+
+def _suite(manifest: Manifest) -> Table:
+    runs = manifest.runs
+    records: list[dict[str, Any]] = [
+        {"field": "suite hash", "value": manifest.suite_hash},
+        {"field": "schema version", "value": manifest.schema_version},
+        {"field": "converted from schema", "value": manifest.converted_from},
+        {"field": "specbench", "value": manifest.specbench_version},
+        {"field": "git commit", "value": manifest.git_sha},
+        {"field": "python", "value": manifest.python},
+        {"field": "created", "value": manifest.created_at},
+        {"field": "runs", "value": len(runs)},
+        {"field": "last run", "value": " ".join(runs[-1].argv) if runs else None},
+        {"field": "host", "value": runs[-1].host if runs else None},
+    ]
+    return Table(
+        name="provenance_suite",
+        title="Suite and specbench",
+        columns=("Field", "Value"),
+        rows=tuple((str(r["field"]), _text(r["value"])) for r in records),
+        data=_frame(records),
+        align=("left", "left"),
+    )
+
+
+def provenance(results_dir: Path) -> Provenance:
+    """The provenance tables of one results directory (never raises on a bad manifest)."""
+    try:
+        manifest = read_manifest(results_dir)
+    except SpecbenchError as error:
+        return Provenance(results_dir, notes=(f"manifest unreadable: {error}",))
+    if manifest is None:
+        return Provenance(results_dir, notes=(f"{results_dir}: no manifest.json",))
+    workloads, prepared = _workloads(manifest)
+    notes = () if prepared else ("no prepared-data manifest (prepared.json) for any workload",)
+    return Provenance(
+        results_dir,
+        tables=(_suite(manifest), _servers(manifest), workloads),
+        prepared=prepared,
+        notes=notes,
+    )

@@ -1,0 +1,261 @@
+"""report.html: every table and figure of the report in one self-contained page.
+
+The page loads nothing: its CSS and script (`assets/`) are inlined, figures are inline
+SVG, tables are real `<table>`s of the same display rows report.md prints (one table
+data, several renderers; nothing here computes a number). Markdown fragments (inline
+emphasis in table cells, the lossless and cost sections) go through markdown-it with raw
+HTML disabled, so text from a results directory cannot inject markup. `page` is shared
+with the gate's HTML verdict.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.resources import files
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
+    from specbench.analysis.provenance import Provenance
+    from specbench.analysis.table import Table
+
+
+@dataclass(frozen=True, slots=True)
+class HtmlFigure:
+    """One figure as inline SVG, with the cells it rests on and its hover values."""
+
+    name: str
+    title: str
+    svg: str
+    basis: Table | None = None
+    #: Hover text per point index (`point-<i>-…` groups of the SVG), from a table's rows.
+    points: tuple[str, ...] = ()
+    #: The AL definition it plots ("official" / "step_weighted"), None when not an AL figure.
+    al_definition: str | None = None
+    #: True when the page also holds the same figure in the other definition.
+    al_pair: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HtmlReport:
+    """What the page shows, in order; every part is built by the analysis layer."""
+
+    results: tuple[str, ...]
+    baselines: tuple[str, ...]
+    speculative: tuple[str, ...]
+    tables: tuple[Table, ...]
+    figures: tuple[HtmlFigure, ...]
+    markdown_sections: tuple[str, ...] = ()
+    not_built: tuple[str, ...] = ()
+    failed: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    provenance: tuple[Provenance, ...] = ()
+    gate: str | None = None  # the gate's markdown summary, when given
+    notes: tuple[str, ...] = field(default=())
+
+
+@cache
+def _markdown() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).enable("table")
+
+
+def inline(text: str) -> str:
+    """A display string's inline markdown (`**bold**`, `code`) as HTML, everything escaped."""
+    return str(_markdown().renderInline(text))
+
+
+def block(text: str) -> str:
+    """A markdown section (headings, tables, lists) as HTML; raw HTML in it is escaped."""
+    rendered = str(_markdown().render(text))
+    return rendered.replace("<table>", '<div class="scroll"><table>').replace(
+        "</table>", "</table></div>"
+    )
+
+
+@cache
+def _asset(name: str) -> str:
+    return files("specbench.render").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
+
+
+def table_html(table: Table, *, heading: int = 3, element_id: str | None = None) -> str:
+    """A `<table>` with a caption, header row and the table's footnotes below it.
+
+    The last row moves into `<tfoot>` when it is the table's bold total (Overall), so
+    sorting the body keeps it last.
+    """
+    aligns = table.alignment()
+    ident = element_id or f"table-{_slug(table.name)}"
+    head = "".join(
+        f'<th scope="col" class="{"num" if a == "right" else ""}">{html.escape(c)}</th>'
+        for c, a in zip(table.columns, aligns, strict=True)
+    )
+    rows = list(enumerate(table.rows))
+    total = rows[-1] if rows and rows[-1][0] in table.bold_rows and len(rows) > 2 else None
+    body_rows = rows[:-1] if total else rows
+
+    def row_html(index: int, row: Sequence[str]) -> str:
+        cells = []
+        for column, (text, align) in enumerate(zip(row, aligns, strict=True)):
+            tag = "th" if column == 0 else "td"
+            scope = ' scope="row"' if column == 0 else ""
+            kind = ' class="num"' if align == "right" else ""
+            cells.append(f"<{tag}{scope}{kind}>{inline(text)}</{tag}>")
+        bold = ' class="bold"' if index in table.bold_rows else ""
+        return f"<tr{bold}>{''.join(cells)}</tr>"
+
+    parts = [
+        f'<section class="table" id="{ident}" data-table="{html.escape(table.name)}">',
+        f"<h{heading}>{html.escape(table.title)}</h{heading}>",
+        '<div class="scroll"><table>',
+        f"<caption>{html.escape(table.title)}</caption>",
+        f"<thead><tr>{head}</tr></thead>",
+        "<tbody>" + "".join(row_html(i, r) for i, r in body_rows) + "</tbody>",
+    ]
+    if total:
+        parts.append(f"<tfoot>{row_html(*total)}</tfoot>")
+    parts.append("</table></div>")
+    parts += [f'<p class="note">{inline(note)}</p>' for note in table.footnotes]
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _figure_html(figure: HtmlFigure, index: int) -> str:
+    attributes = [f'id="figure-{_slug(figure.name)}"', f'data-figure="{html.escape(figure.name)}"']
+    if figure.points:
+        attributes.append(f"data-points='{html.escape(json.dumps(figure.points), quote=True)}'")
+    if figure.al_definition:
+        attributes.append(f'data-al="{figure.al_definition}"')
+    if figure.al_pair:
+        attributes.append("data-al-pair")
+    parts = [
+        f"<figure {' '.join(attributes)}>",
+        f"<figcaption>Figure {index}. {html.escape(figure.title)}</figcaption>",
+        figure.svg,
+    ]
+    if figure.basis is not None:
+        parts += [
+            f"<details><summary>The {len(figure.basis.rows)} cell(s) this figure rests on"
+            "</summary>",
+            table_html(figure.basis, heading=4, element_id=f"cells-{_slug(figure.name)}"),
+            "</details>",
+        ]
+    parts.append("</figure>")
+    return "\n".join(parts)
+
+
+def _list_section(title: str, intro: str, items: Sequence[str]) -> str:
+    entries = "".join(f"<li>{inline(item)}</li>" for item in items)
+    return (
+        f'<section class="missing" id="{_slug(title)}"><h2>{html.escape(title)}</h2>'
+        + (f"<p>{html.escape(intro)}</p>" if intro else "")
+        + f"<ul>{entries}</ul></section>"
+    )
+
+
+def _provenance_html(provenance: Sequence[Provenance]) -> str:
+    parts = ['<section id="provenance"><h2>Provenance</h2>']
+    for record in provenance:
+        parts.append(
+            f"<details open><summary><code>{html.escape(str(record.results_dir))}</code></summary>"
+        )
+        parts += [f'<p class="note">{html.escape(note)}</p>' for note in record.notes]
+        parts += [
+            table_html(t, heading=3, element_id=f"{t.name}-{i}")
+            for i, t in enumerate(record.tables)
+        ]
+        for workload, text in record.prepared:
+            parts.append(
+                f"<details><summary>prepared.json of {html.escape(workload)}</summary>"
+                f"<pre>{html.escape(text)}</pre></details>"
+            )
+        parts.append("</details>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def page(title: str, body: str, *, controls: str = "") -> str:
+    """A whole HTML document: inline CSS and script, nothing fetched."""
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            # No request may leave the file, whatever a fragment holds.
+            '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+            "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">",
+            f"<title>{html.escape(title)}</title>",
+            f"<style>{_asset('report.css')}</style></head>",
+            f"<body><main>{controls}",
+            body,
+            f"</main><script>{_asset('report.js')}</script></body></html>",
+        ]
+    )
+
+
+_CONTROLS = (
+    '<div class="controls" role="group" aria-label="AL definition shown">AL definition: '
+    '<label><input type="radio" name="al-definition" value="both" checked> both</label>'
+    '<label><input type="radio" name="al-definition" value="official"> official '
+    "(SPEED-Bench: per question, Σ tokens / Σ chunks, mean over questions)</label>"
+    '<label><input type="radio" name="al-definition" value="step_weighted"> step-weighted '
+    "(vLLM's counters: 1 + Σ accepted / Σ drafts)</label></div>"
+)
+
+
+def report_page(report: HtmlReport) -> str:
+    """The report as one HTML page (tables, figures, sections, provenance, gate)."""
+    header = [
+        "<h1>specbench report</h1>",
+        "<p>Results: "
+        + ", ".join(f"<code>{html.escape(d)}</code>" for d in report.results)
+        + ".</p>",
+    ]
+    if report.baselines:
+        header.append(f"<p>Baseline: {html.escape(', '.join(report.baselines))}.</p>")
+    if report.speculative:
+        header.append(f"<p>Speculative: {html.escape(', '.join(report.speculative))}.</p>")
+    header += [f'<p class="note">{inline(n)}</p>' for n in report.notes]
+    toc = [
+        f'<li><a href="#table-{_slug(t.name)}">{html.escape(t.title)}</a></li>'
+        for t in report.tables
+    ]
+    body = [*header, f'<nav class="toc" aria-label="Tables"><ul>{"".join(toc)}</ul></nav>']
+    if report.gate is not None:
+        body.append(f'<section id="gate"><h2>Gate verdict</h2>{block(report.gate)}</section>')
+    body.append('<section id="tables"><h2>Tables</h2>')
+    body += [table_html(t) for t in report.tables]
+    if not report.tables:
+        body.append("<p>No table could be built from these results (see Not built).</p>")
+    body.append("</section>")
+    if report.figures:
+        body.append('<section id="figures"><h2>Figures</h2>')
+        body += [_figure_html(f, i) for i, f in enumerate(report.figures, start=1)]
+        body.append("</section>")
+    body += [f'<section class="extra">{block(s)}</section>' for s in report.markdown_sections]
+    if report.not_built:
+        body.append(_list_section("Not built", "", report.not_built))
+    if report.failed:
+        body.append(_list_section("Failed cells", "Left out of every table.", report.failed))
+    if report.missing:
+        body.append(
+            _list_section(
+                "Missing cells",
+                "Cells of the suite with no results (never measured, or "
+                "interrupted); `specbench run` on the same --output measures them.",
+                report.missing,
+            )
+        )
+    body.append(_provenance_html(report.provenance))
+    return page("specbench report", "\n".join(body), controls=_CONTROLS)

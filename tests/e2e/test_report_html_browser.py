@@ -1,0 +1,292 @@
+"""report.html in a real headless Chromium (Debian's, from `make chromium`), network blocked.
+
+An emulator campaign (baseline and eagle3 on SPEED-Bench qualitative and throughput_1k
+fixtures) is run and reported with the real CLI; the page is then loaded from file:// and
+checked as a reader's browser shows it: no console error, no request beyond the file, every
+table of tables.json in the DOM with its rows, summary.json's values in them, no horizontal
+overflow at 1280 px, a PDF print (A4 and Letter) holding every table, and the interaction
+(sorting, the AL switch, hover values). Bad results folders must render too and say what is
+missing. Never skipped: `make test` installs Chromium first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from analysis_fixtures import QUALITATIVE, category, spec_decode, summary, write_cell
+from browser import Page, open_page, pdf_text
+from emulator_suite import campaign_timings, suite_toml, workload
+from helpers import REPO, run_cli
+
+FIXTURE = REPO / "tests" / "fixtures" / "speed_bench"
+A4_IN = (8.27, 11.69)
+LETTER_IN = (8.5, 11.0)
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An emulator campaign, run and reported by the CLI: its report folder."""
+    root = tmp_path_factory.mktemp("html")
+    suite = root / "suite.toml"
+    workloads = workload(f"speed-bench:qualitative:{FIXTURE}", (1, 4), 24) + workload(
+        f"speed-bench:throughput_1k:{FIXTURE}", (4,), 16
+    )
+    suite.write_text(
+        suite_toml(name="html", model="emu-html", timings=campaign_timings(), workloads=workloads)
+    )
+    ran = run_cli("run", suite, "--output", root / "results")
+    assert ran.returncode == 0, ran.stderr
+    reported = run_cli("report", root / "results")
+    assert reported.returncode == 0, reported.stderr
+    return root / "results" / "report"
+
+
+def _run(check: Callable[[Page], object], html: Path) -> object:
+    async def main() -> object:
+        async with open_page(html) as page:
+            result = check(page)
+            if asyncio.iscoroutine(result):
+                result = await result
+            return result, list(page.requests), page.errors
+
+    value, requests, errors = asyncio.run(main())  # type: ignore[misc]
+    assert errors == []  # no console error, no exception, no blocked request
+    assert requests == [html.resolve().as_uri()]  # nothing but the file itself
+    return value
+
+
+def _plain(text: str) -> str:
+    """A display string as the page shows it: markdown emphasis gone, spaces collapsed."""
+    return " ".join(text.replace("**", "").replace("`", "").split())
+
+
+DOM_TABLES = """
+Array.from(document.querySelectorAll('section.table[data-table]')).map(s => ({
+  name: s.dataset.table,
+  rows: Array.from(s.querySelectorAll('tbody tr, tfoot tr')).map(
+    r => Array.from(r.cells).map(c => c.textContent.trim().replace(/\\s+/g, ' ')))
+}))
+"""
+
+
+def test_the_page_holds_every_table_with_its_values_offline(report_dir: Path) -> None:
+    html = report_dir / "report.html"
+    tables = json.loads((report_dir / "tables.json").read_text())["tables"]
+    shown = _run(lambda page: page.evaluate(DOM_TABLES), html)
+    by_name = {t["name"]: t["rows"] for t in shown}  # type: ignore[attr-defined]
+    assert len(tables) >= 8
+    for table in tables:
+        rows = [[_plain(cell) for cell in row] for row in table["rows"]]
+        assert sorted(by_name[table["name"]]) == sorted(rows), table["name"]
+    # summary.json's own values: every cell's request count in the health table, and the
+    # c=4 qualitative throughput (one repeat) in the serving table.
+    health = by_name["cell_health"]
+    results = report_dir.parent
+    for path in sorted(results.glob("*/*/c*/r*/summary.json")):
+        cell = json.loads(path.read_text())
+        row = [r for r in health if r[0] == cell["label"] and r[2] == str(cell["concurrency"])
+               and r[1].startswith(f"speed-bench:{cell['workload'].split('-')[-1]}")]  # fmt: skip
+        assert [r[4] for r in row] == [str(cell["num_requests"])], path
+        if cell["workload"] == "speed-bench-qualitative" and cell["concurrency"] == 4:
+            serving = next(rows for name, rows in by_name.items() if name.startswith("serving_c4"))
+            value = f"{cell['output_tok_s_per_gpu']:,.1f} tok/s"
+            assert value in [c for r in serving for c in r], (value, serving)
+
+
+def test_figures_are_inline_svg_with_their_cells_one_click_away(report_dir: Path) -> None:
+    html = report_dir / "report.html"
+    text = html.read_text()
+    assert "<img" not in text and "http://" not in text.replace("http://www.w3.org/", "")
+    figures = _run(
+        lambda page: page.evaluate(
+            "Array.from(document.querySelectorAll('figure')).map(f => [f.dataset.figure,"
+            " f.querySelectorAll('svg').length, f.querySelector('details table') ? "
+            "f.querySelector('details table').tBodies[0].rows.length : 0])"
+        ),
+        html,
+    )
+    files = {p.stem for p in (report_dir / "figures").glob("*.svg")}
+    assert {name for name, _, _ in figures} == files  # type: ignore[attr-defined]
+    for name, svgs, cells in figures:  # type: ignore[attr-defined]
+        assert svgs == 1 and cells >= 1, name
+
+
+def test_no_horizontal_overflow_at_1280_px(report_dir: Path, tmp_path: Path) -> None:
+    async def check(page: Page) -> tuple[int, int]:
+        await page.screenshot(tmp_path / "page.png", 1280)
+        return tuple(  # type: ignore[return-value]
+            await page.evaluate(
+                "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+            )
+        )
+
+    scroll, client = _run(check, report_dir / "report.html")  # type: ignore[misc]
+    assert scroll <= client <= 1280
+    assert (tmp_path / "page.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("paper", [A4_IN, LETTER_IN], ids=["A4", "Letter"])
+def test_the_pdf_print_holds_every_table(
+    report_dir: Path, tmp_path: Path, paper: tuple[float, float]
+) -> None:
+    pdf = tmp_path / "report.pdf"
+    _run(lambda page: page.pdf(pdf, paper), report_dir / "report.html")
+    text = " ".join(pdf_text(pdf).split())
+    for table in json.loads((report_dir / "tables.json").read_text())["tables"]:
+        assert _plain(table["title"]) in text, table["title"]
+        for row in table["rows"]:
+            assert _plain(row[0]) in text, (table["name"], row[0])
+            assert _plain(row[-1]) in text, (table["name"], row[-1])
+
+
+INTERACT = """
+(async () => {
+  const out = {};
+  const table = document.querySelector('section[data-table^="al_by_domain"] table');
+  const header = table.tHead.rows[0].cells[1];
+  const values = () => Array.from(table.tBodies[0].rows)
+    .map(r => parseFloat(r.cells[1].textContent));
+  header.click();
+  out.ascending = values();
+  header.click();
+  out.descending = values();
+  out.total_last = table.tFoot.rows[0].cells[0].textContent;
+  const pick = v => { const i = document.querySelector(`input[name="al-definition"][value="${v}"]`);
+    i.checked = true; i.dispatchEvent(new Event('change')); };
+  pick('official');
+  out.hidden_headers = Array.from(table.tHead.rows[0].cells)
+    .filter(c => getComputedStyle(c).display === 'none').map(c => c.textContent);
+  out.figures_shown = Array.from(document.querySelectorAll('figure[data-al-pair]'))
+    .filter(f => !f.hidden).map(f => f.dataset.al);
+  pick('both');
+  out.hidden_after_both = document.querySelectorAll('.al-hidden').length;
+  const point = document.querySelector('figure[data-points] g[id^="point-0-"]');
+  const box = point.getBoundingClientRect();
+  point.dispatchEvent(new MouseEvent('mouseover', {bubbles: true,
+    clientX: box.x + box.width / 2, clientY: box.y + box.height / 2}));
+  const tip = point.closest('figure').querySelector('.tooltip');
+  out.tooltip = tip.hidden ? null : tip.textContent;
+  return out;
+})()
+"""
+
+
+def test_sorting_the_al_switch_and_hover_values(report_dir: Path) -> None:
+    result = _run(lambda page: page.evaluate(INTERACT), report_dir / "report.html")
+    assert isinstance(result, dict)
+    assert result["ascending"] == sorted(result["ascending"])
+    assert result["descending"] == sorted(result["ascending"], reverse=True)
+    assert result["total_last"] == "Overall"  # the total stays below the sorted rows
+    assert result["hidden_headers"] and all("step-weighted" in h for h in result["hidden_headers"])
+    assert set(result["figures_shown"]) == {"official"}
+    assert result["hidden_after_both"] == 0
+    sweep = next(
+        t
+        for t in json.loads((report_dir / "tables.json").read_text())["tables"]
+        if t["name"].startswith("concurrency_sweep")
+    )
+    first = sweep["rows"][0]
+    assert result["tooltip"] == "\n".join(
+        f"{c}: {v}" for c, v in zip(sweep["columns"], first, strict=True)
+    )
+
+
+# -- bad results folders: each renders, and says what is missing --------------------------
+
+
+def _failed_cells(root: Path) -> str:
+    _pair(root)
+    cell = root / "eagle3" / "speed-bench-qualitative" / "c8" / "r0"
+    cell.mkdir(parents=True)
+    (cell / "failure.json").write_text(json.dumps({"message": "server died mid-cell"}))
+    return "server died mid-cell"
+
+
+def _no_speculative(root: Path) -> str:
+    write_cell(root, summary(label="baseline", dataset=QUALITATIVE, concurrency=4))
+    return "no speculative config"
+
+
+def _no_baseline(root: Path) -> str:
+    # One speculative config at two concurrencies. (Two of them with no baseline is refused
+    # before any page is written: which one is the reference? One line, exit 2.)
+    for concurrency in (1, 4):
+        spec = spec_decode(100, [60, 30, 10])
+        write_cell(root, summary(label="eagle3", dataset=QUALITATIVE, concurrency=concurrency,
+                                 spec=spec))  # fmt: skip
+    return "no baseline"
+
+
+def _single_cell(root: Path) -> str:
+    spec = spec_decode(100, [60, 30, 10])
+    write_cell(root, summary(label="eagle3", dataset=QUALITATIVE, concurrency=4, spec=spec))
+    return "Not built"
+
+
+LONG = "a-category-name-far-longer-than-any-column-" * 4
+
+
+def _long_names(root: Path) -> str:
+    per_category = {f"{LONG}{i}": category(2.0 + i / 10, 100) for i in range(3)}
+    spec = spec_decode(300, [180, 90, 30])
+    for label, s, cats in (("baseline", None, None), ("eagle3", spec, per_category)):
+        write_cell(
+            root,
+            summary(label=label, dataset=QUALITATIVE, concurrency=4, spec=s, per_category=cats),
+        )
+    (root / "manifest.json").write_text(
+        json.dumps({"schema_version": 1, "servers": {"baseline": {"baseline": True}}})
+    )
+    return LONG[:40]
+
+
+def _schema_1(root: Path) -> str:
+    _pair(root)
+    for path in root.glob("*/*/c*/r*/summary.json"):
+        raw = json.loads(path.read_text())
+        for name in ("workload", "categories", "entropy_tiers"):
+            raw.pop(name, None)
+        raw["schema_version"] = 1
+        path.write_text(json.dumps(raw))
+    (root / "manifest.json").write_text(
+        json.dumps({"schema_version": 1, "servers": {"baseline": {"baseline": True, "gpus": 8}}})
+    )
+    return "Suite and specbench"  # the provenance of the converted manifest
+
+
+def _pair(root: Path) -> None:
+    spec = spec_decode(100, [60, 30, 10])
+    for label, s in (("baseline", None), ("eagle3", spec)):
+        write_cell(root, summary(label=label, dataset=QUALITATIVE, concurrency=4, spec=s))
+
+
+@pytest.mark.parametrize(
+    "build",
+    [_failed_cells, _no_speculative, _no_baseline, _single_cell, _long_names, _schema_1],
+    ids=lambda build: build.__name__.strip("_"),
+)
+def test_bad_results_folders_render_and_say_what_is_missing(
+    tmp_path: Path, build: Callable[[Path], str]
+) -> None:
+    root = tmp_path / "results"
+    expected = build(root)
+    reported = run_cli("report", root)
+    assert reported.returncode == 0, reported.stderr
+    assert "Traceback" not in reported.stderr
+    html = root / "report" / "report.html"
+    text, width = _run(
+        lambda page: page.evaluate(
+            "[document.body.innerText, document.documentElement.scrollWidth"
+            " - document.documentElement.clientWidth]"
+        ),
+        html,
+    )  # type: ignore[misc]
+    assert expected in re.sub(r"\s+", " ", text)
+    assert width <= 0  # long names wrap inside their cells
+    if build is _failed_cells:
+        assert "Failed cells" in text
