@@ -56,15 +56,30 @@ SOURCES: tuple[Source, ...] = (
         livecodebench.REVISION,
         note=", ".join(livecodebench.FILES),
     ),
-    Source("deepmind/code_contests", code_contests.resolve, code_contests.REPO, code_contests.REVISION),
-    Source("mtbench101/mt-bench-101", mtbench101.resolve, note="the JSONL file the row's source names"),
+    Source(
+        "deepmind/code_contests", code_contests.resolve, code_contests.REPO, code_contests.REVISION
+    ),
+    Source(
+        "mtbench101/mt-bench-101", mtbench101.resolve, note="the JSONL file the row's source names"
+    ),
     Source("Helsinki-NLP/opus-100", opus100.resolve, opus100.REPO, opus100.REVISION),
     Source("nvidia/ChatRAG-Bench", chatrag.resolve, chatrag.REPO, chatrag.REVISION),
     Source("TIGER-Lab/MMLU-Pro", mmlu_pro.resolve, mmlu_pro.REPO, mmlu_pro.REVISION),
-    Source("AdaLEval/stackselect", adaleval.resolve_stackselect, note="the JSON file the row's source names"),
-    Source("AdaLEval/textsort", adaleval.resolve_textsort, note="the JSON file the row's source names"),
+    Source(
+        "AdaLEval/stackselect",
+        adaleval.resolve_stackselect,
+        note="the JSON file the row's source names",
+    ),
+    Source(
+        "AdaLEval/textsort", adaleval.resolve_textsort, note="the JSON file the row's source names"
+    ),
     Source("ZenMoore/RoleBench", rolebench.resolve, rolebench.REPO, rolebench.REVISION),
-    Source("Neph0s/CoSER", coser.resolve, "Neph0s/CoSER", note="test/test_set.json under the row's source"),
+    Source(
+        "Neph0s/CoSER",
+        coser.resolve,
+        "Neph0s/CoSER",
+        note="test/test_set.json under the row's source",
+    ),
 )
 
 

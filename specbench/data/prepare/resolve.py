@@ -8,7 +8,7 @@ checked, as upstream); a placeholder whose source no family matches is an error.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,35 @@ def load_speed_bench(upstream: Upstream, config: str, revision: str) -> Any:
     return upstream.hub(HUB_REPO, config, revision)
 
 
+def resolve_rows(
+    rows: Iterable[dict[str, Any]],
+    ctx: Context,
+    skip: frozenset[str] = frozenset(),
+    progress: Callable[[int], None] | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Rows with their placeholders filled, in the order given; and the rows left out, why."""
+    resolved: list[dict[str, Any]] = []
+    missing: dict[str, str] = {}
+    for number, original in enumerate(rows, start=1):
+        row = dict(original)
+        if row["turns"] and str(row["turns"][0]).startswith(PLACEHOLDER):
+            family = source_for(row.get("source"))
+            if family is None:
+                raise SpecbenchError(
+                    f"{HUB_REPO} config {ctx.config!r} row {number} (question_id "
+                    f"{row['question_id']}): source {row.get('source')!r} is not a known "
+                    "SPEED-Bench source; refusing to leave a placeholder in place"
+                )
+            if family.match in skip:
+                missing[row["question_id"]] = f"{family.match}: gated source skipped"
+                continue
+            row["turns"] = family.resolve(row, ctx)
+        resolved.append(row)
+        if progress:
+            progress(number)
+    return resolved, missing
+
+
 def resolve_config(
     upstream: Upstream,
     config: str,
@@ -42,25 +71,8 @@ def resolve_config(
 ) -> ResolvedConfig:
     """Every row of `config` with its placeholders filled; sources in `skip` left out."""
     dataset = load_speed_bench(upstream, config, revision)
-    ctx = Context(config=config, upstream=upstream)
-    rows: list[dict[str, Any]] = []
-    missing: dict[str, str] = {}
     total = len(dataset)
-    for number, original in enumerate(dataset, start=1):
-        row = dict(original)
-        if row["turns"] and str(row["turns"][0]).startswith(PLACEHOLDER):
-            family = source_for(row.get("source"))
-            if family is None:
-                raise SpecbenchError(
-                    f"{HUB_REPO} config {config!r} row {number} (question_id "
-                    f"{row['question_id']}): source {row.get('source')!r} is not a known "
-                    "SPEED-Bench source; refusing to leave a placeholder in place"
-                )
-            if family.match in skip:
-                missing[row["question_id"]] = f"{family.match}: gated source skipped"
-                continue
-            row["turns"] = family.resolve(row, ctx)
-        rows.append(row)
-        if progress:
-            progress(number, total)
+    step = (lambda done: progress(done, total)) if progress else None
+    ctx = Context(config=config, upstream=upstream)
+    rows, missing = resolve_rows(dataset, ctx, skip, step)
     return ResolvedConfig(config=config, rows=rows, features=dataset.features, missing=missing)

@@ -30,9 +30,7 @@ _METADATA = Path(".cache") / "huggingface" / "download"
 def download_command(repo: str, revision: str | None, mirror: str = "DIR") -> str:
     """The command that fills a mirror folder with one hub repo at one revision."""
     rev = f" --revision {revision}" if revision else ""
-    return (
-        f"huggingface-cli download --repo-type dataset {repo}{rev} --local-dir {mirror}/{repo}"
-    )
+    return f"huggingface-cli download --repo-type dataset {repo}{rev} --local-dir {mirror}/{repo}"
 
 
 def url_command(url: str, mirror: str = "DIR") -> str:
@@ -102,6 +100,7 @@ class Upstream:
                 f"mirror {folder}: holds revision {recorded}, not the pinned {revision}; "
                 "download it again with: " + download_command(repo, revision, str(self.mirror))
             )
+        self.read.setdefault(repo, recorded or revision)
         return folder
 
     def hub(self, repo: str, config: str | None, revision: str | None) -> Any:
@@ -112,11 +111,18 @@ class Upstream:
             path = str(self.repo_folder(repo, revision))
             where = f"mirror {path}" + (f" config {config!r}" if config else "")
             load_revision = None
+            # datasets 5.2 reuses its cache of a local repo folder after the files change.
+            fresh: dict[str, str] = {
+                "download_mode": "force_redownload",
+                "verification_mode": "no_checks",
+            }
         else:
-            path, load_revision = repo, revision
-        self.read.setdefault(repo, revision)
+            path, load_revision, fresh = repo, revision, {}
+            self.read.setdefault(repo, revision)
         try:
-            return datasets.load_dataset(path, config, split="test", revision=load_revision)
+            return datasets.load_dataset(
+                path, config, split="test", revision=load_revision, **fresh
+            )
         except Exception as error:  # network, offline, gated, corrupt file: one line each
             raise SpecbenchError(
                 f"{where}: cannot load ({type(error).__name__}: {first_line(error)})"

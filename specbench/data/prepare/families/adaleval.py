@@ -48,7 +48,9 @@ def resolve_stackselect(row: dict[str, Any], ctx: Context) -> list[str]:
     target = ctx.num_tokens(where)
     rows = ctx.cached(("json", row["source"]), lambda: ctx.upstream.json([row["source"]]))
     item = first_match(rows, "question_id", row["src_id"], where)
-    prompt = _stackselect_prompt(item["question"], list(item["all_answers"]), item["answer"], target)
+    prompt = _stackselect_prompt(
+        item["question"], list(item["all_answers"]), item["answer"], target
+    )
     return [tokens.fit(prompt, target)]
 
 

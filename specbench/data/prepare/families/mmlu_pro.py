@@ -12,7 +12,9 @@ REVISION = "30527804ea8854662078e457808040d872ecdf29"
 
 
 def _question(item: dict[str, Any]) -> str:
-    options = "\n".join(f"({chr(ord('A') + i)}) {option}" for i, option in enumerate(item["options"]))
+    options = "\n".join(
+        f"({chr(ord('A') + i)}) {option}" for i, option in enumerate(item["options"])
+    )
     return f"Question: {item['question']}\n\nOptions: {options}\n\n"
 
 

@@ -23,4 +23,6 @@ def resolve(row: dict[str, Any], ctx: Context) -> list[str]:
         )
     pair, index = parts[1], int(parts[2])
     rows = ctx.cached((REPO, pair), lambda: ctx.upstream.hub(REPO, pair, REVISION))
-    return [template(row).format(question=index_row(rows, index, row["question_id"])["translation"])]
+    return [
+        template(row).format(question=index_row(rows, index, row["question_id"])["translation"])
+    ]

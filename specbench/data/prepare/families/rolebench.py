@@ -24,9 +24,7 @@ def resolve(row: dict[str, Any], ctx: Context) -> list[str]:
     role = items[0]["role"]
     if role not in roles.column_names:
         raise SpecbenchError(f"{where}: role {role!r} has no profile in {ROLES_URL}")
-    first = template(row).format(
-        role_name=role, role_description_and_catchphrases=roles[role][0]
-    )
+    first = template(row).format(role_name=role, role_description_and_catchphrases=roles[role][0])
     later = [
         item["question"].removeprefix(f"{role}, ").removeprefix(f" {role},") for item in items[1:]
     ]
