@@ -11,7 +11,7 @@ import typer
 
 data_app = typer.Typer(
     name="data",
-    help="Inspect datasets; prepare, verify and diff SPEED-Bench (placeholders filled from upstream).",
+    help="Inspect datasets; prepare, verify and diff SPEED-Bench with its placeholders filled.",
     no_args_is_help=True,
 )
 
@@ -81,7 +81,8 @@ def prepare(
     mirror: Annotated[
         Path | None,
         typer.Option(
-            help="Read every upstream repo from DIR/<owner>/<name>/ and URLs from DIR/urls/<host>/<path>; no network."
+            help="Read upstream repos from DIR/<owner>/<name>/, URLs from DIR/urls/<host>/<path>; "
+            "no network."
         ),
     ] = None,
     dataset_revision: Annotated[
@@ -116,7 +117,8 @@ def prepare(
         listed, note = listing(configs, mirror, revision)
         for item in listed:
             console.print(
-                f"{item.source}: {item.repo} @ {item.revision}; files: {item.files}\n  {item.command}",
+                f"{item.source}: {item.repo} @ {item.revision}; files: {item.files}\n"
+                f"  {item.command}",
                 soft_wrap=True,
                 markup=False,
                 highlight=False,
@@ -128,7 +130,7 @@ def prepare(
         raise SpecbenchError("--output DIR is required (the folder to write)")
     from specbench.data.prepare.pipeline import prepare as run_prepare
 
-    with _bars(configs) as progress:
+    with _bars() as progress:
         content = run_prepare(configs, output, mirror, revision, skip_gated, progress)
     for name, entry in content["configs"].items():
         partial = f", partial: {len(entry['missing'])} rows left out" if entry["partial"] else ""
@@ -143,7 +145,7 @@ def prepare(
 
 
 @contextmanager
-def _bars(configs: list[str]) -> Iterator[Callable[[str, int, int], None]]:
+def _bars() -> Iterator[Callable[[str, int, int], None]]:
     """One bar per config, rows resolved of the config's rows."""
     from rich.progress import (
         BarColumn,
@@ -180,11 +182,12 @@ def verify(
     recorded_counts: Annotated[
         bool,
         typer.Option(
-            help="Check row counts against prepared.json, not SPEED-Bench's published ones (and skip the token-length check)."
+            help="Check row counts against prepared.json, not SPEED-Bench's published ones "
+            "(and skip the token-length check)."
         ),
     ] = False,
 ) -> None:
-    """No placeholder, the expected rows per category, and every row's text as recorded; exit 1 otherwise."""
+    """No placeholder, the expected rows per category, every row's text as recorded; else exit 1."""
     from specbench.cli.console import make_console
     from specbench.data.prepare.verify import verify as check
 
@@ -202,7 +205,8 @@ def diff(
     a: Annotated[
         Path,
         typer.Argument(
-            help="A prepared set: a `data prepare` folder, Model-Optimizer's output folder or parquet, NeMo-Skills' JSONL."
+            help="A prepared set: a `data prepare` folder, Model-Optimizer's output folder or "
+            "parquet, NeMo-Skills' JSONL."
         ),
     ],
     b: Annotated[Path, typer.Argument(help="The other prepared set.")],
@@ -211,7 +215,7 @@ def diff(
     ] = None,
     show: Annotated[int, typer.Option(help="Differing rows to print per config.")] = 10,
 ) -> None:
-    """Row by row by question_id: how many are identical; for each that differs, the column and the first differing characters."""
+    """Row by row by question_id: identical rows; per differing row, its column and text."""
     from specbench.cli.console import make_console
     from specbench.data.prepare.diff import configs_in, diff_config
 

@@ -74,7 +74,10 @@ def run(
     from specbench.run.plan import RunOptions, parse_endpoints, plan_suite
     from specbench.suite import describe_suite, load_suite
 
-    overrides = [*(set_ or ()), *([f"data_dir = {json.dumps(str(data_dir.resolve()))}"] if data_dir else [])]
+    overrides = [
+        *(set_ or ()),
+        *([f"data_dir = {json.dumps(str(data_dir.resolve()))}"] if data_dir else []),
+    ]
     loaded = load_suite(suite, overrides)
     piloting = pilot_size != o.PILOT_SIZE or pilot_concurrency or pilot_output
     if piloting and not pilot:

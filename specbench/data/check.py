@@ -24,7 +24,9 @@ def with_data_dir(spec: str, data_dir: str | Path | None) -> str:
     return spec
 
 
-def check_dataset_loads(spec: str, data_dir: str | Path | None = None, revision: str | None = None) -> None:
+def check_dataset_loads(
+    spec: str, data_dir: str | Path | None = None, revision: str | None = None
+) -> None:
     """Load every row `spec` names and refuse what `run` would refuse, in one line (exit 2)."""
     raw = read_dataset(with_data_dir(spec, data_dir), revision=revision)
     if raw.is_speed_bench and raw.config is not None:

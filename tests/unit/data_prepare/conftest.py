@@ -23,7 +23,9 @@ CONFIGS = (
 
 
 @pytest.fixture(autouse=True)
-def offline(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def offline(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
     cache = tmp_path_factory.mktemp("hf-cache")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -60,7 +62,15 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("prepared")
     out = base / "data"
     result = run_cli(
-        "data", "prepare", "all", "--mirror", MIRROR, "--output", out, env=cli_env(base), timeout=300
+        "data",
+        "prepare",
+        "all",
+        "--mirror",
+        MIRROR,
+        "--output",
+        out,
+        env=cli_env(base),
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     return out

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from helpers import run_cli
+
 from specbench.common.errors import SpecbenchError
 from specbench.data.prepare import pipeline
 
@@ -32,7 +32,9 @@ def _nothing_written(parent: Path, name: str = "out") -> None:
 def test_a_mirror_missing_a_repo_names_it_and_the_download_command(tmp_path: Path) -> None:
     mirror = mirror_copy(tmp_path)
     (mirror / "cais" / "hle").rename(mirror / "cais" / "gone")
-    line = _one_line(_prepare(tmp_path, "qualitative", "--mirror", mirror, "--output", tmp_path / "out"))
+    line = _one_line(
+        _prepare(tmp_path, "qualitative", "--mirror", mirror, "--output", tmp_path / "out")
+    )
     assert "no folder cais/hle/" in line
     assert (
         f"huggingface-cli download --repo-type dataset cais/hle --revision "
@@ -53,7 +55,9 @@ def test_a_mirror_missing_a_url_file_names_the_fetch_command(tmp_path: Path) -> 
 def test_a_corrupt_parquet_is_one_line(tmp_path: Path) -> None:
     mirror = mirror_copy(tmp_path)
     (mirror / "TIGER-Lab/MMLU-Pro/data/test-00000-of-00001.parquet").write_bytes(b"PAR1 broken")
-    line = _one_line(_prepare(tmp_path, "qualitative", "--mirror", mirror, "--output", tmp_path / "out"))
+    line = _one_line(
+        _prepare(tmp_path, "qualitative", "--mirror", mirror, "--output", tmp_path / "out")
+    )
     assert "TIGER-Lab/MMLU-Pro" in line and "cannot load" in line
     _nothing_written(tmp_path)
 
@@ -62,20 +66,29 @@ def test_a_revision_that_does_not_match_the_pin(tmp_path: Path) -> None:
     mirror = mirror_copy(tmp_path)
     for meta in (mirror / "Helsinki-NLP/opus-100/.cache").rglob("*.metadata"):
         meta.write_text("0" * 40 + "\n")
-    line = _one_line(_prepare(tmp_path, "qualitative", "--mirror", mirror, "--output", tmp_path / "out"))
-    assert f"holds revision {'0' * 40}, not the pinned 805090dc28bf78897da9641cdf08b61287580df9" in line
+    line = _one_line(
+        _prepare(tmp_path, "qualitative", "--mirror", mirror, "--output", tmp_path / "out")
+    )
+    assert (
+        f"holds revision {'0' * 40}, not the pinned 805090dc28bf78897da9641cdf08b61287580df9"
+        in line
+    )
     _nothing_written(tmp_path)
 
 
 def test_a_config_that_does_not_exist(tmp_path: Path) -> None:
-    line = _one_line(_prepare(tmp_path, "throughput_4k", "--mirror", MIRROR, "--output", tmp_path / "out"))
+    line = _one_line(
+        _prepare(tmp_path, "throughput_4k", "--mirror", MIRROR, "--output", tmp_path / "out")
+    )
     assert "unknown SPEED-Bench config 'throughput_4k'; allowed: qualitative" in line
     _nothing_written(tmp_path)
 
 
 def test_an_output_that_is_a_file_or_not_writable(tmp_path: Path) -> None:
     (tmp_path / "out").write_text("mine")
-    line = _one_line(_prepare(tmp_path, "qualitative", "--mirror", MIRROR, "--output", tmp_path / "out"))
+    line = _one_line(
+        _prepare(tmp_path, "qualitative", "--mirror", MIRROR, "--output", tmp_path / "out")
+    )
     assert "is a file" in line
     assert (tmp_path / "out").read_text() == "mine"
     foreign = tmp_path / "foreign"
@@ -83,7 +96,9 @@ def test_an_output_that_is_a_file_or_not_writable(tmp_path: Path) -> None:
     (foreign / "notes.txt").write_text("keep")
     line = _one_line(_prepare(tmp_path, "qualitative", "--mirror", MIRROR, "--output", foreign))
     assert "not empty and holds no prepared.json" in line
-    line = _one_line(_prepare(tmp_path, "qualitative", "--mirror", MIRROR, "--output", tmp_path / "no" / "out"))
+    line = _one_line(
+        _prepare(tmp_path, "qualitative", "--mirror", MIRROR, "--output", tmp_path / "no" / "out")
+    )
     assert "does not exist" in line
 
 

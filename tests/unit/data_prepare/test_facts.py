@@ -34,7 +34,9 @@ def test_only_the_first_turn_is_checked_for_the_placeholder() -> None:
 
 def test_an_unknown_source_is_an_error_never_a_placeholder_left() -> None:
     row = {"question_id": "q" * 32, "turns": [PLACEHOLDER], "source": "someone/else"}
-    with pytest.raises(SpecbenchError, match=r"source 'someone/else' is not a known SPEED-Bench source"):
+    with pytest.raises(
+        SpecbenchError, match=r"source 'someone/else' is not a known SPEED-Bench source"
+    ):
         _resolve("qualitative", [row])
 
 

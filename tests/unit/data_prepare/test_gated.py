@@ -1,4 +1,4 @@
-"""The gated source (`cais/hle`): access checked first, one line; `--skip-gated` writes a partial set."""
+"""The gated source (`cais/hle`): access checked first, in one line; `--skip-gated` is partial."""
 
 from __future__ import annotations
 
@@ -22,7 +22,9 @@ def test_no_token_is_one_line_naming_the_source_and_the_fix(
     import huggingface_hub.constants
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_TOKEN_PATH", str(tmp_path / "token"))
-    monkeypatch.setattr(huggingface_hub.constants, "HF_STORED_TOKENS_PATH", str(tmp_path / "tokens"))
+    monkeypatch.setattr(
+        huggingface_hub.constants, "HF_STORED_TOKENS_PATH", str(tmp_path / "tokens")
+    )
     with pytest.raises(SpecbenchError) as caught:
         gated.check_access("cais/hle")
     message = str(caught.value)

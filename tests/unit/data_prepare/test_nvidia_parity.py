@@ -32,7 +32,9 @@ def test_every_row_is_identical_to_nvidias(prepared: Path, config: str) -> None:
 
 
 @pytest.mark.parametrize(("config", "target"), [("throughput_1k", 1000), ("throughput_32k", 32000)])
-def test_throughput_prompts_have_the_config_length(prepared: Path, config: str, target: int) -> None:
+def test_throughput_prompts_have_the_config_length(
+    prepared: Path, config: str, target: int
+) -> None:
     from specbench.data.prepare.tokens import count
 
     lengths: dict[str, set[int]] = {}

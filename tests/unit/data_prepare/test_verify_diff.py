@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-
 from helpers import run_cli
+
 from specbench.data.prepare.diff import diff_config
 from specbench.data.prepare.verify import verify
 
@@ -46,21 +46,33 @@ def test_changed_missing_and_placeholder_rows(prepared: Path, tmp_path: Path) ->
 
     def change(rows: list[dict]) -> list[dict]:
         rows[0]["turns"] = [rows[0]["turns"][0].replace("Summarize", "Summarise")]
-        rows[1]["turns"] = ["FULL BENCHMARK DATA SHOULD BE FETCHED FROM THE SOURCE USING SPECDEC_BENCH"]
+        rows[1]["turns"] = [
+            "FULL BENCHMARK DATA SHOULD BE FETCHED FROM THE SOURCE USING SPECDEC_BENCH"
+        ]
         return rows[:-1]
 
     _edit(copy, "qualitative", change)
     problems = verify(copy, published=False)
-    changed, placeholder = (rows := pq.read_table(copy / "speed/qualitative/test.parquet").to_pylist())[0], rows[1]
-    assert problems[0] == f"qualitative: 1 rows are placeholders (first: {placeholder['question_id']})"
-    assert f"qualitative: row {changed['question_id']}: turns differ from the recorded sha256" in problems
+    changed, placeholder = (
+        (rows := pq.read_table(copy / "speed/qualitative/test.parquet").to_pylist())[0],
+        rows[1],
+    )
+    assert (
+        problems[0] == f"qualitative: 1 rows are placeholders (first: {placeholder['question_id']})"
+    )
+    assert (
+        f"qualitative: row {changed['question_id']}: turns differ from the recorded sha256"
+        in problems
+    )
     assert any(p.startswith("qualitative: row ") and p.endswith(" is missing") for p in problems)
     result = run_cli("data", "verify", copy, "--recorded-counts", env=cli_env(tmp_path))
     assert result.returncode == 1 and result.stdout.splitlines()[0] == problems[0]
 
     diff = diff_config("qualitative", copy, NVIDIA)
     assert (diff.identical, diff.compared, len(diff.only_b)) == (18, 20, 1)
-    first = dict((qid, (column, a, b)) for qid, column, a, b in diff.changed)[changed["question_id"]]
+    first = dict((qid, (column, a, b)) for qid, column, a, b in diff.changed)[
+        changed["question_id"]
+    ]
     assert first[0] == "turns[0]"
     assert "Summarise" in first[1] and "Summarize" in first[2]
     shown = run_cli("data", "diff", copy, NVIDIA, "--config", "qualitative", env=cli_env(tmp_path))
