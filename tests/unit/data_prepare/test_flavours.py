@@ -1,4 +1,4 @@
-"""NeMo-Skills' flavour: the same qualitative text, other throughput whitespace, one HLE generator."""
+"""NeMo-Skills' flavour: qualitative text the same, throughput whitespace and HLE draws not."""
 
 from __future__ import annotations
 
