@@ -1,14 +1,17 @@
-"""`specbench data inspect`: summarize a dataset per category before benchmarking it."""
+"""`specbench data`: inspect a dataset; prepare, verify and diff SPEED-Bench's resolved text."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 data_app = typer.Typer(
     name="data",
-    help="Inspect the datasets specbench can send (SPEED-Bench, MT-Bench, custom JSONL).",
+    help="Inspect datasets; prepare, verify and diff SPEED-Bench with its placeholders filled.",
     no_args_is_help=True,
 )
 
@@ -59,3 +62,187 @@ def inspect(
         console.print(note, soft_wrap=True, markup=False, highlight=False)
     for warning in report.warnings:
         console.print(line("warning:", "yellow", warning), soft_wrap=True)
+
+
+@data_app.command(name="prepare")
+def prepare(
+    config: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="SPEED-Bench configs to prepare (qualitative, throughput_1k, ...) or all."
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            help="Folder to write (speed/<config>/test.parquet, <config>.jsonl, prepared.json)."
+        ),
+    ] = None,
+    mirror: Annotated[
+        Path | None,
+        typer.Option(
+            help="Read upstream repos from DIR/<owner>/<name>/, URLs from DIR/urls/<host>/<path>; "
+            "no network."
+        ),
+    ] = None,
+    dataset_revision: Annotated[
+        str | None,
+        typer.Option(help="Revision of nvidia/SPEED-Bench (default: the pinned commit)."),
+    ] = None,
+    skip_gated: Annotated[
+        bool,
+        typer.Option(
+            help="Leave out the rows of gated sources (cais/hle); the config is marked partial."
+        ),
+    ] = False,
+    flavour: Annotated[
+        str,
+        typer.Option(
+            help="Whose resolvers: model-optimizer (specdec_bench, the model cards) or "
+            "nemo-skills (vllm bench serve, SGLang, AIPerf)."
+        ),
+    ] = "model-optimizer",
+    list_sources: Annotated[
+        bool,
+        typer.Option(
+            help="Print every source's repo, revision, files and download command; write nothing."
+        ),
+    ] = False,
+) -> None:
+    """Fill SPEED-Bench's placeholder rows from their upstream sources, as NVIDIA's code does."""
+    from specbench.cli.console import make_console
+    from specbench.common.errors import SpecbenchError
+    from specbench.data.prepare.pipeline import expand_configs
+    from specbench.data.speed_bench import DEFAULT_REVISION
+
+    configs = expand_configs(config or (["all"] if list_sources else []))
+    revision = dataset_revision or DEFAULT_REVISION
+    console = make_console()
+    if list_sources:
+        from specbench.data.prepare.listing import list_sources as listing
+
+        listed, note = listing(configs, mirror, revision)
+        for item in listed:
+            console.print(
+                f"{item.source}: {item.repo} @ {item.revision}; files: {item.files}\n"
+                f"  {item.command}",
+                soft_wrap=True,
+                markup=False,
+                highlight=False,
+            )
+        if note:
+            console.print(note, soft_wrap=True, markup=False, highlight=False)
+        return
+    if output is None:
+        raise SpecbenchError("--output DIR is required (the folder to write)")
+    from specbench.data.prepare.pipeline import prepare as run_prepare
+
+    with _bars() as progress:
+        content = run_prepare(configs, output, mirror, revision, skip_gated, progress, flavour)
+    for name, entry in content["configs"].items():
+        partial = f", partial: {len(entry['missing'])} rows left out" if entry["partial"] else ""
+        console.print(f"{name}: {entry['rows']} rows{partial}", markup=False, highlight=False)
+    console.print(
+        f"wrote {output} (prepared.json, speed/<config>/test.parquet, <config>.jsonl); "
+        f"use it with `specbench run SUITE --data-dir {output}`",
+        soft_wrap=True,
+        markup=False,
+        highlight=False,
+    )
+
+
+@contextmanager
+def _bars() -> Iterator[Callable[[str, int, int], None]]:
+    """One bar per config, rows resolved of the config's rows."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskID,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from specbench.cli.console import make_console
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=make_console(stderr=True),
+        transient=False,
+    ) as bars:
+        tasks: dict[str, TaskID] = {}
+
+        def step(config: str, done: int, total: int) -> None:
+            if config not in tasks:  # a bar appears when its config starts
+                tasks[config] = bars.add_task(config, total=total)
+            bars.update(tasks[config], completed=done)
+
+        yield step
+
+
+@data_app.command(name="verify")
+def verify(
+    folder: Annotated[Path, typer.Argument(help="A folder `data prepare` wrote.")],
+    recorded_counts: Annotated[
+        bool,
+        typer.Option(
+            help="Check row counts against prepared.json, not SPEED-Bench's published ones "
+            "(and skip the token-length check)."
+        ),
+    ] = False,
+) -> None:
+    """No placeholder, the expected rows per category, every row's text as recorded; else exit 1."""
+    from specbench.cli.console import make_console
+    from specbench.data.prepare.verify import verify as check
+
+    problems = check(folder, published=not recorded_counts)
+    console = make_console()
+    for problem in problems:
+        console.print(problem, soft_wrap=True, markup=False, highlight=False)
+    if problems:
+        raise typer.Exit(1)
+    console.print(f"{folder}: verified", markup=False, highlight=False)
+
+
+@data_app.command(name="diff")
+def diff(
+    a: Annotated[
+        Path,
+        typer.Argument(
+            help="A prepared set: a `data prepare` folder, Model-Optimizer's output folder or "
+            "parquet, NeMo-Skills' JSONL."
+        ),
+    ],
+    b: Annotated[Path, typer.Argument(help="The other prepared set.")],
+    config: Annotated[
+        list[str] | None, typer.Option(help="Configs to compare (default: every config A holds).")
+    ] = None,
+    show: Annotated[int, typer.Option(help="Differing rows to print per config.")] = 10,
+) -> None:
+    """Row by row by question_id: identical rows; per differing row, its column and text."""
+    from specbench.cli.console import make_console
+    from specbench.data.prepare.diff import configs_in, diff_config
+
+    console = make_console()
+    different = False
+    for name in config or configs_in(a):
+        result = diff_config(name, a, b)
+        console.print(
+            f"{name}: {result.identical}/{result.compared} rows identical; "
+            f"{len(result.only_a)} only in A, {len(result.only_b)} only in B",
+            markup=False,
+            highlight=False,
+        )
+        for qid, column, left, right in result.changed[:show]:
+            console.print(
+                f"  {qid} {column}: A {left!r} | B {right!r}",
+                soft_wrap=True,
+                markup=False,
+                highlight=False,
+            )
+        different |= bool(result.changed or result.only_a or result.only_b)
+    if different:
+        raise typer.Exit(1)

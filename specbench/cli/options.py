@@ -49,6 +49,13 @@ Overrides = Annotated[
     typer.Option("--set", help="Override a suite value: servers.eagle3.num_speculative_tokens=4."),
 ]
 Force = Annotated[bool, typer.Option(help="Measure complete cells again.")]
+DataDir = Annotated[
+    Path | None,
+    typer.Option(
+        help="A `specbench data prepare` folder: every speed-bench:CONFIG dataset reads it "
+        "(the suite's data_dir)."
+    ),
+]
 
 # --- requests (bench; suites set the same fields per workload) ---------------------------
 MaxTokens = Annotated[

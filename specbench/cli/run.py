@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -25,6 +26,7 @@ def run(
         Path | None, typer.Option(help="Results directory; default results/<suite name>.")
     ] = None,
     set_: o.Overrides = None,
+    data_dir: o.DataDir = None,
     dry_run: Annotated[
         bool, typer.Option(help="Print the cells and server commands only.")
     ] = False,
@@ -72,7 +74,11 @@ def run(
     from specbench.run.plan import RunOptions, parse_endpoints, plan_suite
     from specbench.suite import describe_suite, load_suite
 
-    loaded = load_suite(suite, set_ or ())
+    overrides = [
+        *(set_ or ()),
+        *([f"data_dir = {json.dumps(str(data_dir.resolve()))}"] if data_dir else []),
+    ]
+    loaded = load_suite(suite, overrides)
     piloting = pilot_size != o.PILOT_SIZE or pilot_concurrency or pilot_output
     if piloting and not pilot:
         raise SpecbenchError("--pilot-size, --pilot-concurrency, --pilot-output: only with --pilot")
@@ -92,6 +98,10 @@ def run(
         api_key_env=api_key_env,
     )
     if dry_run and executor == "local":
+        from specbench.data.check import check_dataset_loads
+
+        for spec in loaded.workloads:  # every dataset the run would send, as run loads it
+            check_dataset_loads(spec.dataset, revision=spec.dataset_revision)
         typer.echo(describe_suite(loaded))
         plan = plan_suite(loaded, options)
         piloted: PilotSettings | None = None

@@ -26,8 +26,10 @@ def builder_for(path: Path) -> str:
 
 def _quiet_datasets() -> Any:
     import datasets
+    from huggingface_hub.utils import logging as hub_logging
 
     datasets.logging.set_verbosity_error()
+    hub_logging.set_verbosity_error()  # no "Retrying in 8s" lines: the error says it once
     datasets.disable_progress_bars()
     return datasets
 
@@ -83,8 +85,14 @@ def load_repo_dataset(path: str, config: str, revision: str | None) -> Any:
     """
     datasets = _quiet_datasets()
     where = f"{path} config {config!r}" + (f" at revision {revision}" if revision else "")
+    # datasets 5.2 reuses its cache of a local repo folder after the files change: re-read it.
+    fresh: dict[str, Any] = (
+        {"download_mode": "force_redownload", "verification_mode": "no_checks"}
+        if Path(path).is_dir()
+        else {}
+    )
     try:
-        return datasets.load_dataset(path, config, split="test", revision=revision)
+        return datasets.load_dataset(path, config, split="test", revision=revision, **fresh)
     except ValueError as error:
         message = first_line(error)
         if "not found" in message.lower() and config in message:
@@ -93,5 +101,7 @@ def load_repo_dataset(path: str, config: str, revision: str | None) -> Any:
     except Exception as error:  # network, offline mode, missing revision, corrupt cache
         raise SpecbenchError(
             f"{where}: cannot load ({type(error).__name__}: {first_line(error)}); "
-            "check the network or the revision, or point SPECBENCH_SPEED_BENCH_REPO at a local copy"
+            "check the network or the revision; offline (HF_HUB_OFFLINE=1), use a folder from "
+            "`specbench data prepare` (run --data-dir DIR) or point SPECBENCH_SPEED_BENCH_REPO "
+            "at a local copy"
         ) from error

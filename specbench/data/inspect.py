@@ -165,7 +165,7 @@ def report_notes(report: DatasetReport) -> list[str]:
     if report.overall.placeholders:
         notes.append(
             f"{report.overall.placeholders} placeholder rows must be prepared before a run "
-            "(NVIDIA Model-Optimizer examples/specdec_bench/prepare_data.py)"
+            "(specbench data prepare CONFIG --output DIR, then run --data-dir DIR)"
         )
     return notes
 

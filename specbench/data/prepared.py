@@ -57,9 +57,29 @@ def find_prepared_files(config: str, path: Path) -> list[Path]:
     )
 
 
+def check_not_partial(config: str, files: list[Path]) -> None:
+    """Refuse a config `data prepare --skip-gated` wrote without some rows (see prepared.json)."""
+    for folder in (files[0].parent, *files[0].parents[:3]):
+        manifest = folder / "prepared.json"
+        if manifest.is_file():
+            try:
+                entry = json.loads(manifest.read_text(encoding="utf-8"))["configs"][config]
+            except (OSError, ValueError, KeyError, TypeError):
+                return  # not one of ours, or not this config: nothing recorded as missing
+            missing = entry.get("missing") or {}
+            if entry.get("partial") and missing:
+                reasons = sorted(set(missing.values()))
+                raise SpecbenchError(
+                    f"{manifest}: config {config!r} is partial, {len(missing)} rows left out "
+                    f"({'; '.join(reasons)}); prepare it again with access to the source"
+                )
+            return
+
+
 def load_prepared(config: str, path: Path) -> SpeedBenchData:
     """One config from locally prepared files (Model-Optimizer parquet, 8-column or NeMo JSONL)."""
     files = find_prepared_files(config, path)
+    check_not_partial(config, files)
     dataset = load_local_dataset(files)
     where = str(files[0]) if len(files) == 1 else f"{files[0].parent}/*.parquet"
     return SpeedBenchData(

@@ -48,9 +48,9 @@ COLUMNS = (
 )
 PLACEHOLDER = "FULL BENCHMARK DATA SHOULD BE FETCHED FROM THE SOURCE USING SPECDEC_BENCH"
 PREPARE_HINT = (
-    "prepare it with NVIDIA Model-Optimizer (examples/specdec_bench/prepare_data.py --config "
-    "{config}, which writes data/speed/{config}/test.parquet) and pass "
-    "--dataset speed-bench:{config}:PATH"
+    "fill them with `specbench data prepare {config} --output DIR` (offline: add --mirror "
+    "MIRROR, see --list-sources), then pass `--data-dir DIR` to run (or set data_dir in the "
+    "suite)"
 )
 
 

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from specbench.common.errors import SpecbenchError
 from specbench.common.validation import describe_validation_error
+from specbench.data.check import with_data_dir
 from specbench.launch.config import ServerConfig
 from specbench.suite.model import Suite, WorkloadSpec
 
@@ -37,6 +38,7 @@ _TOP_LEVEL_KEYS = (
     "servers",
     "workloads",
     "slurm",
+    "data_dir",
 )
 #: Keys a server may set but `[target]` may not: they are per-config by nature.
 _SERVER_ONLY_KEYS = ("baseline", "speculative")
@@ -161,10 +163,13 @@ def build_suite(raw: dict[str, Any], source: Path) -> Suite:
     workloads = raw.get("workloads", [])
     if not isinstance(workloads, list) or not workloads:
         raise SpecbenchError(f"{source}: no workloads: add at least one [[workloads]] table")
-    resolved = [_resolve_workload(item, source.parent) for item in workloads]
+    data_dir = _data_dir(raw.get("data_dir"), source)
+    resolved = [_resolve_workload(item, source.parent, data_dir) for item in workloads]
     document: dict[str, Any] = {
         key: raw[key] for key in ("name", "description", "repeats", "gpus", "slurm") if key in raw
     }
+    if data_dir is not None:
+        document["data_dir"] = data_dir
     document.update(servers=merged, workloads=resolved, source=str(source))
     try:
         # Strict: a TOML value of the wrong type is refused, never coerced ("yes" → True).
@@ -211,9 +216,20 @@ def _server(name: str, table: dict[str, Any], own_keys: set[str], source: Path) 
         ) from None
 
 
-def _resolve_workload(item: Any, folder: Path) -> Any:
+def _data_dir(value: Any, source: Path) -> str | None:
+    """The suite's `data_dir` (a `data prepare` folder), absolute against the suite's folder."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise SpecbenchError(f"{source}: data_dir must be a folder path (a non-empty string)")
+    return _absolute(value.strip(), source.parent)
+
+
+def _resolve_workload(item: Any, folder: Path, data_dir: str | None = None) -> Any:
     if isinstance(item, dict) and isinstance(item.get("dataset"), str):
-        item = {**item, "dataset": resolve_dataset(item["dataset"], folder)}
+        # data_dir: every speed-bench:CONFIG without a path reads CONFIG from that folder.
+        spec = with_data_dir(item["dataset"], data_dir)
+        item = {**item, "dataset": resolve_dataset(spec, folder)}
     if isinstance(item, dict) and isinstance(item.get("tokenizer"), str):
         item = {**item, "tokenizer": resolve_model(item["tokenizer"], folder)}
     return item

@@ -487,6 +487,13 @@ class Suite(Frozen):
         description="Where `run --executor slurm` submits; ignored by local runs and the hash.",
     )
     source: str | None = Field(default=None, description="Suite file it was loaded from.")
+    data_dir: str | None = Field(
+        default=None,
+        description=(
+            "A folder `specbench data prepare` wrote: every speed-bench:CONFIG dataset without "
+            "a path reads CONFIG from it (`run --data-dir` sets it)."
+        ),
+    )
 
     @model_validator(mode="after")
     def _names(self) -> Suite:

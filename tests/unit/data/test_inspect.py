@@ -82,7 +82,7 @@ def test_table_shows_counts_and_the_preparation_hint() -> None:
     assert report_notes(report) == [
         f"source: {PLACEHOLDER_PARQUET}",
         "7 placeholder rows must be prepared before a run "
-        "(NVIDIA Model-Optimizer examples/specdec_bench/prepare_data.py)",
+        "(specbench data prepare CONFIG --output DIR, then run --data-dir DIR)",
     ]
 
 

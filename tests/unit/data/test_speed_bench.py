@@ -89,7 +89,8 @@ def test_placeholders_are_refused_with_count_and_preparation_hint() -> None:
     message = str(caught.value)
     assert "\n" not in message
     assert "test.parquet: 7 of 44 rows are placeholders (field 'turns'" in message
-    assert "examples/specdec_bench/prepare_data.py --config qualitative" in message
+    assert "specbench data prepare qualitative --output DIR" in message
+    assert "--data-dir DIR" in message
     # The raw data still loads: inspect reports placeholders rather than refusing.
     raw = read_dataset(spec)
     assert sum(speed_bench.is_placeholder(c) for c in raw.conversations) == 7
