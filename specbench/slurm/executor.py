@@ -115,16 +115,12 @@ def run_on_slurm(
         return _submit_and_watch(suite, run, output, all_shards, chosen, watcher)
 
 
-def _to_measure(suite: Suite, output: Path, shards: list[Shard], *, force: bool) -> list[Shard]:
-    return [shard for shard in shards if force or shard.missing(suite, output)]
-
-
 def check_workloads(suite: Suite, output: Path, shards: list[Shard], *, force: bool) -> None:
     """Load and validate the dataset of every workload the shards' missing cells use."""
     keys = workload_keys(suite.workloads)
     needed = {
         cell.workload_index
-        for shard in _to_measure(suite, output, shards, force=force)
+        for shard in shards
         for cell in (shard.cells if force else shard.missing(suite, output))
     }
     for index in sorted(needed):
@@ -135,7 +131,9 @@ def check_requests(suite: Suite, run: SlurmRun, output: Path, shards: list[Shard
     """`sbatch --test-only` on the script of each shard that will be submitted (once per
     distinct GPU request): what Slurm would refuse is one line before any submission."""
     asked: set[tuple[str, ...]] = set()
-    for shard in _to_measure(suite, output, shards, force=run.options.force):
+    for shard in shards:
+        if not run.options.force and not shard.missing(suite, output):
+            continue
         request = gpu_request(suite, shard.server, run.settings).directives
         if request not in asked:
             asked.add(request)
