@@ -36,7 +36,8 @@ $(TINY_MODELS)/.built: tools/build_tiny_models.py $(VLLM_VENV)/.installed
 	$(VLLM_VENV)/bin/python tools/build_tiny_models.py --out $(TINY_MODELS)
 	touch $@
 
-# Debian's Slurm and munge for the one-node Slurm of the slurm tests (tools/slurm/start.sh).
+# Debian's Slurm and munge for the test Slurm of one or more nodes (tools/slurm/start.sh;
+# its nodes use unshare and nsenter from util-linux, always installed on Debian).
 # Needs root; does nothing when they are installed.
 slurm: export PATH := $(PATH):/usr/sbin:/sbin
 slurm:

@@ -49,10 +49,16 @@ def state_style(row: ShardStatus) -> str:
     }.get(row.category, "dim")
 
 
+def clock(moment: str | None) -> str:
+    """`02:33:11` of an ISO time (the job's UTC record, or Slurm's controller time)."""
+    return moment[11:19] if moment and len(moment) >= 19 else "–"
+
+
 def jobs_table(status: CampaignStatus) -> Table:
-    """Jobs (state, node, attempts) and cells completed per shard, with totals in the title."""
+    """Jobs (state, node, start and end, attempts) and cells completed per shard."""
     table = Table(title=f"suite {status.suite_name} on Slurm", caption=str(status.output))
-    for column in ("shard", "job", "state", "node", "cells", "failed", "tries", "log"):
+    columns = ("shard", "job", "state", "node", "start", "end", "cells", "failed", "tries", "log")
+    for column in columns:
         table.add_column(
             column, justify="right" if column in ("cells", "failed", "tries") else "left"
         )
@@ -62,6 +68,8 @@ def jobs_table(status: CampaignStatus) -> Table:
             row.job_id or "–",
             Text(row.state, style=state_style(row)),
             row.node or "–",
+            clock(row.started_at),
+            clock(row.finished_at),
             f"{row.cells_done}/{row.cells_total}",
             str(row.cells_failed) if row.cells_failed else "",
             str(row.attempts),
@@ -76,6 +84,16 @@ def totals(status: CampaignStatus) -> str:
         f"{status.count(name)} {name}" for name in ("pending", "running", "done", "failed")
     )
     return f"jobs: {counts}; cells {status.cells_done}/{status.cells_total}"
+
+
+def earlier_attempts(status: CampaignStatus) -> list[str]:
+    """One line per earlier job of a shard: `eagle3: attempt 1, job 3 NODE_FAIL on node1 …`."""
+    return [
+        f"{row.shard}: attempt {old.attempt}, job {old.job_id} {old.state} on "
+        f"{old.node or '?'} ({clock(old.started_at)}–{clock(old.finished_at)})"
+        for row in status.shards
+        for old in row.earlier
+    ]
 
 
 def failures(status: CampaignStatus) -> Group:
@@ -154,6 +172,8 @@ def run_slurm(suite: Suite, request: SlurmRun, *, dry_run: bool = False) -> None
             raise typer.Exit(code) from None
     console.print(jobs_table(status))
     console.print(totals(status))
+    for text in earlier_attempts(status):
+        console.print(text, markup=False, soft_wrap=True)
     if status.failed:
         console.print(failures(status))
     if request.detach and status.active:

@@ -3,7 +3,11 @@
 Before anything is written, every dataset the missing cells use is loaded and validated
 (as `run` does before any server starts), so bad data costs no queue time. The submitter
 then holds the results directory (`store.lock.submitter_lock`): a local run or a second
-submitter on the same directory is refused, the campaign's own jobs are not.
+submitter on the same directory is refused, the campaign's own jobs are not. Slurm is
+asked (`sbatch --test-only`) whether each shard's job could run at all: a partition,
+account, time limit or GPU request no node satisfies is one line before anything is
+submitted. A job that cannot open its log (the results directory is not visible from its
+node) stops the watch with one line: retrying elsewhere would not help.
 
 A rerun submits only shards with missing cells whose current job is not still pending or
 running (that one is watched instead). A job that ends failed (node failure, time limit,
@@ -24,11 +28,18 @@ from specbench.run.orchestrator import load_plan_workload
 from specbench.run.plan import RunOptions, suite_hash
 from specbench.run.resume import check_suite_resume
 from specbench.slurm import paths
+from specbench.slurm.resources import gpu_request
 from specbench.slurm.secrets import check_arguments, server_secrets
 from specbench.slurm.shards import Shard, ShardBy, plan_shards
+from specbench.slurm.sharedfs import lock_warning
 from specbench.slurm.state import is_final, query
-from specbench.slurm.status import CampaignStatus, collect_status, record_campaign
-from specbench.slurm.submit import batch_script, require_sbatch, sbatch
+from specbench.slurm.status import (
+    CampaignStatus,
+    ShardStatus,
+    collect_status,
+    record_campaign,
+)
+from specbench.slurm.submit import batch_script, check_with_test_only, require_sbatch, sbatch
 from specbench.store.lock import submitter_lock
 from specbench.store.manifest import Manifest, new_run, read_manifest, update_manifest, utc_now
 from specbench.suite import SlurmSettings, Suite
@@ -90,9 +101,9 @@ def run_on_slurm(
     require_sbatch()
     check_arguments(suite)
     output = run.output
-    warning = node_local_warning(output)
-    if warning:
-        watcher.warn(warning)
+    for warning in (node_local_warning(output), lock_warning(output)):
+        if warning:
+            watcher.warn(warning)
     all_shards = plan_shards(
         suite, run.shard_by, run.options.servers, workloads=run.options.workloads
     )
@@ -101,6 +112,7 @@ def run_on_slurm(
     )
     check_workloads(suite, output, chosen, force=run.options.force)
     with submitter_lock(output, utc_now()):
+        check_requests(suite, run, output, chosen)
         return _submit_and_watch(suite, run, output, all_shards, chosen, watcher)
 
 
@@ -114,6 +126,34 @@ def check_workloads(suite: Suite, output: Path, shards: list[Shard], *, force: b
     }
     for index in sorted(needed):
         load_plan_workload(suite.workloads[index], keys[index])
+
+
+def check_requests(suite: Suite, run: SlurmRun, output: Path, shards: list[Shard]) -> None:
+    """`sbatch --test-only` on the script of each shard that will be submitted (once per
+    distinct GPU request): what Slurm would refuse is one line before any submission."""
+    asked: set[tuple[str, ...]] = set()
+    for shard in shards:
+        if not run.options.force and not shard.missing(suite, output):
+            continue
+        request = gpu_request(suite, shard.server, run.settings).directives
+        if request not in asked:
+            asked.add(request)
+            name = paths.script_file(output, shard.file_name).name
+            check_with_test_only(name, _script(suite, run, shard))
+
+
+def _script(suite: Suite, run: SlurmRun, shard: Shard) -> str:
+    """The batch script of one shard's job (its GPU request from its server)."""
+    output = run.output
+    return batch_script(
+        run.settings,
+        output,
+        shard.id,
+        _job_name(suite, shard),
+        paths.log_pattern(output, shard.file_name),
+        sorted(server_secrets(suite, shard.server)),
+        gpu_request(suite, shard.server, run.settings).directives,
+    )
 
 
 def _submit_and_watch(
@@ -172,19 +212,12 @@ def describe_plan(suite: Suite, run: SlurmRun) -> str:
     lines = [f"slurm: {len(shards)} shard(s) by {run.shard_by} into {output}"]
     for shard in shards:
         missing = len(shard.missing(suite, output))
-        lines.append(f"  {shard.id}: {len(shard.cells)} cells, {missing} missing")
+        request = gpu_request(suite, shard.server, run.settings).describe()
+        lines.append(f"  {shard.id}: {len(shard.cells)} cells, {missing} missing; GPUs: {request}")
     for shard in shards:
         script = paths.script_file(output, shard.file_name)
-        text = batch_script(
-            run.settings,
-            output,
-            shard.id,
-            _job_name(suite, shard),
-            paths.log_pattern(output, shard.file_name),
-            sorted(server_secrets(suite, shard.server)),
-        )
         options = _job_options(suite, run, shard, force=run.options.force)
-        lines += [f"--- {script}", text.rstrip()]
+        lines += [f"--- {script}", _script(suite, run, shard).rstrip()]
         lines += [f"--- {paths.options_file(output, shard.file_name)}", options.model_dump_json()]
     return "\n".join(lines)
 
@@ -258,12 +291,8 @@ def _submit(
     script = paths.script_file(output, shard.file_name)
     options = _job_options(suite, run, shard, force=force)
     store.write_atomic(paths.options_file(output, shard.file_name), options.model_dump_json())
-    log_pattern = paths.log_pattern(output, shard.file_name)
     secrets = server_secrets(suite, shard.server)
-    text = batch_script(
-        run.settings, output, shard.id, _job_name(suite, shard), log_pattern, sorted(secrets)
-    )
-    store.write_atomic(script, text)
+    store.write_atomic(script, _script(suite, run, shard))
     script.chmod(0o755)
     paths.log_file(output, shard.file_name, "0").parent.mkdir(parents=True, exist_ok=True)
     # The secrets travel in sbatch's environment, which it exports to the job.
@@ -308,6 +337,8 @@ def _watch(
         status = collect_status(output)
         watcher.update(status)
         rows = [row for row in status.shards if row.shard in ids]
+        for row in rows:
+            _check_reached_results(row, output)
         retry = [
             row
             for row in rows
@@ -321,3 +352,19 @@ def _watch(
         if not retry and all(row.category in ("done", "failed") for row in rows):
             return status
         time.sleep(run.poll_interval_s)
+
+
+def _check_reached_results(row: ShardStatus, output: Path) -> None:
+    """A job that failed before it started and left no log: its node cannot see `output`."""
+    if (
+        row.state.startswith("FAILED")
+        and not row.reached
+        and row.log_path
+        and not Path(row.log_path).exists()
+    ):
+        raise SpecbenchError(
+            f"--output {output}: job {row.job_id} of shard {row.shard} could not open its log "
+            f"on node {row.node or '?'} ({row.reason or 'no reason given'}): the results "
+            "directory is not visible (or not writable) there; put it on a filesystem every "
+            f"compute node mounts (jobs already running go on: `specbench status {output}`)"
+        )

@@ -61,6 +61,9 @@ class JobState:
     node: str | None = None
     reason: str | None = None
     exit_code: str | None = None
+    #: Slurm's own clock (the controller's local time), once the job has started / ended.
+    start_time: str | None = None
+    end_time: str | None = None
 
     @property
     def category(self) -> Category:
@@ -118,7 +121,7 @@ def _squeue(job_ids: list[str]) -> tuple[dict[str, JobState], bool]:
             "--noheader",
             "--states=all",
             f"--jobs={','.join(job_ids)}",
-            "--format=%i|%T|%N|%r",
+            "--format=%i|%T|%N|%r|%S|%e",
         ]
     )
     if result is None:
@@ -128,11 +131,16 @@ def _squeue(job_ids: list[str]) -> tuple[dict[str, JobState], bool]:
     found: dict[str, JobState] = {}
     for line in result.stdout.splitlines():
         parts = line.strip().split("|")
-        if len(parts) != 4 or parts[0] not in job_ids:
+        if len(parts) != 6 or parts[0] not in job_ids:
             continue
-        job_id, state, node, reason = parts
+        job_id, state, node, reason, start, end = parts
         found[job_id] = JobState(
-            job_id, state, node or None, None if reason in ("None", "") else reason
+            job_id,
+            state,
+            node or None,
+            None if reason in ("None", "") else reason,
+            start_time=_time(start, state),
+            end_time=_time(end, state, end=True),
         )
     return found, True
 
@@ -155,7 +163,19 @@ def _scontrol(job_id: str) -> JobState | None:
         None if node in (None, "(null)") else node,
         None if reason in (None, "None") else reason,
         fields.get("ExitCode"),
+        _time(fields.get("StartTime"), state),
+        _time(fields.get("EndTime"), state, end=True),
     )
+
+
+def _time(value: str | None, state: str, *, end: bool = False) -> str | None:
+    """A Slurm time that has happened: none for a pending job (its start is a forecast) or
+    the end of one still running (its time limit)."""
+    if not value or value in ("Unknown", "N/A", "None") or category(state) == "pending":
+        return None
+    if end and category(state) == "running":
+        return None
+    return value
 
 
 def _sacct(job_ids: list[str]) -> dict[str, JobState]:

@@ -35,6 +35,29 @@ _EXIT_TO_STATE = {
 
 
 @dataclass(frozen=True)
+class Attempt:
+    """One job of a shard, as the manifest recorded it."""
+
+    job_id: str
+    attempt: int
+    state: str
+    node: str | None
+    started_at: str | None
+    finished_at: str | None
+
+    @classmethod
+    def of(cls, job_id: str, job: dict[str, Any]) -> Attempt:
+        return cls(
+            job_id=job_id,
+            attempt=int(job.get("attempt") or 0),
+            state=str(job.get("state") or "UNKNOWN"),
+            node=job.get("node"),
+            started_at=job.get("started_at") or job.get("start_time"),
+            finished_at=job.get("finished_at") or job.get("end_time"),
+        )
+
+
+@dataclass(frozen=True)
 class ShardStatus:
     """One row of the jobs table."""
 
@@ -49,6 +72,13 @@ class ShardStatus:
     log_path: str | None = None
     reason: str | None = None
     exit_code: str | None = None
+    #: The job's own record of its start and end (UTC), else Slurm's times.
+    started_at: str | None = None
+    finished_at: str | None = None
+    #: Whether the job itself recorded its start (it reached the results directory).
+    reached: bool = False
+    #: Earlier attempts of the shard (a job lost with its node, a failed one), oldest first.
+    earlier: tuple[Attempt, ...] = ()
 
     @property
     def category(self) -> slurm_state.Category:
@@ -129,10 +159,18 @@ def collect_status(output: Path, *, record: bool = True) -> CampaignStatus:
                 "node": known.node or job.get("node"),
                 "reason": known.reason,
                 "exit_code": known.exit_code or job.get("exit_code"),
+                "start_time": known.start_time or job.get("start_time"),
+                "end_time": known.end_time or job.get("end_time"),
             }
             if any(job.get(key) != value for key, value in fresh.items()):
                 updates[shard_id] = {"jobs": {job_id: fresh}}
             job = {**job, **fresh}
+        mine = Attempt.of(job_id, job) if job_id else None
+        earlier = [
+            Attempt.of(other, record)
+            for other, record in entry.get("jobs", {}).items()
+            if other != job_id
+        ]
         rows.append(
             ShardStatus(
                 shard=shard_id,
@@ -146,6 +184,10 @@ def collect_status(output: Path, *, record: bool = True) -> CampaignStatus:
                 log_path=job.get("log_path"),
                 reason=job.get("reason"),
                 exit_code=job.get("exit_code"),
+                started_at=mine.started_at if mine else None,
+                finished_at=mine.finished_at if mine else None,
+                reached=bool(job.get("started_at")),
+                earlier=tuple(sorted(earlier, key=lambda a: (a.attempt, len(a.job_id), a.job_id))),
             )
         )
     if record and updates:

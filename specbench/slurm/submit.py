@@ -28,8 +28,16 @@ def job_argv(python: str, output: Path, shard: str) -> list[str]:
     return [python, "-m", "specbench.slurm.job", str(output), shard]
 
 
-def sbatch_directives(settings: SlurmSettings, job_name: str, log_path: Path) -> list[str]:
-    """The `#SBATCH` options of one job, in a fixed order."""
+def sbatch_directives(
+    settings: SlurmSettings, job_name: str, log_path: Path, gpus: Sequence[str] | None = None
+) -> list[str]:
+    """The `#SBATCH` options of one job, in a fixed order; `gpus` is the shard's GPU
+    request (`resources.gpu_request`), None for `[slurm]`'s as written.
+
+    `--no-requeue` comes last unless the options ask `--requeue`: a job lost with its node
+    is retried by specbench (`--retries`) under a job id of its own, so the manifest keeps
+    the lost attempt.
+    """
     options = [f"--job-name={job_name}", f"--output={log_path}", f"--nodes={settings.nodes}"]
     if settings.partition:
         options.append(f"--partition={settings.partition}")
@@ -37,13 +45,17 @@ def sbatch_directives(settings: SlurmSettings, job_name: str, log_path: Path) ->
         options.append(f"--account={settings.account}")
     if settings.time_limit:
         options.append(f"--time={settings.time_limit}")
-    if settings.gpus_per_node is not None:
+    if gpus is not None:
+        options.extend(gpus)
+    elif settings.gpus_per_node:
         options.append(f"--gpus-per-node={settings.gpus_per_node}")
-    if settings.gres:
+    elif settings.gres:
         options.append(f"--gres={settings.gres}")
     if settings.constraint:
         options.append(f"--constraint={settings.constraint}")
     options.extend(settings.sbatch_options)
+    if "--requeue" not in settings.sbatch_options:
+        options.append("--no-requeue")
     return options
 
 
@@ -54,13 +66,16 @@ def batch_script(
     job_name: str,
     log_path: Path,
     secrets: Sequence[str] = (),
+    gpus: Sequence[str] | None = None,
 ) -> str:
-    """The full batch script of one shard's job; `secrets` names the variables it inherits."""
+    """The full batch script of one shard's job; `secrets` names the variables it inherits,
+    `gpus` is its GPU request."""
     python = settings.python or sys.executable
     argv = shlex.join(job_argv(python, output, shard))
     run = f"{settings.launcher} {argv}" if settings.launcher else argv
     lines = ["#!/bin/bash"]
-    lines += [f"#SBATCH {option}" for option in sbatch_directives(settings, job_name, log_path)]
+    directives = sbatch_directives(settings, job_name, log_path, gpus)
+    lines += [f"#SBATCH {option}" for option in directives]
     lines.append(
         "# Written by specbench run --executor slurm; resubmitting it runs the same shard."
     )
@@ -90,13 +105,13 @@ def require_sbatch() -> str:
     return path
 
 
-def sbatch(script: Path, extra: Sequence[str] = (), env: Mapping[str, str] | None = None) -> str:
-    """Submit `script` (sbatch and the job see `env`, default this process's environment);
-    return the job id. Slurm's refusal is quoted in one line."""
-    argv = [require_sbatch(), "--parsable", *extra, str(script)]
+def _call_sbatch(
+    argv: list[str], name: str, text: str | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     try:
-        result = subprocess.run(
+        return subprocess.run(
             argv,
+            input=text,
             capture_output=True,
             text=True,
             timeout=SBATCH_TIMEOUT_S,
@@ -105,11 +120,33 @@ def sbatch(script: Path, extra: Sequence[str] = (), env: Mapping[str, str] | Non
         )
     except subprocess.TimeoutExpired:
         raise SpecbenchError(
-            f"sbatch {script.name}: no answer in {SBATCH_TIMEOUT_S:.0f} s (is slurmctld up?)"
+            f"sbatch {name}: no answer in {SBATCH_TIMEOUT_S:.0f} s (is slurmctld up?)"
         ) from None
+
+
+def _refusal(result: subprocess.CompletedProcess[str]) -> str:
+    lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
+    return "; ".join(lines) or "no message"
+
+
+def check_with_test_only(name: str, text: str, env: Mapping[str, str] | None = None) -> None:
+    """Ask Slurm whether the batch script `text` could run (`sbatch --test-only`: a
+    partition, account, time limit or GPU request no node can satisfy is refused) without
+    submitting it; a refusal is one line."""
+    result = _call_sbatch([require_sbatch(), "--test-only"], name, text, env)
     if result.returncode != 0:
-        message = "; ".join(line.strip() for line in result.stderr.splitlines() if line.strip())
-        raise SpecbenchError(f"sbatch refused {script.name}: {message or 'no message'}")
+        raise SpecbenchError(
+            f"sbatch refused {name} (asked with --test-only, nothing submitted): {_refusal(result)}"
+        )
+
+
+def sbatch(script: Path, extra: Sequence[str] = (), env: Mapping[str, str] | None = None) -> str:
+    """Submit `script` (sbatch and the job see `env`, default this process's environment);
+    return the job id. Slurm's refusal is quoted in one line."""
+    argv = [require_sbatch(), "--parsable", *extra, str(script)]
+    result = _call_sbatch(argv, script.name, env=env)
+    if result.returncode != 0:
+        raise SpecbenchError(f"sbatch refused {script.name}: {_refusal(result)}")
     # --parsable prints "JOBID" or "JOBID;CLUSTER".
     job_id = result.stdout.strip().split(";")[0]
     if not job_id.isdigit():

@@ -77,6 +77,11 @@ def _hold(root: Path, name: str, started_at: str, *, shared: bool) -> Iterator[N
                 f"{root}: another specbench is writing here ({describe_holder(path)}); "
                 "wait for it to finish, stop it, or use another --output"
             ) from None
+        except OSError as error:  # ENOSYS, ENOLCK: a filesystem without flock
+            raise SpecbenchError(
+                f"{path}: the filesystem refuses flock ({error.strerror}); specbench needs "
+                "working locks there (Lustre: mount -o flock; NFS: no nolock), see docs/slurm.md"
+            ) from None
         holder = {
             "pid": os.getpid(),
             "host": socket.gethostname(),

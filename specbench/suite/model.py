@@ -390,7 +390,12 @@ class SlurmSettings(Frozen):
     )
     nodes: int = Field(default=1, ge=1, description="Nodes per job (sbatch --nodes).")
     gpus_per_node: int | None = Field(
-        default=None, ge=1, description="GPUs per node (sbatch --gpus-per-node), e.g. 8."
+        default=None,
+        ge=0,
+        description=(
+            "GPUs per node (sbatch --gpus-per-node), e.g. 8; 0 requests none. None derives "
+            "each shard's from its server: TP × PP × DP / nodes (none for emulator servers)."
+        ),
     )
     gres: str | None = Field(
         default=None, description="Generic resources instead of gpus_per_node, e.g. gpu:8."

@@ -1,4 +1,5 @@
-"""Helpers of the Slurm e2e tests: a one-node Slurm, emulator suites, CLI runs, waiting."""
+"""Helpers of the Slurm e2e tests: a real Slurm of one or more nodes, emulator suites, CLI
+runs (on this machine or on a node), taking a node down, waiting."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import subprocess
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -20,25 +22,82 @@ DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
 TOOLS = REPO / "tools" / "slurm"
 
 
-def slurm_instance(state: Path) -> Iterator[dict[str, str]]:
-    """Start Slurm in `state` with tools/slurm/start.sh; yield the env; stop it with stop.sh."""
+def slurm_instance(state: Path, nodes: int = 1) -> Iterator[dict[str, str]]:
+    """Start Slurm of `nodes` nodes in `state` with tools/slurm/start.sh; yield the env; stop
+    it with stop.sh, which must leave no daemon and no process of a node behind."""
     search = f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin"
     tools = ("slurmctld", "slurmd", "sbatch", "munged")
     missing = [tool for tool in tools if not shutil.which(tool, path=search)]
     if missing:
         pytest.fail(f"Slurm not installed ({', '.join(missing)} missing): run `make slurm`")
     started = subprocess.run(
-        ["bash", str(TOOLS / "start.sh"), str(state)], capture_output=True, text=True, timeout=60
+        ["bash", str(TOOLS / "start.sh"), str(state), "--nodes", str(nodes)],
+        capture_output=True,
+        text=True,
+        timeout=90,
     )
     try:
         assert started.returncode == 0, started.stderr
         yield {**os.environ, "SLURM_CONF": str(state / "slurm.conf")}
     finally:
         subprocess.run(["bash", str(TOOLS / "stop.sh"), str(state)], timeout=120, check=False)
-        for name in ("slurmd", "slurmctld", "munged"):
+        for name in ("slurmctld", "munged"):
             pid_file = state / f"{name}.pid"
             if pid_file.exists():
                 assert not Path(f"/proc/{pid_file.read_text().strip()}").exists(), name
+        for node, namespace in node_namespaces(state).items():
+            assert not processes_in(namespace), f"processes of {node} left running"
+
+
+def node_namespaces(state: Path) -> dict[str, str]:
+    """Each node's UTS namespace (`uts:[…]`), from the nodes file start.sh writes."""
+    nodes = state / "nodes"
+    lines = nodes.read_text().splitlines() if nodes.exists() else []
+    return {fields[0]: fields[2] for fields in map(str.split, lines) if len(fields) == 3}
+
+
+def processes_in(namespace: str) -> list[int]:
+    """PIDs in a UTS namespace (never this machine's own: one node's Slurm has none)."""
+    if namespace == os.readlink("/proc/self/ns/uts"):
+        return []
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.readlink(entry / "ns" / "uts") == namespace:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def slurmd_pid(state: Path, node: str) -> int:
+    for fields in map(str.split, (state / "nodes").read_text().splitlines()):
+        if fields[0] == node:
+            return int(fields[1])
+    raise AssertionError(f"no node {node} in {state}/nodes")
+
+
+def on_node(state: Path, node: str, *argv: str | Path) -> list[str]:
+    """An argv that runs `argv` on `node`: in its slurmd's UTS and mount namespaces."""
+    target = str(slurmd_pid(state, node))
+    return ["nsenter", "--target", target, "--uts", "--mount", "--", *map(str, argv)]
+
+
+def kill_node(state: Path, node: str) -> None:
+    """The node loses power: every process in its namespace gets SIGKILL."""
+    subprocess.run(["bash", str(TOOLS / "kill-node.sh"), str(state), node], check=True, timeout=30)
+
+
+def node_state(env: dict[str, str], node: str) -> str:
+    result = subprocess.run(
+        ["sinfo", "-h", "-N", "-n", node, "-o", "%T"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    return result.stdout.strip()
 
 
 def write_suite(
@@ -48,7 +107,10 @@ def write_suite(
     concurrency: tuple[int, ...] = (1, 4),
     max_tokens: int = 32,
     two_workloads: bool = False,
+    exclusive: bool = False,
 ) -> tuple[Path, str]:
+    """An emulator suite (baseline, eagle3); `exclusive` gives each job a node of its own, as
+    a TP = 8 server on an 8-GPU node would."""
     tag = uuid.uuid4().hex[:10]  # unique served model name: finds this test's servers in /proc
     folder.mkdir(parents=True, exist_ok=True)
     workloads = f"""
@@ -62,6 +124,7 @@ warmup = 1
         second = folder / "tiny2.jsonl"
         shutil.copy(DATA, second)
         workloads += workloads.replace(str(DATA), str(second))
+    options = '["--exclusive"]' if exclusive else '["--cpus-per-task=1"]'
     suite = folder / "suite.toml"
     suite.write_text(
         f"""
@@ -81,7 +144,7 @@ emulator = {{ acceptance = [0.8, 0.75, 0.7] }}
 
 [slurm]
 time_limit = "10:00"
-sbatch_options = ["--cpus-per-task=1"]
+sbatch_options = {options}
 {workloads}"""
     )
     return suite, tag
@@ -144,3 +207,20 @@ def wait_for(predicate, timeout_s: float = 120.0) -> None:
     while not predicate():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.1)
+
+
+def jobs_of(out: Path, shard: str) -> dict[str, dict]:
+    """The manifest's record of every job of `shard`, by job id."""
+    return manifest(out)["slurm"]["shards"][shard]["jobs"]
+
+
+def moment(text: str) -> float:
+    """Seconds since the epoch of a manifest time (UTC ISO-8601)."""
+    return datetime.fromisoformat(text).timestamp()
+
+
+def overlap_s(a: dict, b: dict) -> float:
+    """Seconds two job records (started_at, finished_at) ran at the same time."""
+    start = max(moment(a["started_at"]), moment(b["started_at"]))
+    end = min(moment(a["finished_at"]), moment(b["finished_at"]))
+    return max(0.0, end - start)

@@ -1,9 +1,12 @@
-"""`specbench run SUITE --executor slurm` against a real one-node Slurm on this machine.
+"""`specbench run SUITE --executor slurm` against a real two-node Slurm on this machine.
 
-The module fixture starts munged, slurmctld and slurmd from `tools/slurm/start.sh` in a
-fresh folder and stops them with `stop.sh` (which cancels and waits for jobs first). The
-results directories live under pytest's tmp folder, i.e. under /tmp: the runs warn that
-real compute nodes would not see it, which these tests expect.
+The module fixture starts munged, slurmctld and two slurmd (node1, node2: each its own host
+name and node-local folder, `tools/slurm/start.sh --nodes 2`) in a fresh folder and stops
+them with `stop.sh` (which cancels and waits for jobs first, then ends every process of a
+node). The results directories live under pytest's tmp folder, i.e. under /tmp, which both
+nodes share as a cluster shares a network filesystem: the runs warn that real compute
+nodes would not see /tmp, which these tests expect. A node-loss test starts a Slurm of its
+own, since it takes one node down for good.
 """
 
 from __future__ import annotations
@@ -18,10 +21,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import CLI, cli_env
 from slurm_support import (
     cells,
     cli,
+    jobs_of,
+    kill_node,
     manifest,
+    moment,
+    node_state,
+    on_node,
+    overlap_s,
     popen,
     server_pids,
     slurm_instance,
@@ -35,32 +45,91 @@ from slurm_support import (
 pytestmark = pytest.mark.slurm
 
 
+NODES = ("node1", "node2")
+
+
 @pytest.fixture(scope="module")
-def slurm_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    yield from slurm_instance(tmp_path_factory.mktemp("slurm-state"))
+def slurm_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("slurm-state")
 
 
-def test_slurm_run_measures_the_same_cells_as_a_local_run(slurm_env, tmp_path):
-    suite, tag = write_suite(tmp_path, two_workloads=True)
+@pytest.fixture(scope="module")
+def slurm_env(slurm_state: Path) -> Iterator[dict[str, str]]:
+    yield from slurm_instance(slurm_state, nodes=2)
+
+
+@pytest.fixture(scope="session")
+def figure(tmp_path_factory: pytest.TempPathFactory):
+    """Append a line to BASETEMP/slurm-figures.txt: the figures the issue asks for."""
+    path = tmp_path_factory.getbasetemp() / "slurm-figures.txt"
+
+    def record(text: str) -> None:
+        with path.open("a") as handle:
+            handle.write(text + "\n")
+
+    return record
+
+
+def summaries(root: Path) -> dict[tuple[str, ...], dict]:
+    """What each cell measured that two runs of the seeded emulator agree on (not times)."""
+    measured = {}
+    for path in root.rglob("summary.json"):
+        data = json.loads(path.read_text())
+        fields = ("num_requests", "num_failed", "input_tokens", "output_tokens", "concurrency")
+        measured[path.relative_to(root).parts[:-1]] = tuple(data[name] for name in fields)
+    return measured
+
+
+@pytest.mark.parametrize(("shard_by", "shards"), [("server", 2), ("workload", 4)])
+def test_shards_run_on_both_nodes_at_once_and_measure_a_local_runs_cells(
+    slurm_env, tmp_path, figure, shard_by, shards
+):
+    suite, tag = write_suite(tmp_path, two_workloads=True, exclusive=True)
     local = cli("run", suite, "--output", tmp_path / "local", env=slurm_env)
     assert local.returncode == 0, local.stderr
 
     out = tmp_path / "slurm"
     args = ("run", suite, "--output", out, "--executor", "slurm", "--poll-interval", "0.3")
-    result = cli(*args, "--shard-by", "workload", env=slurm_env)
+    started = time.monotonic()
+    result = cli(*args, "--shard-by", shard_by, env=slurm_env)
+    wall = time.monotonic() - started
     assert result.returncode == 0, result.stderr
     assert cells(out) == cells(tmp_path / "local")
     assert len(cells(out)) == 8  # 2 servers × 2 workloads × 2 concurrencies
+    assert summaries(out) == summaries(tmp_path / "local")  # the emulator is seeded
     assert f"--output {out} is under /tmp" in result.stderr
-    assert "jobs: 0 pending, 0 running, 4 done, 0 failed; cells 8/8" in result.stderr
-    shards = manifest(out)["slurm"]["shards"]
-    assert sorted(shards) == ["baseline/w0", "baseline/w1", "eagle3/w0", "eagle3/w1"]
-    for shard in shards.values():
-        job = shard["jobs"][shard["job_id"]]
-        assert job["state"] == "COMPLETED" and job["node"] and job["exit"] == "completed"
-        assert Path(job["log_path"]).is_file()
-        assert f"job {shard['job_id']}" in Path(job["log_path"]).read_text()
-    assert len({shard["job_id"] for shard in shards.values()}) == 4
+    assert f"jobs: 0 pending, 0 running, {shards} done, 0 failed; cells 8/8" in result.stderr
+    recorded = manifest(out)["slurm"]["shards"]
+    jobs = {shard: entry["jobs"][entry["job_id"]] for shard, entry in recorded.items()}
+    assert len(jobs) == shards and len({entry["job_id"] for entry in recorded.values()}) == shards
+    for shard, job in jobs.items():
+        assert job["state"] == "COMPLETED" and job["exit"] == "completed"
+        assert job["node"] in NODES and job["start_time"] and job["end_time"]
+        assert moment(job["started_at"]) < moment(job["finished_at"])
+        log = Path(job["log_path"]).read_text()
+        # The job ran on the node Slurm named: its host name is the node's own.
+        assert f"job {recorded[shard]['job_id']} on {job['node']}" in log
+    per_node = {node: sorted(s for s, job in jobs.items() if job["node"] == node) for node in NODES}
+    assert all(per_node.values()), per_node  # both nodes ran shards
+    # ... at once: some pair of jobs on different nodes overlapped in time.
+    pairs = [overlap_s(jobs[a], jobs[b]) for a in per_node["node1"] for b in per_node["node2"]]
+    assert max(pairs) > 0.5, pairs
+    run_times = {s: moment(j["finished_at"]) - moment(j["started_at"]) for s, j in jobs.items()}
+    figure(
+        f"shard-by {shard_by}: shards per node {[len(per_node[n]) for n in NODES]} "
+        f"({per_node}), longest overlap of two nodes' jobs {max(pairs):.1f} s, job run times "
+        f"{ {s: round(t, 1) for s, t in run_times.items()} } s, campaign wall {wall:.1f} s"
+    )
+    status = cli("status", out, env=slurm_env)
+    assert status.returncode == 0, status.stderr
+    for shard, job in jobs.items():
+        row = next(line for line in status.stderr.splitlines() if f" {shard} " in line)
+        assert f" {recorded[shard]['job_id']} " in row
+        assert job["node"] in row and job["started_at"][11:19] in row
+        assert job["finished_at"][11:19] in row
+    if shard_by == "server":
+        return
+    assert sorted(recorded) == ["baseline/w0", "baseline/w1", "eagle3/w0", "eagle3/w1"]
     for shard in ("eagle3-w0", "eagle3-w1"):  # one server log per job, never shared
         assert "emu-" in (out / "logs" / shard / "server-eagle3.log").read_text()
     assert len(submitter_run(out)["cells_measured"]) == 8
@@ -175,7 +244,7 @@ def test_detach_returns_at_once_and_status_follows_the_jobs(slurm_env, tmp_path)
     assert "run on their own: `specbench status" in detached.stderr
     assert len(cells(out)) < 4  # returned before the jobs finished
     jobs = manifest(out)["slurm"]["shards"]
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30  # sbatch --test-only, then sbatch; 2 cores, load ~15
 
     early = cli("status", out, env=slurm_env)
     assert early.returncode == 0, early.stderr
@@ -236,8 +305,8 @@ def test_ctrl_c_while_watching_cancels_nothing(slurm_env, tmp_path):
     wait_for(lambda: server_pids(tag) == [], 30)
 
 
-def test_bad_input_is_one_line_and_exit_2(slurm_env, tmp_path):
-    suite, _ = write_suite(tmp_path)
+def test_bad_input_is_one_line_and_exit_2(slurm_state, slurm_env, tmp_path):
+    suite, tag = write_suite(tmp_path)
     out = tmp_path / "results"
     base = ("run", suite, "--output", out, "--executor", "slurm")
 
@@ -252,6 +321,12 @@ def test_bad_input_is_one_line_and_exit_2(slurm_env, tmp_path):
     assert "sbatch not found on PATH" in error_line(cli(*base, env=no_sbatch))
     partition = error_line(cli(*base, "--partition", "nosuch", env=slurm_env))
     assert "sbatch refused" in partition and "Invalid partition name specified" in partition
+    assert "asked with --test-only, nothing submitted" in partition
+    # Eight GPUs per node where the nodes have none (the emulator suite itself asks none).
+    gpus = error_line(cli(*base, "--gpus-per-node", "8", env=slurm_env))
+    assert "(asked with --test-only, nothing submitted)" in gpus
+    assert "Invalid generic resource (gres) specification" in gpus
+    assert not (out / "manifest.json").exists() and not (out / "slurm").exists()
     shard = error_line(cli(*base, "--shard", "nosuch*", env=slurm_env))
     assert "--shard nosuch*: matches no shard (have baseline, eagle3)" in shard
     assert "matches no cell" not in shard
@@ -267,6 +342,17 @@ def test_bad_input_is_one_line_and_exit_2(slurm_env, tmp_path):
     assert "slurm.partitoin: unknown key; allowed: partition" in typo
     status = error_line(cli("status", tmp_path / "nothing-here", env=slurm_env))
     assert "no such results directory" in status
+
+    # A results folder the nodes cannot see: this machine's STATE/local, which each node
+    # has as a private (empty) disk of its own. Nothing is measured; no retry is made.
+    unseen = slurm_state / "local" / f"results-{tag}"
+    args = ("run", suite, "--output", unseen, "--executor", "slurm", "--poll-interval", "0.3")
+    hidden = error_line(cli(*args, "--retries", "2", env=slurm_env))
+    assert f"error: --output {unseen}: job " in hidden
+    assert "could not open its log on node node" in hidden and "JobLaunchFailure" in hidden
+    assert "not visible (or not writable) there" in hidden
+    assert cells(unseen) == set() and submitted_jobs(unseen) == 2  # and no resubmission
+    assert all(len(entry["jobs"]) == 1 for entry in manifest(unseen)["slurm"]["shards"].values())
 
 
 def test_a_job_slurm_has_no_record_of_is_lost_and_without_slurm_the_state_is_not_guessed(
@@ -393,4 +479,170 @@ def test_secrets_stay_out_of_every_campaign_file_and_reach_the_servers(slurm_env
     for path in written:
         data = path.read_bytes()
         assert not any(value.encode() in data for value in SECRETS.values()), path
+    assert server_pids(tag) == []
+
+
+@pytest.fixture
+def lossy_slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A two-node Slurm of the test's own: the test takes one of its nodes down for good."""
+    state = tmp_path_factory.mktemp("slurm-lossy")
+    for env in slurm_instance(state, nodes=2):
+        yield state, env
+
+
+def done_lines(logs: list[Path], key: str) -> int:
+    """How many job logs say `key` was measured (a `done KEY` line)."""
+    return sum(log.read_text().count(f"done {key}\n") for log in logs)
+
+
+def test_a_node_lost_mid_cell_finishes_on_the_other_node_through_retries(
+    lossy_slurm, tmp_path, figure
+):
+    state, env = lossy_slurm
+    suite, tag = write_suite(
+        tmp_path, step_ms=8.0, concurrency=(1, 2, 4), max_tokens=96, exclusive=True
+    )
+    out = tmp_path / "results"
+    eagle = out / "eagle3" / "tiny"
+    args = ("run", suite, "--output", out, "--executor", "slurm", "--poll-interval", "0.3")
+    process = popen(*args, "--retries", "1", env=env)
+    try:
+        # Lose eagle3's node while its second cell is being measured.
+        in_flight = eagle / "c2" / "r0" / "requests.jsonl"
+        wait_for(lambda: in_flight.exists() and in_flight.stat().st_size > 0, 180)
+        lost_job = manifest(out)["slurm"]["shards"]["eagle3"]["job_id"]
+        lost_node = jobs_of(out, "eagle3")[lost_job]["node"]
+        kill_node(state, lost_node)
+        killed_at = time.time()
+        assert not (eagle / "c2" / "r0" / "summary.json").exists()  # killed mid-cell
+        partial_lines = len(in_flight.read_bytes().splitlines())
+        c1 = (eagle / "c1" / "r0" / "summary.json").stat().st_mtime_ns
+        _, stderr = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, stderr
+    assert f"eagle3: job {lost_job} NODE_FAIL" in stderr
+    assert "submitted eagle3: job" in stderr and "(attempt 2)" in stderr
+    assert len(cells(out)) == 6
+    assert "down" in node_state(env, lost_node)
+
+    jobs = jobs_of(out, "eagle3")
+    retry_job = manifest(out)["slurm"]["shards"]["eagle3"]["job_id"]
+    assert sorted(jobs) == sorted([lost_job, retry_job]) and retry_job != lost_job
+    lost, retry = jobs[lost_job], jobs[retry_job]
+    # The lost attempt stays recorded: its node, Slurm's verdict, no end of its own.
+    assert lost["attempt"] == 1 and lost["state"] == "NODE_FAIL" and lost["node"] == lost_node
+    assert lost["started_at"] and "finished_at" not in lost and lost["end_time"]
+    other = next(node for node in NODES if node != lost_node)
+    assert retry["attempt"] == 2 and retry["state"] == "COMPLETED" and retry["node"] == other
+    assert retry["cells_measured"] == 2  # c2 and c4; c1 was complete
+
+    # No completed cell lost or measured twice: c1 untouched, skipped by the retry.
+    assert (eagle / "c1" / "r0" / "summary.json").stat().st_mtime_ns == c1
+    logs = [Path(job["log_path"]) for job in jobs.values()]
+    retry_log = Path(retry["log_path"]).read_text()
+    assert "skip eagle3/tiny/c1/r0: already complete" in retry_log
+    for key in ("eagle3/tiny/c1/r0", "eagle3/tiny/c2/r0", "eagle3/tiny/c4/r0"):
+        assert done_lines(logs, key) == 1, key
+    # The cell in flight measured again from scratch: only the retry's records, whole lines.
+    summary = json.loads((eagle / "c2" / "r0" / "summary.json").read_text())
+    records = [json.loads(line) for line in in_flight.read_bytes().splitlines()]
+    assert len(records) == summary["num_requests"] + summary["num_failed"] == 14
+    assert in_flight.stat().st_mtime > killed_at
+    assert moment(summary["started_at"]) > killed_at
+    assert not [path for path in out.rglob("*.tmp")]  # nothing half-written
+    assert len(submitter_run(out)["cells_measured"]) == 6
+    assert len(jobs_of(out, "baseline")) == 1
+
+    status = cli("status", out, env=env)
+    assert status.returncode == 0, status.stderr
+    assert "2 done, 0 failed; cells 6/6" in status.stderr
+    assert f"eagle3: attempt 1, job {lost_job} NODE_FAIL on {lost_node}" in status.stderr
+    assert server_pids(tag) == []
+    figure(
+        f"node lost: {lost_node} killed during eagle3/tiny/c2/r0 ({partial_lines} of 14 "
+        f"records written); cells measured 6 (eagle3: 1 by the lost job, 2 by the retry on "
+        f"{other}); re-measured 1 (c2, from scratch); eagle3 attempts recorded {len(jobs)} "
+        f"(job {lost_job} NODE_FAIL on {lost_node}, job {retry_job} COMPLETED on {other}); "
+        f"detection to end {time.time() - killed_at:.1f} s"
+    )
+
+
+def started(out: Path, shard: str) -> bool:
+    jobs = jobs_of(out, shard)
+    return bool(jobs) and all("started_at" in job for job in jobs.values())
+
+
+def test_a_killed_submitter_restarted_reattaches_to_its_jobs(slurm_env, tmp_path):
+    suite, tag = write_suite(
+        tmp_path, step_ms=8.0, concurrency=(1, 2, 4), max_tokens=64, exclusive=True
+    )
+    out = tmp_path / "results"
+    args = ("run", suite, "--output", out, "--executor", "slurm", "--poll-interval", "0.3")
+    first = popen(*args, env=slurm_env)
+    try:
+        wait_for(lambda: submitted_jobs(out) == 2)
+        shards = ("baseline", "eagle3")
+        wait_for(lambda: all(started(out, shard) for shard in shards))
+        first.kill()  # SIGKILL: no handler runs, the kernel drops its locks
+        first.communicate(timeout=30)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    submitted = {shard: manifest(out)["slurm"]["shards"][shard]["job_id"] for shard in shards}
+    assert len(cells(out)) < 6
+    again = cli(*args, env=slurm_env)
+    assert again.returncode == 0, again.stderr
+    for shard in shards:
+        assert f"skip {shard}: job {submitted[shard]} is running; watching it" in again.stderr
+    assert "submitted" not in again.stderr
+    assert "jobs: 0 pending, 0 running, 2 done, 0 failed; cells 6/6" in again.stderr
+    assert len(cells(out)) == 6
+    for shard in shards:  # one job each: re-attached, never submitted twice
+        assert list(jobs_of(out, shard)) == [submitted[shard]]
+    assert len(submitter_run(out)["cells_measured"]) == 6
+    assert server_pids(tag) == []
+
+
+def test_a_second_campaign_from_another_node_is_refused_with_the_holders_line(
+    slurm_state, slurm_env, tmp_path
+):
+    suite, tag = write_suite(tmp_path, step_ms=8.0, concurrency=(1, 2), max_tokens=48)
+    out = tmp_path / "results"
+    args = ("run", suite, "--output", out, "--executor", "slurm", "--poll-interval", "0.3")
+    # The first campaign is submitted from node2, as from a shell on that node.
+    first = subprocess.Popen(
+        on_node(slurm_state, "node2", *CLI, *args),
+        env=cli_env(slurm_env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: submitted_jobs(out) == 2)
+        from_here = cli(*args, env=slurm_env)
+        from_node1 = subprocess.run(
+            on_node(slurm_state, "node1", *CLI, *args),
+            env=cli_env(slurm_env),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        _, stderr = first.communicate(timeout=180)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    holder = f"another specbench is writing here (pid {first.pid} on host node2 since "
+    for refused in (from_here, from_node1):
+        assert refused.returncode == 2, refused.stderr
+        errors = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1 and holder in errors[0], refused.stderr
+        assert "run " in errors[0] and str(out) in errors[0]  # the holder's command line
+    assert first.returncode == 0, stderr
+    assert len(cells(out)) == 4
+    assert all(len(jobs_of(out, shard)) == 1 for shard in ("baseline", "eagle3"))
     assert server_pids(tag) == []

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Stop the Slurm that tools/slurm/start.sh started in STATE_DIR: cancel its jobs and wait for
-# them (a running job's processes outlive slurmd), then stop each daemon by its recorded PID.
+# them (a running job's processes outlive slurmd), then stop each daemon by its recorded PID
+# and, on a several-node Slurm, every process left in a node's namespace (a server a killed
+# job left behind). The node-local tmpfs goes with its namespace's last process.
 #
 # Usage: tools/slurm/stop.sh STATE_DIR
 set -uo pipefail
 export PATH=$PATH:/usr/sbin:/sbin  # the daemons live in sbin
+here=$(cd "$(dirname "$0")" && pwd)
 
 state=${1:?usage: $0 STATE_DIR}
 [[ -f $state/munge.dir ]] || { echo "stop.sh: no Slurm in $state" >&2; exit 2; }
@@ -23,9 +26,7 @@ if [[ -f $state/slurm.conf && -f $state/slurmctld.pid ]] && kill -0 "$(cat "$sta
 fi
 
 stop_pid() {
-  local file=$1 pid
-  [[ -f $file ]] || return 0
-  pid=$(cat "$file")
+  local pid=$1
   kill -TERM "$pid" 2>/dev/null || return 0
   for _ in $(seq 1 50); do
     kill -0 "$pid" 2>/dev/null || return 0
@@ -33,9 +34,15 @@ stop_pid() {
   done
   kill -KILL "$pid" 2>/dev/null || true
 }
-stop_pid "$state/slurmd.pid"
-stop_pid "$state/slurmctld.pid"
-stop_pid "$state/munged.pid"
+for file in "$state"/nodes "$state"/nodes.starting; do
+  [[ -f $file ]] || continue
+  while read -r name pid _; do
+    stop_pid "$pid"
+    bash "$here/kill-node.sh" "$state" "$name" >/dev/null 2>&1
+  done <"$file"
+done
+[[ -f $state/slurmctld.pid ]] && stop_pid "$(cat "$state/slurmctld.pid")"
+[[ -f $state/munged.pid ]] && stop_pid "$(cat "$state/munged.pid")"
 munge=$(cat "$state/munge.dir")
 [[ $munge == /run/specbench-munge.* ]] && rm -rf "$munge"
 echo "slurm in $state stopped"

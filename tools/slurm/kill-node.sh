@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Take one node of a several-node test Slurm (tools/slurm/start.sh --nodes N) down at once,
+# as a node that loses power: SIGKILL to every process in its UTS namespace (its slurmd, the
+# job's slurmstepd and processes, the servers they started). slurmctld marks the node DOWN
+# when it stops answering (SlurmdTimeout) and its jobs end NODE_FAIL.
+#
+# Usage: tools/slurm/kill-node.sh STATE_DIR NODE
+set -uo pipefail
+state=${1:?usage: $0 STATE_DIR NODE}
+node=${2:?usage: $0 STATE_DIR NODE}
+namespace=$(awk -v n="$node" '$1 == n {print $3}' "$state/nodes" 2>/dev/null)
+if [[ -z $namespace || $namespace == "$(readlink /proc/self/ns/uts)" ]]; then
+  echo "kill-node.sh: no node $node with a namespace of its own in $state/nodes" >&2
+  exit 2
+fi
+for _ in 1 2 3; do
+  killed=0
+  for proc in /proc/[0-9]*; do
+    if [[ $(readlink "$proc/ns/uts" 2>/dev/null) == "$namespace" ]]; then
+      kill -KILL "${proc#/proc/}" 2>/dev/null && killed=$((killed + 1))
+    fi
+  done
+  ((killed == 0)) && break
+  sleep 0.2
+done
+echo "node $node down"
