@@ -95,6 +95,13 @@ def prepare(
             help="Leave out the rows of gated sources (cais/hle); the config is marked partial."
         ),
     ] = False,
+    flavour: Annotated[
+        str,
+        typer.Option(
+            help="Whose resolvers: model-optimizer (specdec_bench, the model cards) or "
+            "nemo-skills (vllm bench serve, SGLang, AIPerf)."
+        ),
+    ] = "model-optimizer",
     list_sources: Annotated[
         bool,
         typer.Option(
@@ -131,7 +138,7 @@ def prepare(
     from specbench.data.prepare.pipeline import prepare as run_prepare
 
     with _bars() as progress:
-        content = run_prepare(configs, output, mirror, revision, skip_gated, progress)
+        content = run_prepare(configs, output, mirror, revision, skip_gated, progress, flavour)
     for name, entry in content["configs"].items():
         partial = f", partial: {len(entry['missing'])} rows left out" if entry["partial"] else ""
         console.print(f"{name}: {entry['rows']} rows{partial}", markup=False, highlight=False)

@@ -1,8 +1,9 @@
 """What the resolvers of one config share: the upstream reader, loaded sources, one HLE generator.
 
-A fresh `Context` per config, as NVIDIA's code builds a fresh `SPEEDBench` per config: the
+A fresh `Context` per config, as Model-Optimizer builds a fresh `SPEEDBench` per config: the
 HLE throughput rows draw their demonstrations from one `numpy` generator (seed 42) shared by
-the whole config, in upstream row order.
+the whole config, in upstream row order. NeMo-Skills' flavour holds one generator for the
+whole process instead: `shared_rng` then carries it from config to config.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from specbench.data.speed_bench import CONFIGS, PLACEHOLDER
 class Context:
     config: str
     upstream: Upstream
+    flavour: str = "model-optimizer"
+    #: A one-item list holding a generator shared across configs (NeMo-Skills' flavour).
+    shared_rng: list[Any] | None = None
     memo: dict[Any, Any] = field(default_factory=dict)
     _hle_rng: Any = None
 
@@ -40,9 +44,14 @@ class Context:
         return self.memo[key]
 
     def hle_rng(self) -> Any:
-        if self._hle_rng is None:
-            import numpy as np
+        """The HLE generator: this config's, or the one shared across configs."""
+        import numpy as np
 
+        if self.shared_rng is not None:
+            if not self.shared_rng:
+                self.shared_rng.append(np.random.default_rng(42))
+            return self.shared_rng[0]
+        if self._hle_rng is None:
             self._hle_rng = np.random.default_rng(42)
         return self._hle_rng
 

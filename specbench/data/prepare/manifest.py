@@ -15,7 +15,7 @@ from typing import Any
 
 from specbench import __version__
 from specbench.common.errors import SpecbenchError
-from specbench.data.prepare.registry import FLAVOUR, UPSTREAM, UPSTREAM_COMMIT
+from specbench.data.prepare.registry import DEFAULT_FLAVOUR, FLAVOURS
 from specbench.data.prepare.resolve import ResolvedConfig
 from specbench.data.speed_bench import HUB_REPO
 
@@ -45,11 +45,13 @@ def build(
     revision: str,
     sources: dict[str, str | None],
     mirror: Path | None,
+    flavour: str = DEFAULT_FLAVOUR,
 ) -> dict[str, Any]:
+    code, commit = FLAVOURS[flavour]
     return {
         "format": FORMAT,
-        "flavour": FLAVOUR,
-        "resolver": {"code": UPSTREAM, "commit": UPSTREAM_COMMIT},
+        "flavour": flavour,
+        "resolver": {"code": code, "commit": commit},
         "speed_bench": {"repo": HUB_REPO, "revision": revision},
         "sources": dict(sorted(sources.items())),
         "mirror": str(mirror.resolve()) if mirror else None,

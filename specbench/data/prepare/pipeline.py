@@ -10,7 +10,7 @@ from typing import Any
 from specbench.common.errors import SpecbenchError
 from specbench.data.prepare import manifest, writer
 from specbench.data.prepare.gated import check_access, gated_repos
-from specbench.data.prepare.registry import SOURCES
+from specbench.data.prepare.registry import DEFAULT_FLAVOUR, FLAVOURS, SOURCES
 from specbench.data.prepare.resolve import resolve_config
 from specbench.data.prepare.upstream import Upstream
 from specbench.data.speed_bench import CONFIGS, DEFAULT_REVISION, check_config
@@ -35,9 +35,17 @@ def prepare(
     revision: str = DEFAULT_REVISION,
     skip_gated: bool = False,
     progress: Progress | None = None,
+    flavour: str = DEFAULT_FLAVOUR,
 ) -> dict[str, Any]:
-    """Resolve `configs` and write `output` (both shapes and prepared.json); return the manifest."""
+    """Resolve `configs` and write `output` (both shapes and prepared.json); return the manifest.
+
+    NeMo-Skills' flavour shares one HLE generator across the configs, in SPEED-Bench's config
+    order, as its script does in one process: its HLE text depends on the configs asked for.
+    """
     configs = expand_configs(configs)
+    if flavour not in FLAVOURS:
+        raise SpecbenchError(f"--flavour {flavour!r}: allowed: {', '.join(FLAVOURS)}")
+    shared_rng: list[Any] | None = [] if flavour == "nemo-skills" else None
     writer.check_output(output)
     if mirror is not None and not mirror.is_dir():
         raise SpecbenchError(f"--mirror {mirror}: no such folder")
@@ -55,9 +63,9 @@ def prepare(
     with writer.staged(output) as folder:
         for config in configs:
             step = (lambda done, total, c=config: progress(c, done, total)) if progress else None
-            resolved = resolve_config(upstream, config, revision, skip, step)
+            resolved = resolve_config(upstream, config, revision, skip, step, flavour, shared_rng)
             files = writer.write_config(folder, config, resolved.rows, resolved.features)
             entries[config] = manifest.config_entry(resolved, files)
-        content = manifest.build(entries, revision, upstream.read, mirror)
+        content = manifest.build(entries, revision, upstream.read, mirror, flavour)
         writer.write_manifest(folder, content)
     return content

@@ -29,7 +29,18 @@ from specbench.data.prepare.families import (
 
 UPSTREAM = "NVIDIA/Model-Optimizer examples/specdec_bench/specdec_bench/datasets/speed.py"
 UPSTREAM_COMMIT = "a2fbac7bad8ab446d3f8783dadb0c3366eb0ad73"
-FLAVOUR = "model-optimizer"
+#: The two flavours of the resolvers: the code each reimplements, at the commit read.
+#: Model-Optimizer's is what specdec_bench and the model cards use; NeMo-Skills' what
+#: `vllm bench serve`, SGLang and AIPerf use. They differ in three prompts' whitespace and
+#: in the HLE generator: one per config (Model-Optimizer), one per process (NeMo-Skills).
+FLAVOURS = {
+    "model-optimizer": (UPSTREAM, UPSTREAM_COMMIT),
+    "nemo-skills": (
+        "NVIDIA-NeMo/Skills nemo_skills/dataset/speed-bench/prepare.py",
+        "aeda1da41ec2888848ffa094305b7669df493f6c",
+    ),
+}
+DEFAULT_FLAVOUR = "model-optimizer"
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any
 
 from specbench.common.errors import SpecbenchError
 from specbench.data.prepare.context import Context
-from specbench.data.prepare.registry import source_for
+from specbench.data.prepare.registry import DEFAULT_FLAVOUR, source_for
 from specbench.data.prepare.upstream import Upstream
 from specbench.data.speed_bench import DEFAULT_REVISION, HUB_REPO, PLACEHOLDER, check_config
 
@@ -68,11 +68,13 @@ def resolve_config(
     revision: str = DEFAULT_REVISION,
     skip: frozenset[str] = frozenset(),
     progress: Callable[[int, int], None] | None = None,
+    flavour: str = DEFAULT_FLAVOUR,
+    shared_rng: list[Any] | None = None,
 ) -> ResolvedConfig:
     """Every row of `config` with its placeholders filled; sources in `skip` left out."""
     dataset = load_speed_bench(upstream, config, revision)
     total = len(dataset)
     step = (lambda done: progress(done, total)) if progress else None
-    ctx = Context(config=config, upstream=upstream)
+    ctx = Context(config=config, upstream=upstream, flavour=flavour, shared_rng=shared_rng)
     rows, missing = resolve_rows(dataset, ctx, skip, step)
     return ResolvedConfig(config=config, rows=rows, features=dataset.features, missing=missing)

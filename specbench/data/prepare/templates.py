@@ -209,3 +209,25 @@ HLE_HEAD = (
     "\n"
     "Here are some examples of question and answer pairs in the category of "
 )
+
+
+def _stripped(text: str, *, dedent: bool = False) -> str:
+    return "\n".join(line.strip() if dedent else line.rstrip() for line in text.split("\n"))
+
+
+#: NeMo-Skills' `speed-bench/prepare.py` (NVIDIA-NeMo/Skills at the commit pinned in
+#: `registry`) holds the same three triple-quoted prompts with every line's trailing spaces
+#: removed, and TextSort's also without its indentation; the escaped one-line strings are
+#: the same in both. Different whitespace moves the o200k cut of the throughput prompts.
+NEMO_SKILLS = {
+    "STACKSELECT_INTRO": _stripped(STACKSELECT_INTRO),
+    "TEXTSORT_REPLACEMENT": _stripped(TEXTSORT_REPLACEMENT, dedent=True),
+    "BAMBOO_HEAD": _stripped(BAMBOO_HEAD),
+}
+
+
+def pick(name: str, flavour: str) -> str:
+    """A prompt text as the given flavour's code holds it."""
+    if flavour == "nemo-skills" and name in NEMO_SKILLS:
+        return NEMO_SKILLS[name]
+    return str(globals()[name])

@@ -15,9 +15,11 @@ from specbench.data.prepare import templates, tokens
 from specbench.data.prepare.context import Context, first_match, index_row
 
 
-def _stackselect_prompt(question: str, answers: list[str], right: str, budget: int) -> str:
+def _stackselect_prompt(
+    question: str, answers: list[str], right: str, budget: int, flavour: str = "model-optimizer"
+) -> str:
     head = (
-        templates.STACKSELECT_INTRO
+        templates.pick("STACKSELECT_INTRO", flavour)
         + "The question is given below.\n"
         + question
         + "\n\nPossible answers are given below.\n"
@@ -48,9 +50,8 @@ def resolve_stackselect(row: dict[str, Any], ctx: Context) -> list[str]:
     target = ctx.num_tokens(where)
     rows = ctx.cached(("json", row["source"]), lambda: ctx.upstream.json([row["source"]]))
     item = first_match(rows, "question_id", row["src_id"], where)
-    prompt = _stackselect_prompt(
-        item["question"], list(item["all_answers"]), item["answer"], target
-    )
+    answers = list(item["all_answers"])
+    prompt = _stackselect_prompt(item["question"], answers, item["answer"], target, ctx.flavour)
     return [tokens.fit(prompt, target)]
 
 
@@ -59,5 +60,7 @@ def resolve_textsort(row: dict[str, Any], ctx: Context) -> list[str]:
     target = ctx.num_tokens(where)
     rows = ctx.cached(("json", row["source"]), lambda: ctx.upstream.json([row["source"]]))
     prompt = index_row(rows, int(row["src_id"].split("_")[1]), where)["prompt"]
-    prompt = prompt.replace(templates.TEXTSORT_ORIGINAL, templates.TEXTSORT_REPLACEMENT, 1)
+    prompt = prompt.replace(
+        templates.TEXTSORT_ORIGINAL, templates.pick("TEXTSORT_REPLACEMENT", ctx.flavour), 1
+    )
     return [tokens.fit(prompt, target)]

@@ -19,4 +19,8 @@ def resolve(row: dict[str, Any], ctx: Context) -> list[str]:
         f"START CONTENT {number}\n\n{content}\n\nEND CONTENT"
         for number, content in enumerate(contents, start=1)
     )
-    return [tokens.fit(templates.BAMBOO_HEAD + body + templates.BAMBOO_TAIL, target)]
+    return [
+        tokens.fit(
+            templates.pick("BAMBOO_HEAD", ctx.flavour) + body + templates.BAMBOO_TAIL, target
+        )
+    ]
