@@ -27,10 +27,16 @@ _HUB_FILE = re.compile(
 _METADATA = Path(".cache") / "huggingface" / "download"
 
 
-def download_command(repo: str, revision: str | None, mirror: str = "DIR") -> str:
-    """The command that fills a mirror folder with one hub repo at one revision."""
+def download_command(
+    repo: str, revision: str | None, mirror: str = "DIR", files: tuple[str, ...] = ()
+) -> str:
+    """The command that fills a mirror folder with one hub repo (or some of its files)."""
+    named = "".join(f" {name}" for name in files)
     rev = f" --revision {revision}" if revision else ""
-    return f"huggingface-cli download --repo-type dataset {repo}{rev} --local-dir {mirror}/{repo}"
+    return (
+        f"huggingface-cli download --repo-type dataset {repo}{named}{rev} "
+        f"--local-dir {mirror}/{repo}"
+    )
 
 
 def url_command(url: str, mirror: str = "DIR") -> str:
