@@ -24,7 +24,8 @@ def builder_for(path: Path) -> str:
     return builder
 
 
-def _quiet_datasets() -> Any:
+def quiet_datasets() -> Any:
+    """`datasets`, imported, its progress bars and the hub's retry warnings silenced."""
     import datasets
     from huggingface_hub.utils import logging as hub_logging
 
@@ -66,7 +67,7 @@ def load_local_dataset(files: list[Path]) -> Any:
         raise SpecbenchError(f"{files[0].parent}: mixed file types {sorted(builders)}; use one")
     if all(_is_empty(path) for path in files):
         raise SpecbenchError(f"{files[0]}: dataset is empty (no rows)")
-    datasets = _quiet_datasets()
+    datasets = quiet_datasets()
     try:
         return datasets.load_dataset(
             builders.pop(), data_files={"test": [str(path) for path in files]}, split="test"
@@ -83,7 +84,7 @@ def load_repo_dataset(path: str, config: str, revision: str | None) -> Any:
     Both go through `datasets.load_dataset(path, config, split="test", revision=...)`; for a
     local folder `datasets` reads the `configs:` block of its README.md, as the hub does.
     """
-    datasets = _quiet_datasets()
+    datasets = quiet_datasets()
     where = f"{path} config {config!r}" + (f" at revision {revision}" if revision else "")
     # datasets 5.2 reuses its cache of a local repo folder after the files change: re-read it.
     fresh: dict[str, Any] = (

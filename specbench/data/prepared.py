@@ -59,7 +59,7 @@ def find_prepared_files(config: str, path: Path) -> list[Path]:
 
 def check_not_partial(config: str, files: list[Path]) -> None:
     """Refuse a config `data prepare --skip-gated` wrote without some rows (see prepared.json)."""
-    for folder in (files[0].parent, *files[0].parents[:3]):
+    for folder in files[0].parents[:3]:  # <config>/test.parquet sits 2 below, <config>.jsonl 0
         manifest = folder / "prepared.json"
         if manifest.is_file():
             try:

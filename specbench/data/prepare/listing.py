@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specbench.common.errors import SpecbenchError
-from specbench.data.prepare.families import coser, livecodebench, rolebench
+from specbench.data.prepare.families import coser, rolebench
 from specbench.data.prepare.registry import SOURCES, source_for
 from specbench.data.prepare.resolve import load_speed_bench
 from specbench.data.prepare.upstream import Upstream, download_command, url_command
@@ -32,7 +32,7 @@ def _url_files(upstream: Upstream, configs: list[str], revision: str) -> dict[st
     for config in configs:
         for row in load_speed_bench(upstream, config, revision):
             family = source_for(row["source"])
-            if not row["turns"][0].startswith(PLACEHOLDER) or family is None:
+            if not row["turns"][0].startswith(PLACEHOLDER) or family is None or not family.by_url:
                 continue
             if family.resolve is coser.resolve:
                 urls[row["source"].replace("tree", "raw") + "/test/test_set.json"] = family.match
@@ -41,7 +41,7 @@ def _url_files(upstream: Upstream, configs: list[str], revision: str) -> dict[st
                 url = row["source"].replace("tree", "raw") + f"/{split}/role_specific/test.jsonl"
                 urls[url] = family.match
                 urls[rolebench.ROLES_URL] = family.match
-            elif family.repo is None:
+            else:
                 urls[row["source"]] = family.match
     return urls
 
@@ -55,17 +55,15 @@ def list_sources(
         Listed(HUB_REPO, HUB_REPO, revision, "all", download_command(HUB_REPO, revision, where))
     ]
     for source in SOURCES:
-        if source.repo and source.resolve not in (coser.resolve, rolebench.resolve):
-            files = (
-                ", ".join(livecodebench.FILES) if source.resolve is livecodebench.resolve else "all"
-            )
+        if source.repo and not source.by_url:
+            files = ", ".join(source.files) or "all"
             listed.append(
                 Listed(
                     source.match,
                     source.repo,
                     source.revision or "main (not pinned upstream)",
                     files + (" (gated: accept its terms first)" if source.gated else ""),
-                    download_command(source.repo, source.revision, where),
+                    download_command(source.repo, source.revision, where, source.files),
                 )
             )
     try:

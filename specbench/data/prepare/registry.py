@@ -52,12 +52,14 @@ class Source:
     repo: str | None = None
     revision: str | None = None
     gated: bool = False
-    #: Files fetched by URL: from the row's `source` (None) or fixed ones (hub repo files).
-    note: str = ""
+    #: The only files of the repo the resolver reads (all when empty).
+    files: tuple[str, ...] = ()
+    #: Its files are named by URL in the rows' `source` (listed from SPEED-Bench's rows).
+    by_url: bool = False
 
 
 SOURCES: tuple[Source, ...] = (
-    Source("RUCAIBox/BAMBOO", bamboo.resolve, note="the JSONL file the row's source names"),
+    Source("RUCAIBox/BAMBOO", bamboo.resolve, by_url=True),
     Source("abisee/cnn_dailymail", cnn_dailymail.resolve, cnn_dailymail.REPO),
     Source("cais/hle", hle.resolve, hle.REPO, hle.REVISION, gated=True),
     Source(
@@ -65,32 +67,21 @@ SOURCES: tuple[Source, ...] = (
         livecodebench.resolve,
         livecodebench.REPO,
         livecodebench.REVISION,
-        note=", ".join(livecodebench.FILES),
+        files=livecodebench.FILES,
     ),
     Source(
         "deepmind/code_contests", code_contests.resolve, code_contests.REPO, code_contests.REVISION
     ),
-    Source(
-        "mtbench101/mt-bench-101", mtbench101.resolve, note="the JSONL file the row's source names"
-    ),
+    Source("mtbench101/mt-bench-101", mtbench101.resolve, by_url=True),
     Source("Helsinki-NLP/opus-100", opus100.resolve, opus100.REPO, opus100.REVISION),
     Source("nvidia/ChatRAG-Bench", chatrag.resolve, chatrag.REPO, chatrag.REVISION),
     Source("TIGER-Lab/MMLU-Pro", mmlu_pro.resolve, mmlu_pro.REPO, mmlu_pro.REVISION),
+    Source("AdaLEval/stackselect", adaleval.resolve_stackselect, by_url=True),
+    Source("AdaLEval/textsort", adaleval.resolve_textsort, by_url=True),
     Source(
-        "AdaLEval/stackselect",
-        adaleval.resolve_stackselect,
-        note="the JSON file the row's source names",
+        "ZenMoore/RoleBench", rolebench.resolve, rolebench.REPO, rolebench.REVISION, by_url=True
     ),
-    Source(
-        "AdaLEval/textsort", adaleval.resolve_textsort, note="the JSON file the row's source names"
-    ),
-    Source("ZenMoore/RoleBench", rolebench.resolve, rolebench.REPO, rolebench.REVISION),
-    Source(
-        "Neph0s/CoSER",
-        coser.resolve,
-        "Neph0s/CoSER",
-        note="test/test_set.json under the row's source",
-    ),
+    Source("Neph0s/CoSER", coser.resolve, "Neph0s/CoSER", by_url=True),
 )
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from specbench.common.errors import SpecbenchError
-from specbench.data._hf import first_line
+from specbench.data._hf import first_line, quiet_datasets
 
 _HUB_FILE = re.compile(
     r"^https?://huggingface\.co/datasets/(?P<repo>[^/]+/[^/]+)/(?:resolve|raw|blob|tree)/"
@@ -27,10 +27,16 @@ _HUB_FILE = re.compile(
 _METADATA = Path(".cache") / "huggingface" / "download"
 
 
-def download_command(repo: str, revision: str | None, mirror: str = "DIR") -> str:
-    """The command that fills a mirror folder with one hub repo at one revision."""
+def download_command(
+    repo: str, revision: str | None, mirror: str = "DIR", files: tuple[str, ...] = ()
+) -> str:
+    """The command that fills a mirror folder with one hub repo (or some of its files)."""
+    named = "".join(f" {name}" for name in files)
     rev = f" --revision {revision}" if revision else ""
-    return f"huggingface-cli download --repo-type dataset {repo}{rev} --local-dir {mirror}/{repo}"
+    return (
+        f"huggingface-cli download --repo-type dataset {repo}{named}{rev} "
+        f"--local-dir {mirror}/{repo}"
+    )
 
 
 def url_command(url: str, mirror: str = "DIR") -> str:
@@ -53,14 +59,6 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _quiet_datasets() -> Any:
-    import datasets
-
-    datasets.logging.set_verbosity_error()
-    datasets.disable_progress_bars()
-    return datasets
 
 
 def _mirror_revision(folder: Path) -> str | None:
@@ -105,7 +103,7 @@ class Upstream:
 
     def hub(self, repo: str, config: str | None, revision: str | None) -> Any:
         """The `test` split of one config of a hub dataset repo."""
-        datasets = _quiet_datasets()
+        datasets = quiet_datasets()
         where = f"{repo}" + (f" config {config!r}" if config else "")
         if self.mirror is not None:
             path = str(self.repo_folder(repo, revision))
@@ -142,7 +140,7 @@ class Upstream:
                     + url_command(url, str(self.mirror))
                 )
         else:
-            datasets = _quiet_datasets()
+            datasets = quiet_datasets()
             try:
                 path = Path(datasets.DownloadManager().download(url))
             except Exception as error:
@@ -154,7 +152,7 @@ class Upstream:
 
     def json(self, urls: list[str], revision: str | None = None) -> Any:
         """JSON or JSON Lines files named by URL, as one `datasets` split, in the order given."""
-        datasets = _quiet_datasets()
+        datasets = quiet_datasets()
         files = [str(self.local_file(url, revision)) for url in urls]
         try:
             return datasets.load_dataset("json", data_files={"test": files}, split="test")

@@ -160,7 +160,7 @@ def test_unknown_keys_at_each_level(tmp_path: Path) -> None:
     top = error_of(write(tmp_path, "colour = 1\n" + MINIMAL, "top.toml"))
     assert top.endswith(
         "colour: unknown key; allowed: "
-        "name, description, repeats, gpus, target, servers, workloads, slurm"
+        "name, description, repeats, gpus, target, servers, workloads, slurm, data_dir"
     )
     target = error_of(
         write(tmp_path, MINIMAL.replace("[target]\n", "[target]\nbaseline = true\n"), "t.toml")
