@@ -16,7 +16,7 @@ def status(
     results: Annotated[Path, typer.Argument(help="Results directory of a Slurm campaign.")],
 ) -> None:
     """Show each shard's job (pending, running, done, failed) and its cells completed."""
-    from specbench.cli.progress import results_console as console
+    from specbench.cli.progress import console
     from specbench.cli.slurm import failures, jobs_table, totals
     from specbench.slurm.status import collect_status
 
