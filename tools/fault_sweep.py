@@ -347,7 +347,7 @@ def stop_mid_cell(sweep: Sweep, check: Check, sig: int, code: int, ignore: bool 
         rerun = sweep.cli("run", suite, "--output", out)
         check.that(rerun.code == 0, f"the rerun exited {rerun.code}: {rerun.last}")
         measured = f"{4 - len(kept)} cells measured, {len(kept)} already complete"
-        check.that(measured in rerun.stderr, f"the rerun did not say {measured!r}")
+        check.that(measured in rerun.stdout, f"the rerun did not say {measured!r}")
         check.kept(kept, summary_bytes(out))
         check.observe(outcome, f"kept {len(kept)} cells; rerun: {measured}")
 
@@ -470,7 +470,7 @@ def f_kill9_mid_cell(sweep: Sweep, check: Check) -> None:
     rerun = sweep.cli("run", suite, "--output", out)
     check.that(rerun.code == 0, f"the rerun exited {rerun.code}: {rerun.last}")
     measured = f"{4 - len(kept)} cells measured, {len(kept)} already complete"
-    check.that(measured in rerun.stderr, f"the rerun did not say {measured!r}")
+    check.that(measured in rerun.stdout, f"the rerun did not say {measured!r}")
     check.kept(kept, summary_bytes(out))
     check.consistent(out)
     check.observe(outcome, f"no orphan; rerun: {measured}")

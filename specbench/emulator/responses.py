@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from specbench.emulator.protocol import ParsedRequest
@@ -64,20 +65,25 @@ def per_request_metrics_full(spec: dict[str, Any] | None) -> dict[str, Any] | No
     }
 
 
+@dataclass(frozen=True, slots=True)
+class FinishedRequest:
+    """What a non-streaming response reports of one finished request."""
+
+    request_id: str
+    created: int
+    model: str
+    parsed: ParsedRequest
+    token_ids: list[int]
+    finish_reason: str
+    fingerprint: str
+    spec: dict[str, Any] | None
+
+
 def chat_response(
-    request_id: str,
-    created: int,
-    model: str,
-    parsed: ParsedRequest,
-    token_ids: list[int],
-    finish_reason: str,
-    fingerprint: str,
-    spec: dict[str, Any] | None,
-    reasoning_tokens: int = 0,
-    reasoning_output: str = "reasoning",
+    done: FinishedRequest, reasoning_tokens: int = 0, reasoning_output: str = "reasoning"
 ) -> dict[str, Any]:
     """A non-streaming `ChatCompletionResponse`; thinking split off per `emulator.reasoning`."""
-    content, reasoning = message_parts(token_ids, reasoning_tokens, reasoning_output)
+    content, reasoning = message_parts(done.token_ids, reasoning_tokens, reasoning_output)
     message: dict[str, Any] = {
         "role": "assistant",
         "content": content,
@@ -91,80 +97,71 @@ def chat_response(
         message.pop("reasoning")
         message[reasoning_output] = reasoning
     completion_details = (
-        {"reasoning_tokens": reasoning_token_count(len(token_ids), reasoning_tokens)}
+        {"reasoning_tokens": reasoning_token_count(len(done.token_ids), reasoning_tokens)}
         if reports_reasoning(reasoning_tokens, reasoning_output)
         else None
     )
     return {
-        "id": request_id,
+        "id": done.request_id,
         "object": "chat.completion",
-        "created": created,
-        "model": model,
+        "created": done.created,
+        "model": done.model,
         "choices": [
             {
                 "index": 0,
                 "message": message,
                 "logprobs": None,
-                "finish_reason": finish_reason,
+                "finish_reason": done.finish_reason,
                 "stop_reason": None,
-                "token_ids": token_ids if parsed.return_token_ids else None,
+                "token_ids": done.token_ids if done.parsed.return_token_ids else None,
                 "routed_experts": None,
             }
         ],
         "service_tier": None,
-        "system_fingerprint": fingerprint,
+        "system_fingerprint": done.fingerprint,
         "usage": {
-            **usage(parsed.num_prompt_tokens, len(token_ids)),
+            **usage(done.parsed.num_prompt_tokens, len(done.token_ids)),
             "prompt_tokens_details": None,
             "completion_tokens_details": completion_details,
         },
         "prompt_logprobs": None,
-        "prompt_token_ids": parsed.prompt_token_ids if parsed.return_token_ids else None,
+        "prompt_token_ids": done.parsed.prompt_token_ids if done.parsed.return_token_ids else None,
         "prompt_text": None,
         "kv_transfer_params": None,
         "ec_transfer_params": None,
-        "metrics": per_request_metrics_full(spec),
+        "metrics": per_request_metrics_full(done.spec),
     }
 
 
-def completion_response(
-    request_id: str,
-    created: int,
-    model: str,
-    parsed: ParsedRequest,
-    token_ids: list[int],
-    finish_reason: str,
-    fingerprint: str,
-    spec: dict[str, Any] | None,
-) -> dict[str, Any]:
+def completion_response(done: FinishedRequest) -> dict[str, Any]:
     """A non-streaming `CompletionResponse`."""
-    return_ids = parsed.return_token_ids
+    return_ids = done.parsed.return_token_ids
     return {
-        "id": request_id,
+        "id": done.request_id,
         "object": "text_completion",
-        "created": created,
-        "model": model,
+        "created": done.created,
+        "model": done.model,
         "choices": [
             {
                 "index": 0,
-                "text": text_of(token_ids),
+                "text": text_of(done.token_ids),
                 "logprobs": None,
-                "finish_reason": finish_reason,
+                "finish_reason": done.finish_reason,
                 "stop_reason": None,
-                "token_ids": token_ids if return_ids else None,
+                "token_ids": done.token_ids if return_ids else None,
                 "prompt_logprobs": None,
-                "prompt_token_ids": parsed.prompt_token_ids if return_ids else None,
+                "prompt_token_ids": done.parsed.prompt_token_ids if return_ids else None,
                 "routed_experts": None,
             }
         ],
         "service_tier": None,
-        "system_fingerprint": fingerprint,
+        "system_fingerprint": done.fingerprint,
         "usage": {
-            **usage(parsed.num_prompt_tokens, len(token_ids)),
+            **usage(done.parsed.num_prompt_tokens, len(done.token_ids)),
             "prompt_tokens_details": None,
             "completion_tokens_details": None,
         },
         "kv_transfer_params": None,
         "ec_transfer_params": None,
-        "metrics": per_request_metrics_full(spec),
+        "metrics": per_request_metrics_full(done.spec),
     }

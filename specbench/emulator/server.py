@@ -26,6 +26,7 @@ from specbench.emulator.prefix_cache import PrefixCache
 from specbench.emulator.protocol import RequestError, parse_request
 from specbench.emulator.request import StepOutput
 from specbench.emulator.responses import (
+    FinishedRequest,
     chat_response,
     completion_response,
     created_now,
@@ -200,30 +201,20 @@ async def _generate(request: web.Request, *, chat: bool) -> web.StreamResponse:
             token_ids.extend(last.token_ids)
             finished = last.finish_reason is not None
         assert last is not None and last.finish_reason is not None
+        done = FinishedRequest(
+            request_id,
+            created,
+            config.model,
+            parsed,
+            token_ids,
+            last.finish_reason,
+            state.fingerprint,
+            last.spec_decode_metrics,
+        )
         if chat:
-            body = chat_response(
-                request_id,
-                created,
-                config.model,
-                parsed,
-                token_ids,
-                last.finish_reason,
-                state.fingerprint,
-                last.spec_decode_metrics,
-                reasoning_tokens=config.reasoning_tokens,
-                reasoning_output=config.reasoning_output,
-            )
+            body = chat_response(done, config.reasoning_tokens, config.reasoning_output)
         else:
-            body = completion_response(
-                request_id,
-                created,
-                config.model,
-                parsed,
-                token_ids,
-                last.finish_reason,
-                state.fingerprint,
-                last.spec_decode_metrics,
-            )
+            body = completion_response(done)
         return _json(body)
     finally:
         if not finished:

@@ -12,12 +12,8 @@ from specbench.common.text import Align, markdown_cell, markdown_table
 from specbench.gate.compare import GateReport
 from specbench.gate.text import (
     VERDICT_TEXT,
-    change_text,
-    decided_text,
-    detectable_text,
     explanation,
-    stats_text,
-    tolerance_text,
+    row_texts,
 )
 
 _HEADLINE = {
@@ -80,18 +76,7 @@ def markdown_summary(report: GateReport) -> str:
         verdict = VERDICT_TEXT[row.verdict]
         if row.verdict in ("regression", "missing"):
             verdict = f"**{verdict}**"
-        cells = [
-            row.cell,
-            row.metric,
-            stats_text(row.baseline),
-            stats_text(row.current),
-            change_text(row),
-            tolerance_text(row),
-            detectable_text(row),
-            decided_text(row),
-            verdict,
-        ]
-        rows.append(cells)
+        rows.append([*row_texts(row), verdict])
     columns = (
         "cell",
         "metric",

@@ -9,11 +9,7 @@ from rich.table import Table
 from specbench.gate.compare import GateReport
 from specbench.gate.text import (
     VERDICT_TEXT,
-    change_text,
-    decided_text,
-    detectable_text,
-    stats_text,
-    tolerance_text,
+    row_texts,
 )
 
 _STYLE = {
@@ -41,18 +37,9 @@ def gate_table(report: GateReport) -> Table:
     for row in report.comparisons:
         style = _STYLE[row.verdict]
         verdict = VERDICT_TEXT[row.verdict]
-        texts = [
-            row.cell,
-            row.metric,  # `acceptance_length[coding]` must not be read as rich markup
-            stats_text(row.baseline),
-            stats_text(row.current),
-            change_text(row),
-            tolerance_text(row),
-            detectable_text(row),
-            decided_text(row),
-        ]
         table.add_row(
-            *map(escape, texts),
+            # escaped: a metric such as `acceptance_length[coding]` is not rich markup
+            *map(escape, row_texts(row)),
             f"[{style}]{verdict}[/]" if style else verdict,
             escape(row.note),
         )

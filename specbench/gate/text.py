@@ -68,6 +68,21 @@ def decided_text(row: Comparison) -> str:
     return row.decided_by or "–"
 
 
+def row_texts(row: Comparison) -> list[str]:
+    """The row's cells as the log table and the markdown summary show them, verdict aside:
+    cell, metric, baseline, current, change, tolerance, detectable, decided by."""
+    return [
+        row.cell,
+        row.metric,
+        stats_text(row.baseline),
+        stats_text(row.current),
+        change_text(row),
+        tolerance_text(row),
+        detectable_text(row),
+        decided_text(row),
+    ]
+
+
 def explanation(row: Comparison) -> str:
     """One sentence for JUnit messages and the markdown list of failures."""
     if row.verdict == "missing":

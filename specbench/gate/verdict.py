@@ -172,15 +172,9 @@ def judge(
         error = difference_error(se_b, se_c)
         df = welch_df(se_b, df_b, se_c, df_c)
         p_value = worsening_p_value(worsening, error, df)
-        if worsening > allowed:
-            verdict = "regression" if p_value <= level else "within_noise"
-        elif -worsening > allowed and 1 - p_value <= level:
-            verdict = "improved"
-        else:
-            verdict = "pass"
         return Comparison(
             **common,
-            verdict=verdict,
+            verdict=_verdict(worsening, allowed, p_value <= level, 1 - p_value <= level),
             allowed=allowed,
             decided_by="significance",
             difference_se=error,
@@ -195,20 +189,26 @@ def judge(
         noise, note = noise_band(baseline, current, sigmas)
         note = "; ".join(filter(None, [_fallback_reason(baseline, current, level), note]))
     beyond_noise = noise is None or abs(worsening) > noise
-    if worsening > allowed:
-        verdict = "regression" if beyond_noise else "within_noise"
-    elif -worsening > allowed and beyond_noise:
-        verdict = "improved"
-    else:
-        verdict = "pass"
     return Comparison(
         **common,
-        verdict=verdict,
+        verdict=_verdict(worsening, allowed, beyond_noise, beyond_noise),
         allowed=allowed,
         noise=noise,
         note=note,
         decided_by="noise band" if noise is not None else "tolerance",
     )
+
+
+def _verdict(
+    worsening: float, allowed: float, worse_is_real: bool, better_is_real: bool
+) -> Verdict:
+    """regression (worse beyond the tolerance, and really), within_noise (worse beyond it,
+    not really), improved (better beyond it, and really), else pass."""
+    if worsening > allowed:
+        return "regression" if worse_is_real else "within_noise"
+    if -worsening > allowed and better_is_real:
+        return "improved"
+    return "pass"
 
 
 def side_errors(

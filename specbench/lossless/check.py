@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from specbench import store
 from specbench.client.record import RequestRecord
@@ -155,14 +155,7 @@ def check_cells(
         categories[result.category].append(result)
     rate = overall.exact_match_rate
     return CellCheck(
-        speculative=spec.label,
-        baseline=base.label,
-        dataset=spec.summary.dataset,
-        dataset_dir=spec.dataset_dir,
-        concurrency=spec.summary.concurrency,
-        repeat=spec.summary.repeat,
-        speculative_cell=spec.directory.relative_to(root).as_posix(),
-        baseline_cell=base.directory.relative_to(root).as_posix(),
+        **_pair(spec, base, root),
         skipped=skipped,
         num_pairs=len(results),
         overall=overall,
@@ -191,17 +184,24 @@ def check_cells(
     )
 
 
+def _pair(spec: CompleteCell, base: CompleteCell, root: Path) -> dict[str, Any]:
+    """The fields of a CellCheck that name its pair of cells."""
+    return {
+        "speculative": spec.label,
+        "baseline": base.label,
+        "dataset": spec.summary.dataset,
+        "dataset_dir": spec.dataset_dir,
+        "concurrency": spec.summary.concurrency,
+        "repeat": spec.summary.repeat,
+        "speculative_cell": spec.directory.relative_to(root).as_posix(),
+        "baseline_cell": base.directory.relative_to(root).as_posix(),
+    }
+
+
 def _skipped_cell(spec: CompleteCell, base: CompleteCell, root: Path, reason: str) -> CellCheck:
     empty = match_count([])
     return CellCheck(
-        speculative=spec.label,
-        baseline=base.label,
-        dataset=spec.summary.dataset,
-        dataset_dir=spec.dataset_dir,
-        concurrency=spec.summary.concurrency,
-        repeat=spec.summary.repeat,
-        speculative_cell=spec.directory.relative_to(root).as_posix(),
-        baseline_cell=base.directory.relative_to(root).as_posix(),
+        **_pair(spec, base, root),
         skipped=reason,
         num_pairs=0,
         overall=empty,

@@ -170,6 +170,6 @@ def test_concurrency_above_the_conversations_warns_and_throughput_is_per_server(
     assert 0 < summary["achieved_concurrency"] <= 8.0
     assert summary["gpus"] is None and summary["output_tok_s_per_gpu"] is None
     assert summary["output_tok_s"] > 0
-    assert "/server" in result.stderr  # the end table marks per-server throughput
+    assert "/server" in result.stdout  # the end table (stdout) marks per-server throughput
     assert summary["generation_tokens_mismatch"] == 0.0
     assert summary["num_skipped_turns"] == 0
