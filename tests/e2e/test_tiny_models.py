@@ -1,6 +1,10 @@
 """`tools/build_tiny_models.py` builds deterministically and its files match models.json.
 
 The checks need torch/transformers, which live in the vLLM venv, so they run there as a script.
+Determinism: one fresh build must equal, byte for byte, the models the session already uses
+(SPECBENCH_TINY_MODELS, which `make tiny-models` builds with the same builder before the
+tests run: the Makefile rebuilds them when the builder changes). The checks read those
+models while the fresh build runs.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from vllm_pool import MODELS, require_real_vllm
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILDER = ROOT / "tools" / "build_tiny_models.py"
@@ -95,49 +100,46 @@ def vllm_python() -> Path:
     return python
 
 
-def build_side_by_side(python: Path, *outs: Path) -> None:
-    """One independent build into each of `outs`, run at the same time (each is mostly the
-    single-threaded import of torch and transformers)."""
-    argvs = [[str(python), str(BUILDER), "--out", str(out)] for out in outs]
-    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
-    processes = [subprocess.Popen(argv, **pipes) for argv in argvs]
-    try:
-        for argv, process in zip(argvs, processes, strict=True):
-            stdout, stderr = process.communicate(timeout=300)
-            if process.returncode != 0:
-                raise subprocess.CalledProcessError(process.returncode, argv, stdout, stderr)
-    finally:
-        for process in processes:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-
-
 def digests(folder: Path) -> dict[str, str]:
+    """sha256 of every file the builder wrote (not make's `.built` stamp)."""
     return {
         str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
         for path in sorted(folder.rglob("*"))
-        if path.is_file()
+        if path.is_file() and path.name != ".built"
     }
 
 
-def test_builds_are_byte_identical_and_match_the_manifest(tmp_path: Path) -> None:
+def test_a_build_is_byte_identical_to_the_session_models_and_matches_the_manifest(
+    tmp_path: Path,
+) -> None:
     python = vllm_python()
-    build_side_by_side(python, tmp_path / "a", tmp_path / "b")
-    first = digests(tmp_path / "a")
-    assert first == digests(tmp_path / "b")
-    expected = {"models.json", "target/config.json", "eagle3/model.safetensors"}
-    assert expected <= set(first)
+    require_real_vllm()  # the session's tiny models exist
+    fresh = tmp_path / "fresh"
+    build = subprocess.Popen(
+        [str(python), str(BUILDER), "--out", str(fresh)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        checks = subprocess.run(
+            [str(python), "-c", CHECKS, str(MODELS)], capture_output=True, text=True, timeout=300
+        )
+        _, build_stderr = build.communicate(timeout=300)
+    finally:
+        if build.poll() is None:
+            build.kill()
+            build.wait()
+    assert build.returncode == 0, build_stderr[-3000:]
+    assert checks.returncode == 0, checks.stderr[-3000:]
+    assert checks.stdout.strip().endswith("ok")
 
-    manifest = orjson.loads((tmp_path / "a" / "models.json").read_bytes())
+    built = digests(fresh)
+    assert built == digests(MODELS), (
+        f"a fresh build differs from {MODELS} (stale? make tiny-models)"
+    )
+    expected = {"models.json", "target/config.json", "eagle3/model.safetensors"}
+    assert expected <= set(built)
+    manifest = orjson.loads((fresh / "models.json").read_bytes())
     assert set(manifest["models"]) == {"target", "eagle3", "repeat-target", "parity-eagle3"}
     assert manifest["known_acceptance"]["expected_acceptance_length"] == {"even": 4.0, "odd": 1.0}
-
-    result = subprocess.run(
-        [str(python), "-c", CHECKS, str(tmp_path / "a")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.strip().endswith("ok")
