@@ -235,20 +235,21 @@ def test_retries_resubmit_a_killed_job(slurm_env, tmp_path):
 
 
 def test_detach_returns_at_once_and_status_follows_the_jobs(slurm_env, tmp_path):
-    suite, tag = write_suite(tmp_path, step_ms=4.0, concurrency=(1, 2), max_tokens=32)
+    # Jobs of ~20 s: both nodes run them at once, and the rerun below must find them running.
+    suite, tag = write_suite(tmp_path, step_ms=8.0, concurrency=(1, 2, 4), max_tokens=96)
     out = tmp_path / "results"
     started = time.monotonic()
     detached = cli("run", suite, "--output", out, "--executor", "slurm", "--detach", env=slurm_env)
     assert detached.returncode == 0, detached.stderr
     assert "submitted baseline: job" in detached.stderr
     assert "run on their own: `specbench status" in detached.stderr
-    assert len(cells(out)) < 4  # returned before the jobs finished
+    assert len(cells(out)) < 6  # returned before the jobs finished
     jobs = manifest(out)["slurm"]["shards"]
     assert time.monotonic() - started < 30  # sbatch --test-only, then sbatch; 2 cores, load ~15
 
     early = cli("status", out, env=slurm_env)
     assert early.returncode == 0, early.stderr
-    assert "cells 4/4" not in early.stderr
+    assert "cells 6/6" not in early.stderr
     assert "PENDING" in early.stderr or "RUNNING" in early.stderr
 
     # A rerun while the jobs run watches them instead of submitting again.
@@ -268,8 +269,8 @@ def test_detach_returns_at_once_and_status_follows_the_jobs(slurm_env, tmp_path)
 
     final = cli("status", out, env=slurm_env)
     assert final.returncode == 0, final.stderr
-    assert "jobs: 0 pending, 0 running, 2 done, 0 failed; cells 4/4" in final.stderr
-    assert len(submitter_run(out)["cells_measured"]) == 4  # every shard, not the last
+    assert "jobs: 0 pending, 0 running, 2 done, 0 failed; cells 6/6" in final.stderr
+    assert len(submitter_run(out)["cells_measured"]) == 6  # every shard, not the last
     for shard in jobs.values():
         assert f" {shard['job_id']} " in final.stderr
     assert server_pids(tag) == []
