@@ -46,11 +46,11 @@ def report(
             "definition) or step-weighted (vLLM's counters); the other is printed beside it.",
         ),
     ] = "official",
-    gate_summary: Annotated[
+    gate_page: Annotated[
         Path | None,
         typer.Option(
             "--gate",
-            help="A gate verdict to show in report.html (the file `gate --summary` wrote).",
+            help="Show this gate verdict in report.html (the page `gate --html` wrote).",
         ),
     ] = None,
 ) -> None:
@@ -70,7 +70,7 @@ def report(
         baseline=baseline,
         speculative=speculative,
         al_definition=definitions[al_definition],
-        gate_summary=gate_summary,
+        gate_page=gate_page,
     )
     try:
         build_report(options, console=make_console())

@@ -75,37 +75,45 @@ def markdown_summary(report: GateReport) -> str:
         "<details><summary>All checks</summary>",
         "",
     ]
+    lines += markdown_table(GATE_COLUMNS, rows_of(report), align=GATE_ALIGN)
+    lines += ["", "</details>", ""]
+    return "\n".join(lines)
+
+
+GATE_COLUMNS = (
+    "cell",
+    "metric",
+    "baseline",
+    "current",
+    "change [interval]",
+    "tolerance",
+    "detectable",
+    "decided by",
+    "verdict",
+)
+
+
+def rows_of(report: GateReport) -> list[list[str]]:
+    """Every check's display row (`GATE_COLUMNS`); failures' verdicts in bold."""
     rows = []
     for row in report.comparisons:
         verdict = VERDICT_TEXT[row.verdict]
         if row.verdict in ("regression", "missing"):
             verdict = f"**{verdict}**"
-        cells = [
-            row.cell,
-            row.metric,
-            stats_text(row.baseline),
-            stats_text(row.current),
-            change_text(row),
-            tolerance_text(row),
-            detectable_text(row),
-            decided_text(row),
-            verdict,
-        ]
-        rows.append(cells)
-    columns = (
-        "cell",
-        "metric",
-        "baseline",
-        "current",
-        "change [interval]",
-        "tolerance",
-        "detectable",
-        "decided by",
-        "verdict",
-    )
-    lines += markdown_table(columns, rows, align=GATE_ALIGN)
-    lines += ["", "</details>", ""]
-    return "\n".join(lines)
+        rows.append(
+            [
+                row.cell,
+                row.metric,
+                stats_text(row.baseline),
+                stats_text(row.current),
+                change_text(row),
+                tolerance_text(row),
+                detectable_text(row),
+                decided_text(row),
+                verdict,
+            ]
+        )
+    return rows
 
 
 def write_summary(report: GateReport, path: Path, *, append: bool) -> None:

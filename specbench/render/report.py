@@ -76,8 +76,8 @@ class ReportOptions:
     speculative: str | None = None
     #: AL printed first in card tables: "official" (SPEED-Bench) or "step_weighted".
     al_definition: str = "official"
-    #: The gate's markdown summary (`gate --summary FILE`) to show in report.html.
-    gate_summary: Path | None = None
+    #: The gate's page (`gate --html FILE`) whose verdict report.html shows.
+    gate_page: Path | None = None
 
 
 @dataclass(slots=True)
@@ -363,14 +363,16 @@ def _html(
 ) -> str:
     """report.html from the same tables, figures and sections as report.md."""
     from specbench.analysis.provenance import provenance
-    from specbench.render.html import HtmlReport, report_page
+    from specbench.render.html import HtmlReport, report_page, verdict_fragment
 
     gate = None
-    if options.gate_summary is not None:
+    if options.gate_page is not None:
         try:
-            gate = options.gate_summary.read_text(encoding="utf-8")
-        except OSError as error:
-            raise SpecbenchError(f"--gate {options.gate_summary}: {error.strerror}") from None
+            text = options.gate_page.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            reason = getattr(error, "strerror", None) or "not UTF-8 text"
+            raise SpecbenchError(f"--gate {options.gate_page}: {reason}") from None
+        gate = verdict_fragment(text, str(options.gate_page))
     return report_page(
         HtmlReport(
             results=tuple(str(d) for d in options.results_dirs),
