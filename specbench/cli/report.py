@@ -57,7 +57,8 @@ def report(
     """Aggregate summaries into model-card tables, figures, report.md and report.html (offline)."""
     from specbench.cli.console import make_console
     from specbench.common.errors import SpecbenchError
-    from specbench.render.report import ReportOptions, build_report, parse_formats
+    from specbench.render.outcome import ReportOptions, parse_formats
+    from specbench.render.report import build_report
 
     definitions = {"official": "official", "step-weighted": "step_weighted"}
     if al_definition not in definitions:

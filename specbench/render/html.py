@@ -14,7 +14,7 @@ import html
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from typing import TYPE_CHECKING
@@ -57,7 +57,6 @@ class HtmlReport:
     missing: tuple[str, ...] = ()
     provenance: tuple[Provenance, ...] = ()
     gate: str | None = None  # the gate's verdict section (`verdict_fragment`), when given
-    notes: tuple[str, ...] = field(default=())
 
 
 @cache
@@ -254,7 +253,6 @@ def report_page(report: HtmlReport) -> str:
         header.append(f"<p>Baseline: {html.escape(', '.join(report.baselines))}.</p>")
     if report.speculative:
         header.append(f"<p>Speculative: {html.escape(', '.join(report.speculative))}.</p>")
-    header += [f'<p class="note">{inline(n)}</p>' for n in report.notes]
     toc = [
         f'<li><a href="#table-{_slug(t.name)}">{html.escape(t.title)}</a></li>'
         for t in report.tables
