@@ -65,6 +65,7 @@ def parse_formats(text: str) -> tuple[str, ...]:
 
 
 def try_table(outcome: ReportOutcome, build: Callable[[], Table]) -> Table | None:
+    """The built table, kept in the outcome; None and its reason under "Not built"."""
     try:
         table = build()
     except T.TableUnavailable as missing:

@@ -1,4 +1,4 @@
-"""`specbench report`: results directories → tables, figures and `report.md`.
+"""`specbench report`: results directories → tables, figures, `report.md` and `report.html`.
 
 Reads only the results directories (never the network). Writes into the output folder:
 
@@ -14,9 +14,9 @@ Reads only the results directories (never the network). Writes into the output f
     vllm-bench/*.json          one `vllm bench serve`-shaped result per cell  [vllm-bench]
 
 A table whose data is absent is listed under "Not built" with the reason; the others are
-still built. A table of one of several datasets ends its name with the dataset's slug, cut
-to its last characters plus a digest when long (a deep dataset path), so every file name
-stays writable.
+still built. A table of one of several datasets ends its name with the suite's workload
+names of its cells (never a dataset path: the same on every machine), bounded in length so
+every file name stays writable.
 """
 
 from __future__ import annotations
