@@ -61,6 +61,10 @@ def gate(
     strict_suite: Annotated[
         bool, typer.Option(help="Also fail (exit 2) when server settings differ from the baseline.")
     ] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option(help="Write the verdict as one HTML page (`report --gate` embeds it)."),
+    ] = None,
 ) -> None:
     """Compare results with a baseline: exit 0 pass, 1 regression, 2 bad or missing input."""
     from specbench.cli.console import make_console
@@ -78,6 +82,7 @@ def gate(
         junit=junit,
         summary=summary,
         strict_suite=strict_suite,
+        html=html,
     )
     report = run_gate(options)
     console = make_console()  # the table and the verdicts are the results: stdout

@@ -44,18 +44,19 @@ def report(
             "definition) or step-weighted (vLLM's counters); the other is printed beside it.",
         ),
     ] = "official",
-    gate_summary: Annotated[
+    gate_page: Annotated[
         Path | None,
         typer.Option(
             "--gate",
-            help="A gate verdict to show in report.html (the file `gate --summary` wrote).",
+            help="Show this gate verdict in report.html (the page `gate --html` wrote).",
         ),
     ] = None,
 ) -> None:
     """Aggregate summaries into model-card tables, figures, report.md and report.html (offline)."""
     from specbench.cli.console import make_console
     from specbench.common.errors import SpecbenchError
-    from specbench.render.report import ReportOptions, build_report, parse_formats
+    from specbench.render.outcome import ReportOptions, parse_formats
+    from specbench.render.report import build_report
 
     definitions = {"official": "official", "step-weighted": "step_weighted"}
     if al_definition not in definitions:
@@ -68,7 +69,7 @@ def report(
         baseline=baseline,
         speculative=speculative,
         al_definition=definitions[al_definition],
-        gate_summary=gate_summary,
+        gate_page=gate_page,
     )
     try:
         build_report(options, console=make_console())

@@ -71,26 +71,33 @@ def markdown_summary(report: GateReport) -> str:
         "<details><summary>All checks</summary>",
         "",
     ]
+    lines += markdown_table(GATE_COLUMNS, rows_of(report), align=GATE_ALIGN)
+    lines += ["", "</details>", ""]
+    return "\n".join(lines)
+
+
+GATE_COLUMNS = (
+    "cell",
+    "metric",
+    "baseline",
+    "current",
+    "change [interval]",
+    "tolerance",
+    "detectable",
+    "decided by",
+    "verdict",
+)
+
+
+def rows_of(report: GateReport) -> list[list[str]]:
+    """Every check's display row (`GATE_COLUMNS`); failures' verdicts in bold."""
     rows = []
     for row in report.comparisons:
         verdict = VERDICT_TEXT[row.verdict]
         if row.verdict in ("regression", "missing"):
             verdict = f"**{verdict}**"
         rows.append([*row_texts(row), verdict])
-    columns = (
-        "cell",
-        "metric",
-        "baseline",
-        "current",
-        "change [interval]",
-        "tolerance",
-        "detectable",
-        "decided by",
-        "verdict",
-    )
-    lines += markdown_table(columns, rows, align=GATE_ALIGN)
-    lines += ["", "</details>", ""]
-    return "\n".join(lines)
+    return rows
 
 
 def write_summary(report: GateReport, path: Path, *, append: bool) -> None:

@@ -1,10 +1,10 @@
 """`specbench gate` and `specbench baseline save` as library calls (the CLI only renders).
 
 `run_gate` loads the baseline and the rules, aggregates the results directory, compares,
-and writes the JUnit XML and the markdown summary. It returns the report; the caller turns
-`report.exit_code` into the process exit code. Input that cannot be compared at all
-(foreign baseline, other schema, another suite) raises SpecbenchError, after a one-line
-note in the job summary so the CI page says why.
+and writes the JUnit XML, the markdown summary and the HTML verdict page. It returns the
+report; the caller turns `report.exit_code` into the process exit code. Input that cannot
+be compared at all (foreign baseline, other schema, another suite) raises SpecbenchError,
+after a one-line note in the job summary so the CI page says why.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 from specbench.common.errors import SpecbenchError
 from specbench.gate.baseline import load_baseline, server_summaries, suite_identity
 from specbench.gate.compare import GateReport, compare
+from specbench.gate.html import write_html
 from specbench.gate.junit import write_junit
 from specbench.gate.markdown import write_summary
 from specbench.gate.rules import load_rules
@@ -35,6 +36,7 @@ class GateOptions:
     junit: Path | None = None
     summary: Path | None = None
     strict_suite: bool = False
+    html: Path | None = None
 
 
 def summary_target(options: GateOptions) -> tuple[Path | None, bool]:
@@ -75,4 +77,6 @@ def run_gate(options: GateOptions) -> GateReport:
         write_junit(report, options.junit)
     if path is not None:
         write_summary(report, path, append=append)
+    if options.html is not None:
+        write_html(report, options.html)
     return report

@@ -14,7 +14,7 @@ import html
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 from typing import TYPE_CHECKING
@@ -56,8 +56,7 @@ class HtmlReport:
     failed: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
     provenance: tuple[Provenance, ...] = ()
-    gate: str | None = None  # the gate's markdown summary, when given
-    notes: tuple[str, ...] = field(default=())
+    gate: str | None = None  # the gate's verdict section (`verdict_fragment`), when given
 
 
 @cache
@@ -89,21 +88,25 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
 
 
-def table_html(table: Table, *, heading: int = 3, element_id: str | None = None) -> str:
-    """A `<table>` with a caption, header row and the table's footnotes below it.
+def rows_table(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    aligns: Sequence[str],
+    caption: str,
+    bold_rows: frozenset[int] = frozenset(),
+) -> str:
+    """A `<table>` of display strings: header row, body, and the bold total in `<tfoot>`.
 
-    The last row moves into `<tfoot>` when it is the table's bold total (Overall), so
-    sorting the body keeps it last.
+    The last row moves into `<tfoot>` when it is bold (a total such as Overall) and the
+    table has more than two rows, so sorting the body keeps it last.
     """
-    aligns = table.alignment()
-    ident = element_id or f"table-{_slug(table.name)}"
     head = "".join(
         f'<th scope="col" class="{"num" if a == "right" else ""}">{html.escape(c)}</th>'
-        for c, a in zip(table.columns, aligns, strict=True)
+        for c, a in zip(columns, aligns, strict=True)
     )
-    rows = list(enumerate(table.rows))
-    total = rows[-1] if rows and rows[-1][0] in table.bold_rows and len(rows) > 2 else None
-    body_rows = rows[:-1] if total else rows
+    indexed = list(enumerate(rows))
+    total = indexed[-1] if len(indexed) > 2 and indexed[-1][0] in bold_rows else None
+    body = indexed[:-1] if total else indexed
 
     def row_html(index: int, row: Sequence[str]) -> str:
         cells = []
@@ -112,23 +115,47 @@ def table_html(table: Table, *, heading: int = 3, element_id: str | None = None)
             scope = ' scope="row"' if column == 0 else ""
             kind = ' class="num"' if align == "right" else ""
             cells.append(f"<{tag}{scope}{kind}>{inline(text)}</{tag}>")
-        bold = ' class="bold"' if index in table.bold_rows else ""
+        bold = ' class="bold"' if index in bold_rows else ""
         return f"<tr{bold}>{''.join(cells)}</tr>"
 
     parts = [
-        f'<section class="table" id="{ident}" data-table="{html.escape(table.name)}">',
-        f"<h{heading}>{html.escape(table.title)}</h{heading}>",
         '<div class="scroll"><table>',
-        f"<caption>{html.escape(table.title)}</caption>",
+        f"<caption>{html.escape(caption)}</caption>",
         f"<thead><tr>{head}</tr></thead>",
-        "<tbody>" + "".join(row_html(i, r) for i, r in body_rows) + "</tbody>",
+        "<tbody>" + "".join(row_html(i, r) for i, r in body) + "</tbody>",
     ]
     if total:
         parts.append(f"<tfoot>{row_html(*total)}</tfoot>")
     parts.append("</table></div>")
+    return "\n".join(parts)
+
+
+def table_html(table: Table, *, heading: int = 3, element_id: str | None = None) -> str:
+    """A report table as a section: heading, `<table>`, its footnotes below it."""
+    ident = element_id or f"table-{_slug(table.name)}"
+    parts = [
+        f'<section class="table" id="{ident}" data-table="{html.escape(table.name)}">',
+        f"<h{heading}>{html.escape(table.title)}</h{heading}>",
+        rows_table(table.columns, table.rows, table.alignment(), table.title, table.bold_rows),
+    ]
     parts += [f'<p class="note">{inline(note)}</p>' for note in table.footnotes]
     parts.append("</section>")
     return "\n".join(parts)
+
+
+#: The gate's verdict inside its page (`gate --html`), which `report --gate` embeds.
+VERDICT_START = "<!-- specbench-gate-verdict -->"
+VERDICT_END = "<!-- /specbench-gate-verdict -->"
+
+
+def verdict_fragment(text: str, source: str) -> str:
+    """The verdict section of a page `gate --html` wrote; SpecbenchError if it holds none."""
+    from specbench.common.errors import SpecbenchError
+
+    start, end = text.find(VERDICT_START), text.find(VERDICT_END)
+    if start < 0 or end < start:
+        raise SpecbenchError(f"--gate {source}: not a page `specbench gate --html` wrote")
+    return text[start + len(VERDICT_START) : end]
 
 
 def _figure_html(figure: HtmlFigure, index: int) -> str:
@@ -226,14 +253,13 @@ def report_page(report: HtmlReport) -> str:
         header.append(f"<p>Baseline: {html.escape(', '.join(report.baselines))}.</p>")
     if report.speculative:
         header.append(f"<p>Speculative: {html.escape(', '.join(report.speculative))}.</p>")
-    header += [f'<p class="note">{inline(n)}</p>' for n in report.notes]
     toc = [
         f'<li><a href="#table-{_slug(t.name)}">{html.escape(t.title)}</a></li>'
         for t in report.tables
     ]
     body = [*header, f'<nav class="toc" aria-label="Tables"><ul>{"".join(toc)}</ul></nav>']
     if report.gate is not None:
-        body.append(f'<section id="gate"><h2>Gate verdict</h2>{block(report.gate)}</section>')
+        body.append(report.gate)
     body.append('<section id="tables"><h2>Tables</h2>')
     body += [table_html(t) for t in report.tables]
     if not report.tables:

@@ -1,4 +1,4 @@
-"""`specbench report`: results directories → tables, figures and `report.md`.
+"""`specbench report`: results directories → tables, figures, `report.md` and `report.html`.
 
 Reads only the results directories (never the network). Writes into the output folder:
 
@@ -14,16 +14,15 @@ Reads only the results directories (never the network). Writes into the output f
     vllm-bench/*.json          one `vllm bench serve`-shaped result per cell  [vllm-bench]
 
 A table whose data is absent is listed under "Not built" with the reason; the others are
-still built. A table of one of several datasets ends its name with the dataset's slug, cut
-to its last characters plus a digest when long (a deep dataset path), so every file name
-stays writable.
+still built. A table of one of several datasets ends its name with the suite's workload
+names of its cells (never a dataset path: the same on every machine), bounded in length so
+every file name stays writable.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,11 +35,20 @@ from specbench.analysis.basis import figure_cells
 from specbench.analysis.cuts_tables import al_by_position, thinking_vs_answer
 from specbench.analysis.domain_speedup import domain_speedup, mixed_workloads
 from specbench.analysis.health import cell_health
-from specbench.analysis.table import Table, to_json
+from specbench.analysis.table import to_json
 from specbench.common.errors import SpecbenchError
 from specbench.render import plots as P
-from specbench.render.html import HtmlFigure
 from specbench.render.markdown import join_sections, to_markdown, to_rich
+from specbench.render.outcome import (
+    FORMATS,
+    FigureShown,
+    ReportOptions,
+    ReportOutcome,
+    add_figure,
+    al_copies,
+    points,
+    try_table,
+)
 from specbench.results import columns as C
 from specbench.results import frame as F
 from specbench.results import loading as L
@@ -59,51 +67,7 @@ from specbench.store.files import write_atomic
 
 if TYPE_CHECKING:
     import pandas as pd
-    from matplotlib.figure import Figure
     from rich.console import Console
-
-FORMATS = ("md", "csv", "json", "png", "svg", "html", "vllm-bench")
-DEFAULT_FORMATS = ("md", "csv", "json", "png", "svg", "html")
-
-
-@dataclass(frozen=True, slots=True)
-class ReportOptions:
-    """What `specbench report` was asked for."""
-
-    results_dirs: tuple[Path, ...]
-    out: Path | None = None
-    formats: tuple[str, ...] = DEFAULT_FORMATS
-    concurrency: int | None = None
-    baseline: str | None = None
-    speculative: str | None = None
-    #: AL printed first in card tables: "official" (SPEED-Bench) or "step_weighted".
-    al_definition: str = "official"
-    #: The gate's markdown summary (`gate --summary FILE`) to show in report.html.
-    gate_summary: Path | None = None
-
-
-@dataclass(slots=True)
-class ReportOutcome:
-    """What was built, what was not (and why), and every file written."""
-
-    out_dir: Path
-    tables: list[Table] = field(default_factory=list)
-    not_built: list[str] = field(default_factory=list)
-    figures: list[tuple[str, list[Path]]] = field(default_factory=list)
-    html_figures: list[HtmlFigure] = field(default_factory=list)
-    files: list[Path] = field(default_factory=list)
-
-
-def parse_formats(text: str) -> tuple[str, ...]:
-    """`md,csv,png` → ('md', 'csv', 'png'); unknown names are a one-line error."""
-    chosen = tuple(dict.fromkeys(part.strip().lower() for part in text.split(",") if part.strip()))
-    unknown = [f for f in chosen if f not in FORMATS]
-    if unknown or not chosen:
-        raise SpecbenchError(
-            f"--format {text!r}: unknown {', '.join(unknown) or 'empty list'}; "
-            f"allowed: {', '.join(FORMATS)}"
-        )
-    return chosen
 
 
 def _out_dir(options: ReportOptions) -> Path:
@@ -118,57 +82,6 @@ def _al_name(data: pd.DataFrame) -> str:
     """The definition a figure plots, as its title says it."""
     shown = str(data[T.AL_DEFINITION].iloc[0]) if T.AL_DEFINITION in data else "step_weighted"
     return "official AL (SPEED-Bench)" if shown == "official" else "step-weighted AL"
-
-
-def _try(outcome: ReportOutcome, build: Callable[[], Table]) -> Table | None:
-    try:
-        table = build()
-    except T.TableUnavailable as missing:
-        outcome.not_built.append(str(missing))
-        return None
-    outcome.tables.append(table)
-    return table
-
-
-def _figure(
-    outcome: ReportOutcome,
-    name: str,
-    title: str,
-    figure: Figure,
-    formats: Sequence[str],
-    shown: FigureShown | None = None,
-) -> None:
-    """Save the figure's files (png, svg) and keep it inline for report.html."""
-    kinds = [f for f in formats if f in ("png", "svg")]
-    if kinds and not (shown and shown.inline_only):
-        folder = outcome.out_dir / "figures"
-        folder.mkdir(parents=True, exist_ok=True)
-        outcome.figures.append((title, P.save_figure(figure, folder / name, kinds)))
-    if "html" in formats:
-        shown = shown or FigureShown()
-        svg = P.svg_text(figure, salt=name + ("-alt" if shown.inline_only else ""))
-        outcome.html_figures.append(
-            HtmlFigure(name, title, svg, shown.basis, shown.points, shown.al, shown.al_pair)
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class FigureShown:
-    """How report.html shows a figure: its cells, hover values, AL definition."""
-
-    basis: Table | None = None
-    points: tuple[str, ...] = ()
-    al: str | None = None
-    al_pair: bool = False
-    inline_only: bool = False  # the other AL definition's copy: no png/svg file
-
-
-def _points(table: Table) -> tuple[str, ...]:
-    """Hover text per row of a table: `column: value` lines, as the table prints them."""
-    return tuple(
-        "\n".join(f"{c}: {v.replace('**', '')}" for c, v in zip(table.columns, row, strict=True))
-        for row in table.rows
-    )
 
 
 def _build(
@@ -192,7 +105,7 @@ def _build(
                 "with a speculative config)"
             )
         for group in groups:
-            table = _try(
+            table = try_table(
                 outcome,
                 partial(
                     T.al_by_domain, frame, categories, group, speculative, options.al_definition
@@ -201,18 +114,20 @@ def _build(
             if table is not None:
                 basis = figure_cells(frame[frame[F.GROUP] == group], speculative)
                 build = partial(T.al_by_domain, frame, categories, group, speculative)
-                for copy, shown in _al_copies(table, build, basis, options):
+                for copy, shown in al_copies(table, build, basis, options):
                     title = f"{copy.title}, {_al_name(copy.data)}"
                     figure = P.al_by_domain(copy.data, speculative, title)
-                    _figure(outcome, table.name, title, figure, formats, shown)
-        table = _try(outcome, partial(T.al_by_context, frame, speculative, options.al_definition))
+                    add_figure(outcome, table.name, title, figure, formats, shown)
+        table = try_table(
+            outcome, partial(T.al_by_context, frame, speculative, options.al_definition)
+        )
         if table is not None:
             basis = figure_cells(frame[frame[F.CONTEXT_K].notna()], speculative)
             build = partial(T.al_by_context, frame, speculative)
-            for copy, shown in _al_copies(table, build, basis, options):
+            for copy, shown in al_copies(table, build, basis, options):
                 title = f"Acceptance length vs context length, {_al_name(copy.data)}"
                 figure = P.al_vs_context(copy.data, speculative, title)
-                _figure(outcome, "al_vs_context", title, figure, formats, shown)
+                add_figure(outcome, "al_vs_context", title, figure, formats, shown)
     if not speculative:
         outcome.not_built.append("serving and concurrency tables: no speculative config")
     elif not selection.comparisons:
@@ -221,9 +136,9 @@ def _build(
     for comparison in selection.comparisons:
         _serving(outcome, frame, comparison, options)
     if len(frame):
-        _try(outcome, partial(cell_health, frame))
+        try_table(outcome, partial(cell_health, frame))
     if speculative:
-        table = _try(outcome, partial(T.acceptance_summary, frame, speculative))
+        table = try_table(outcome, partial(T.acceptance_summary, frame, speculative))
         if table is not None:
             title, data = "Per-position acceptance rate", table.data
             if len(speculative) > 1:
@@ -237,32 +152,7 @@ def _build(
             figure = P.per_position_acceptance(data, title)
             basis = figure_cells(frame[frame[F.VIEW].isin(set(data[F.VIEW]))], speculative)
             shown = FigureShown(basis=basis)
-            _figure(outcome, "per_position_acceptance", title, figure, formats, shown)
-
-
-def _al_copies(
-    table: Table,
-    build: Callable[[str], Table],
-    basis: Table,
-    options: ReportOptions,
-) -> list[tuple[Table, FigureShown]]:
-    """The table's figure data, and for report.html the other AL definition's too.
-
-    The page switches between the two; the other copy is inline only (no png/svg file),
-    and only when that definition has figures (else the table falls back to the same one).
-    """
-    shown = str(table.data[T.AL_DEFINITION].iloc[0])
-    copies = [(table, FigureShown(basis=basis, al=shown))]
-    if "html" not in options.formats:
-        return copies
-    other = build("step_weighted" if options.al_definition == "official" else "official")
-    other_shown = str(other.data[T.AL_DEFINITION].iloc[0])
-    if other_shown == shown:
-        return copies
-    return [
-        (table, FigureShown(basis=basis, al=shown, al_pair=True)),
-        (other, FigureShown(basis=basis, al=other_shown, al_pair=True, inline_only=True)),
-    ]
+            add_figure(outcome, "per_position_acceptance", title, figure, formats, shown)
 
 
 def _cuts_and_speedup(
@@ -276,18 +166,18 @@ def _cuts_and_speedup(
     speculative = list(selection.speculative)
     if not speculative:
         return
-    table = _try(outcome, partial(al_by_position, cells, speculative))
+    table = try_table(outcome, partial(al_by_position, cells, speculative))
     if table is not None:
         title = "Acceptance length by output position (step-weighted)"
         figure = P.al_by_position(table.data, title)
         shown = FigureShown(basis=figure_cells(frame, speculative), al="step_weighted")
-        _figure(outcome, "al_by_position", title, figure, options.formats, shown)
-    table = _try(outcome, partial(thinking_vs_answer, cells, speculative))
+        add_figure(outcome, "al_by_position", title, figure, options.formats, shown)
+    table = try_table(outcome, partial(thinking_vs_answer, cells, speculative))
     if table is not None:
         title = "Acceptance length, thinking vs answer, by domain (step-weighted)"
         figure = P.thinking_vs_answer(table.data, title)
         shown = FigureShown(basis=figure_cells(frame, speculative), al="step_weighted")
-        _figure(outcome, "thinking_vs_answer", title, figure, options.formats, shown)
+        add_figure(outcome, "thinking_vs_answer", title, figure, options.formats, shown)
     for comparison in selection.comparisons:
         workloads = mixed_workloads(cells, comparison)
         if not workloads:
@@ -296,7 +186,7 @@ def _cuts_and_speedup(
                 "no mixed workload run by both"
             )
         for workload in workloads:
-            _try(outcome, partial(domain_speedup, cells, comparison, workload))
+            try_table(outcome, partial(domain_speedup, cells, comparison, workload))
 
 
 def _serving(
@@ -324,8 +214,8 @@ def _serving(
                 f"(both ran: {', '.join(map(str, available)) or 'none'})"
             )
         else:
-            _try(outcome, partial(T.serving, frame, comparison, dataset, concurrency))
-        table = _try(outcome, partial(T.concurrency_sweep, frame, comparison, dataset))
+            try_table(outcome, partial(T.serving, frame, comparison, dataset, concurrency))
+        table = try_table(outcome, partial(T.concurrency_sweep, frame, comparison, dataset))
         if table is not None and len(table.data) >= 2:
             splits = frame.loc[frame[C.VIEW] == dataset, C.SPLIT].dropna()
             name = W.dataset_phrase(dataset, str(splits.iloc[0]) if len(splits) else None)
@@ -336,8 +226,8 @@ def _serving(
             )
             name = table.name.replace("concurrency_sweep", "throughput_vs_concurrency")
             basis = figure_cells(frame[frame[F.VIEW] == dataset], pair)
-            shown = FigureShown(basis=basis, points=_points(table))
-            _figure(outcome, name, title, figure, options.formats, shown)
+            shown = FigureShown(basis=basis, points=points(table))
+            add_figure(outcome, name, title, figure, options.formats, shown)
 
 
 def _lossless_sections(options: ReportOptions) -> list[str]:
@@ -365,14 +255,16 @@ def _html(
 ) -> str:
     """report.html from the same tables, figures and sections as report.md."""
     from specbench.analysis.provenance import provenance
-    from specbench.render.html import HtmlReport, report_page
+    from specbench.render.html import HtmlReport, report_page, verdict_fragment
 
     gate = None
-    if options.gate_summary is not None:
+    if options.gate_page is not None:
         try:
-            gate = options.gate_summary.read_text(encoding="utf-8")
-        except OSError as error:
-            raise SpecbenchError(f"--gate {options.gate_summary}: {error.strerror}") from None
+            text = options.gate_page.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            reason = getattr(error, "strerror", None) or "not UTF-8 text"
+            raise SpecbenchError(f"--gate {options.gate_page}: {reason}") from None
+        gate = verdict_fragment(text, str(options.gate_page))
     return report_page(
         HtmlReport(
             results=tuple(str(d) for d in options.results_dirs),

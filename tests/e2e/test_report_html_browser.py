@@ -290,3 +290,35 @@ def test_bad_results_folders_render_and_say_what_is_missing(
     assert width <= 0  # long names wrap inside their cells
     if build is _failed_cells:
         assert "Failed cells" in text
+
+
+GATE_VIEW = """[document.querySelector('#gate h2').textContent,
+  document.querySelectorAll('#gate tbody tr').length,
+  Array.from(document.querySelectorAll('#gate tbody tr')).filter(
+    r => r.cells[8].textContent === 'REGRESSION').map(r => r.cells[1].textContent)]"""
+
+
+def test_the_gate_verdict_as_a_page_and_inside_the_report(report_dir: Path, tmp_path: Path) -> None:
+    results = report_dir.parent
+    baseline = tmp_path / "baseline.json"
+    saved = run_cli("baseline", "save", results, "--out", baseline)
+    assert saved.returncode == 0, saved.stderr
+    worse = tmp_path / "worse"
+    worse_draft = "servers.eagle3.emulator.acceptance=[0.5, 0.4, 0.3]"
+    ran = run_cli("run", results.parent / "suite.toml", "--output", worse, "--set", worse_draft)
+    assert ran.returncode == 0, ran.stderr
+    page, summary = tmp_path / "gate.html", tmp_path / "gate.md"
+    gated = run_cli("gate", worse, "--baseline", baseline, "--html", page, "--summary", summary)
+    assert gated.returncode == 1, gated.stderr
+    checks = [line for line in summary.read_text().splitlines() if line.startswith("|")][2:]
+    headline, rows, regressed = _run(lambda p: p.evaluate(GATE_VIEW), page)  # type: ignore[misc]
+    assert headline.startswith("❌ specbench gate: regression")
+    assert rows == len(checks)
+    assert "acceptance_length" in regressed
+    reported = run_cli("report", worse, "--gate", page)
+    assert reported.returncode == 0, reported.stderr
+    inside = _run(lambda p: p.evaluate(GATE_VIEW), worse / "report" / "report.html")
+    assert inside == [headline, rows, regressed]
+    not_a_page = run_cli("report", worse, "--gate", summary)
+    assert not_a_page.returncode == 2
+    assert not_a_page.stderr.strip().endswith("not a page `specbench gate --html` wrote")

@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 
 from specbench.cli.main import app
 from specbench.common.errors import SpecbenchError
-from specbench.render.report import ReportOptions, build_report, parse_formats
+from specbench.render.outcome import ReportOptions, parse_formats
+from specbench.render.report import build_report
 
 
 @pytest.fixture
