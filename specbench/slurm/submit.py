@@ -129,11 +129,11 @@ def _refusal(result: subprocess.CompletedProcess[str]) -> str:
     return "; ".join(lines) or "no message"
 
 
-def check_with_test_only(name: str, text: str, env: Mapping[str, str] | None = None) -> None:
+def check_with_test_only(name: str, text: str) -> None:
     """Ask Slurm whether the batch script `text` could run (`sbatch --test-only`: a
     partition, account, time limit or GPU request no node can satisfy is refused) without
     submitting it; a refusal is one line."""
-    result = _call_sbatch([require_sbatch(), "--test-only"], name, text, env)
+    result = _call_sbatch([require_sbatch(), "--test-only"], name, text)
     if result.returncode != 0:
         raise SpecbenchError(
             f"sbatch refused {name} (asked with --test-only, nothing submitted): {_refusal(result)}"
