@@ -112,7 +112,7 @@ def _build(
                 ),
             )
             if table is not None:
-                basis = figure_cells(frame[frame[F.GROUP] == group], speculative)
+                basis = figure_cells(frame[frame[C.GROUP] == group], speculative)
                 build = partial(T.al_by_domain, frame, categories, group, speculative)
                 for copy, shown in al_copies(table, build, basis, options):
                     title = f"{copy.title}, {_al_name(copy.data)}"
@@ -122,7 +122,7 @@ def _build(
             outcome, partial(T.al_by_context, frame, speculative, options.al_definition)
         )
         if table is not None:
-            basis = figure_cells(frame[frame[F.CONTEXT_K].notna()], speculative)
+            basis = figure_cells(frame[frame[C.CONTEXT_K].notna()], speculative)
             build = partial(T.al_by_context, frame, speculative)
             for copy, shown in al_copies(table, build, basis, options):
                 title = f"Acceptance length vs context length, {_al_name(copy.data)}"
@@ -150,7 +150,7 @@ def _build(
                 phrase = W.dataset_phrase(first, str(splits.iloc[0]) if len(splits) else None)
                 title = f"{title} ({phrase})"
             figure = P.per_position_acceptance(data, title)
-            basis = figure_cells(frame[frame[F.VIEW].isin(set(data[F.VIEW]))], speculative)
+            basis = figure_cells(frame[frame[C.VIEW].isin(set(data[C.VIEW]))], speculative)
             shown = FigureShown(basis=basis)
             add_figure(outcome, "per_position_acceptance", title, figure, formats, shown)
 
@@ -225,7 +225,7 @@ def _serving(
                 table.data, comparison.speculative, comparison.baseline, title
             )
             name = table.name.replace("concurrency_sweep", "throughput_vs_concurrency")
-            basis = figure_cells(frame[frame[F.VIEW] == dataset], pair)
+            basis = figure_cells(frame[frame[C.VIEW] == dataset], pair)
             shown = FigureShown(basis=basis, points=points(table))
             add_figure(outcome, name, title, figure, options.formats, shown)
 
