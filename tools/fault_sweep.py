@@ -47,6 +47,7 @@ from harness import (
     REPO,
     FaultProxy,
     Outcome,
+    bench_argv,
     fault_proxy,
     fill,
     free_port,
@@ -538,30 +539,10 @@ def restart_inside_window(sweep: Sweep, check: Check, climb: bool) -> None:
     slow = ("--model", "m", "--step-ms", "6", "--seed", "1")
     with running_emulator(*slow) as first, running_emulator(*slow) as second:
         if climb:  # the "restarted" server has served more: no counter goes down
-            warm = sweep.cli(
-                "bench",
-                "--endpoint",
-                second,
-                "--dataset",
-                DATA,
-                "--output",
-                folder / "w",
-                "--max-tokens",
-                "48",
-            )
+            warm = sweep.cli(*bench_argv(second, folder / "w", "--max-tokens", "48"))
             check.that(warm.code == 0, f"warming the second server failed: {warm.last}")
         with fault_proxy(first) as proxy:
-            bench = sweep.popen(
-                "bench",
-                "--endpoint",
-                proxy.url,
-                "--dataset",
-                DATA,
-                "--output",
-                out,
-                "--max-tokens",
-                "48",
-            )
+            bench = sweep.popen(*bench_argv(proxy.url, out, "--max-tokens", "48"))
             check.that(wait_until(lambda: in_flight(out) or bench.poll() is not None), "no window")
             proxy.switch(second)
             outcome = sweep.finish(bench)
@@ -640,23 +621,8 @@ def proxied_bench(
         running_emulator("--model", "m", "--step-ms", "1", "--prefill-ms", "2") as upstream,
         fault_proxy(upstream, fault_name, every) as proxy,
     ):
-        outcome = sweep.cli(
-            "bench",
-            "--endpoint",
-            proxy.url,
-            "--dataset",
-            DATA,
-            "--output",
-            out,
-            "--warmup",
-            "0",
-            "--max-tokens",
-            "32",
-            "--concurrency",
-            "2",
-            "--request-timeout",
-            timeout,
-        )
+        options = ("--warmup", "0", "--max-tokens", "32", "--concurrency", "2")
+        outcome = sweep.cli(*bench_argv(proxy.url, out, *options, "--request-timeout", timeout))
     check.clean_exit(
         outcome, codes, contains, one_line=codes == (2,), prefix="" if 0 in codes else "error: "
     )
@@ -773,9 +739,7 @@ def f_404_endpoint(sweep: Sweep, check: Check) -> None:
 def f_unreachable(sweep: Sweep, check: Check) -> None:
     out = sweep.dir("unreachable") / "o"
     port = free_port()
-    outcome = sweep.cli(
-        "bench", "--endpoint", f"http://127.0.0.1:{port}", "--dataset", DATA, "--output", out
-    )
+    outcome = sweep.cli(*bench_argv(f"http://127.0.0.1:{port}", out))
     check.clean_exit(outcome, (2,), "unreachable")
 
 
@@ -1152,16 +1116,7 @@ BENCH_BAD = "tests/e2e/test_bench_emulator.py::test_bad_input_gets_one_line_and_
 def bench_args(
     *extra: str, endpoint: str = "http://127.0.0.1:9"
 ) -> Callable[[Sweep, Path], list[Any]]:
-    return lambda sweep, folder: [
-        "bench",
-        "--endpoint",
-        endpoint,
-        "--dataset",
-        DATA,
-        "--output",
-        folder / "o",
-        *extra,
-    ]
+    return lambda sweep, folder: bench_argv(endpoint, folder / "o", *extra)
 
 
 for _option, _value, _tests in [
@@ -1205,16 +1160,7 @@ def bench_on_emulator(
     """`bench` against the sweep's emulator (started per case: a bad input must not reach it)."""
 
     def build(sweep: Sweep, folder: Path) -> list[Any]:
-        return [
-            "bench",
-            "--endpoint",
-            sweep.emulator_url,
-            "--dataset",
-            dataset or str(DATA),
-            "--output",
-            folder / "o",
-            *extra,
-        ]
+        return bench_argv(sweep.emulator_url, folder / "o", *extra, dataset=dataset or DATA)
 
     return build
 

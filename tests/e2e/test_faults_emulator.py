@@ -23,6 +23,7 @@ from harness import (
     DATA,
     REPO,
     background_cli,
+    bench_argv,
     fault_proxy,
     fill,
     in_flight,
@@ -446,21 +447,11 @@ def test_a_server_restart_inside_the_window_fails_the_cell_even_when_counters_cl
     with running_emulator(*slow) as first, running_emulator(*slow) as second:
         # The "restarted" server has served more than the first before the window: its
         # counters end above the first's, so no counter goes down.
-        warm = run_cli("bench", "--endpoint", second, "--dataset", DATA, "--output", tmp_path / "w")
+        warm = run_cli(*bench_argv(second, tmp_path / "w"))
         assert warm.returncode == 0, warm.stderr
         with (
             fault_proxy(first) as proxy,
-            background_cli(
-                "bench",
-                "--endpoint",
-                proxy.url,
-                "--dataset",
-                DATA,
-                "--output",
-                out,
-                "--max-tokens",
-                "48",
-            ) as bench,
+            background_cli(*bench_argv(proxy.url, out, "--max-tokens", "48")) as bench,
         ):
             wait_for(lambda: bool(in_flight(out)))
             proxy.switch(second)

@@ -306,25 +306,25 @@ def test_sigint_during_startup_kills_the_starting_server(tmp_path: Path, fake_vl
             serve.wait()
 
 
+def _serve_to_the_end(
+    cwd: Path, suite: str, config: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The installed `specbench serve suites/SUITE --config CONFIG`, run to its exit."""
+    argv = [str(SPECBENCH), "serve", str(REPO / "suites" / suite), "--config", config]
+    return subprocess.run(argv, capture_output=True, text=True, cwd=cwd, timeout=60, env=env)
+
+
 def test_serve_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [str(SPECBENCH), "serve", str(REPO / "suites" / "emulator.toml"), "--config", "nope"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=60,
-    )
+    done = _serve_to_the_end(tmp_path, "emulator.toml", "nope")
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         f"error: {REPO / 'suites' / 'emulator.toml'}: no server config 'nope'; "
         "allowed: baseline, speculative"
     ]
-    missing = subprocess.run(
-        [str(SPECBENCH), "serve", str(REPO / "suites" / "cpu-demo.toml"), "--config", "baseline"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=60,
+    missing = _serve_to_the_end(
+        tmp_path,
+        "cpu-demo.toml",
+        "baseline",
         env={**os.environ, "PATH": "/usr/bin:/bin", "SPECBENCH_VLLM": ""},
     )
     assert missing.returncode == 2

@@ -157,3 +157,11 @@ def run_suite(suite: Path, out: Path, *overrides: str) -> Path:
     result = run_cli("run", suite, "--output", out, "--server", "eagle3", *sets)
     assert result.returncode == 0, result.stderr
     return out
+
+
+def bench_argv(
+    endpoint: str, output: Path, *extra: str | Path, dataset: str | Path = DATA
+) -> list[str | Path]:
+    """`specbench bench` arguments: `dataset` (DATA) against `endpoint` into `output`, then
+    `extra` options."""
+    return ["bench", "--endpoint", endpoint, "--dataset", dataset, "--output", output, *extra]

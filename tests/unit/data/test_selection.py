@@ -6,6 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from fixtures.make_fixtures import QUALITATIVE
 
 from specbench.common.errors import SpecbenchError
 from specbench.data.conversation import Conversation
@@ -13,19 +14,8 @@ from specbench.data.loader import load_workload
 from specbench.data.selection import filter_categories, stratified_sample
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-DOMAINS = [
-    "coding",
-    "humanities",
-    "math",
-    "multilingual",
-    "qa",
-    "rag",
-    "reasoning",
-    "roleplay",
-    "stem",
-    "summarization",
-    "writing",
-]
+#: The qualitative split's 11 categories, as the fixtures were made (tests/fixtures).
+DOMAINS = list(QUALITATIVE)
 
 
 def _dataset(per_category: int = 80) -> list[Conversation]:

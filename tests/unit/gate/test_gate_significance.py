@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 import random
+from pathlib import Path
 
 import pytest
 from gate_fixtures import spec_decode, summary, write_cell, write_manifest
 
-from specbench.gate.baseline import build_baseline, server_summaries, suite_identity
-from specbench.gate.compare import compare, judge
+from specbench.gate.baseline import Baseline, build_baseline, server_summaries, suite_identity
+from specbench.gate.compare import GateReport, compare, judge
 from specbench.gate.power import baseline_power, baseline_warnings
 from specbench.gate.rules import GateRules, MetricRule
 from specbench.gate.significance import (
@@ -148,6 +149,18 @@ def _cell(root, repeat: int, accepted: list[int], errors: CellErrors | None) -> 
     )
 
 
+def _compare_with(baseline: Baseline, root: Path) -> GateReport:
+    """The gate's comparison of the results at `root` against `baseline`, default rules."""
+    manifest = read_manifest(root)
+    return compare(
+        baseline,
+        snapshot(root),
+        GateRules(),
+        current_suite=suite_identity(manifest),
+        current_servers=server_summaries(manifest),
+    )
+
+
 def test_m_counts_every_tested_figure_and_older_results_are_not_in_the_family(tmp_path):
     errors = CellErrors(
         num_conversations=40,
@@ -170,25 +183,13 @@ def test_m_counts_every_tested_figure_and_older_results_are_not_in_the_family(tm
     _cell(now, 0, [700, 500, 300], errors)  # AL 2.8 → 2.5, −10.7%
     _cell(old, 0, [700, 500, 300], None)
     baseline = build_baseline(base)
-    report = compare(
-        baseline,
-        snapshot(now),
-        GateRules(),
-        current_suite=suite_identity(read_manifest(now)),
-        current_servers=server_summaries(read_manifest(now)),
-    )
+    report = _compare_with(baseline, now)
     tested = [row for row in report.comparisons if row.decided_by == "significance"]
     assert len(tested) == 7 and all(row.level == pytest.approx(0.05 / 7) for row in tested)
     al = next(row for row in tested if row.metric == "acceptance_length")
     assert al.verdict == "regression" and al.p_value < al.level
     assert any("α / m = 0.05 / 7" in note for note in report.notes)
-    fallback = compare(
-        baseline,
-        snapshot(old),
-        GateRules(),
-        current_suite=suite_identity(read_manifest(old)),
-        current_servers=server_summaries(read_manifest(old)),
-    )
+    fallback = _compare_with(baseline, old)
     rows = [row for row in fallback.comparisons if row.metric != "num_failed"]
     assert all(row.decided_by == "tolerance" for row in rows)
     assert all(row.note.startswith("results without stored errors") for row in rows)
