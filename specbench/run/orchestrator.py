@@ -46,6 +46,7 @@ from specbench.store.manifest import (
     RunStatus,
     ServerCost,
     new_run,
+    read_manifest,
     run_cost,
     update_manifest,
     utc_now,
@@ -117,10 +118,11 @@ def run_plan(plan: Plan, options: RunOptions, progress: RunProgress | None = Non
 def _run_locked(
     plan: Plan, options: RunOptions, progress: RunProgress, record: RunRecord
 ) -> RunResult:
-    runner = _Runner(plan, options, progress, options.api_key())
-    claimed = update_manifest(options.output, lambda m: _claim(m, plan, options).with_run(record))
-    if plan.command != "slurm-job":  # holding the lock alone: no live run owns a server here
-        _stop_left_servers(claimed, options.output, progress)
+    runner = _Runner(plan, options, progress, options.api_key(), record)
+    existing = read_manifest(options.output)
+    check_resume(existing, plan, options.output, force=options.force)
+    if existing is not None and plan.command != "slurm-job":
+        _stop_left_servers(existing, options.output, progress)  # holding the lock alone
     status: RunStatus = "interrupted"
     try:
         done = {c for c in plan.cells if store.is_complete(cell_directory(options.output, c))}
@@ -149,7 +151,8 @@ def _run_locked(
                 "cost": run_cost(list(runner.costs.values())),
             }
         )
-        update_manifest(options.output, lambda m: m.with_run(finished))
+        if runner.bound or runner.result.outcomes:  # a run refused before any cell: no trace
+            update_manifest(options.output, lambda m: m.with_run(finished))
     return runner.result
 
 
@@ -198,8 +201,8 @@ def _stop_left_servers(manifest: Manifest, output: Path, progress: RunProgress) 
 
 
 def _claim(manifest: Manifest, plan: Plan, options: RunOptions) -> Manifest:
-    """Record the plan's suite, workloads and servers; refuse results they would mix with."""
-    check_resume(manifest, plan, options.output, force=options.force)
+    """Record the plan's suite, workloads and servers (at its first cell; run.resume)."""
+    check_resume(manifest, plan, options.output, force=options.force)  # a concurrent change
     manifest = bind(manifest, plan, force=options.force)
     for server in plan.servers.values():
         config = server.config
@@ -284,9 +287,18 @@ class _Runner:
     """Runs the cells of one plan; holds what lives as long as the run (workloads, result)."""
 
     def __init__(
-        self, plan: Plan, options: RunOptions, progress: RunProgress, api_key: str | None
+        self,
+        plan: Plan,
+        options: RunOptions,
+        progress: RunProgress,
+        api_key: str | None,
+        record: RunRecord,
     ) -> None:
         self.plan = plan
+        self.record = record
+        #: Whether the results directory holds this plan's suite yet: not before a cell starts,
+        #: so a run refused before then leaves nothing that blocks the corrected one.
+        self.bound = False
         self.options = options
         self.progress = progress
         self.api_key = api_key
@@ -424,22 +436,36 @@ class _Runner:
         index = cell.workload_index
         if index not in self.loaded:
             key = self.plan.keys[index]
-            loaded = load_plan_workload(self.plan.workloads[index], key)
-            self.loaded[index] = loaded
-
-            def record(manifest: Manifest) -> Manifest:
-                old = manifest.workloads[key]
-                new = old.model_copy(
-                    update={
-                        "dataset_source": loaded.source,
-                        "dataset_revision": loaded.revision,
-                        "num_conversations": len(loaded.conversations),
-                    }
-                )
-                return manifest.model_copy(update={"workloads": {**manifest.workloads, key: new}})
-
-            update_manifest(self.options.output, record)
+            self.loaded[index] = load_plan_workload(self.plan.workloads[index], key)
+            if self.bound:
+                update_manifest(self.options.output, lambda m: self._loaded_into(m, index))
         return self.loaded[index]
+
+    def _loaded_into(self, manifest: Manifest, index: int) -> Manifest:
+        """The manifest with where workload `index`'s rows came from and how many."""
+        key, loaded = self.plan.keys[index], self.loaded[index]
+        new = manifest.workloads[key].model_copy(
+            update={
+                "dataset_source": loaded.source,
+                "dataset_revision": loaded.revision,
+                "num_conversations": len(loaded.conversations),
+            }
+        )
+        return manifest.model_copy(update={"workloads": {**manifest.workloads, key: new}})
+
+    def bind(self) -> None:
+        """Before the first cell starts: record the suite, workloads, servers and this run."""
+        if self.bound:
+            return
+
+        def change(manifest: Manifest) -> Manifest:
+            manifest = _claim(manifest, self.plan, self.options).with_run(self.record)
+            for index in self.loaded:
+                manifest = self._loaded_into(manifest, index)
+            return manifest
+
+        update_manifest(self.options.output, change)
+        self.bound = True
 
     async def _attach(
         self, session: aiohttp.ClientSession, server: PlanServer, live: _Live
@@ -540,6 +566,7 @@ class _Runner:
                     )
                     first = False
                     health.clear()
+                    self.bind()
                     cell_started = time.perf_counter()
                     outcome = await run_cell(
                         spec,

@@ -64,8 +64,8 @@ def test_a_changed_measured_field_refuses_the_old_results_dir(tmp_path):
     assert changed.returncode == 2
     assert one_line(changed.stderr) == (
         f"error: {out}: workload 'tiny' was measured here with max_tokens=8, this run asks 9; "
-        "give it a new name (`name` in the suite, --workload-name in bench), measure its "
-        "cells again with --force, or use a new --output"
+        "give the workload a new name (`name` in the suite, --workload-name in bench), "
+        "measure its cells again with --force, or use a new --output"
     )
     assert "Traceback" not in changed.stderr
 
