@@ -121,8 +121,12 @@ def _run_locked(
     runner = _Runner(plan, options, progress, options.api_key(), record)
     existing = read_manifest(options.output)
     check_resume(existing, plan, options.output, force=options.force)
-    if existing is not None and plan.command != "slurm-job":
-        _stop_left_servers(existing, options.output, progress)  # holding the lock alone
+    if existing is not None:
+        # Written as it is (nothing bound yet): a manifest that cannot be written is found
+        # before any server starts.
+        update_manifest(options.output, lambda manifest: manifest)
+        if plan.command != "slurm-job":  # holding the lock alone: no live run owns a server
+            _stop_left_servers(existing, options.output, progress)
     status: RunStatus = "interrupted"
     try:
         done = {c for c in plan.cells if store.is_complete(cell_directory(options.output, c))}
