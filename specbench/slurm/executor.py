@@ -20,8 +20,8 @@ from pathlib import Path
 
 from specbench import store
 from specbench.common.errors import SpecbenchError
-from specbench.run.orchestrator import load_plan_workload
 from specbench.run.plan import RunOptions, suite_hash
+from specbench.run.preflight import load_plan_workload
 from specbench.run.resume import check_suite_resume
 from specbench.slurm import paths
 from specbench.slurm.secrets import check_arguments, server_secrets
