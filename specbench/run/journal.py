@@ -9,9 +9,10 @@ the run's cost (seconds per server) in memory until the run's record is finished
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from specbench.common.errors import SpecbenchError
 from specbench.data.loader import Workload
@@ -33,6 +34,9 @@ from specbench.store.manifest import (
 from specbench.store.summary import CellSummary
 from specbench.suite.model import NOT_IDENTITY, Cell, WorkloadSpec
 
+#: Server → field → (the suite's value, the server's), where an attached server's won.
+Accepted = Mapping[str, Mapping[str, tuple[Any, Any]]]
+
 
 @dataclass
 class Journal:
@@ -46,10 +50,15 @@ class Journal:
     #: Per server: the detail of its last refused reset, this run.
     _last_reset_failure: dict[str, str] = field(default_factory=dict)
 
-    def run_started(self, plan: Plan) -> Manifest:
-        """Record the plan's suite, workloads and servers, and this run; refuse a mix."""
+    def run_started(self, plan: Plan, accepted: Accepted | None = None) -> Manifest:
+        """Record the plan's suite, workloads and servers, and this run; refuse a mix.
+
+        `accepted`: attached servers whose own values replace their suite entry's (field →
+        (suite's, server's)); the manifest's suite section then holds the server's values.
+        """
         return update_manifest(
-            self.output, lambda m: _claim(m, plan, self.output).with_run(self.record)
+            self.output,
+            lambda m: _claim(m, plan, self.output, accepted or {}).with_run(self.record),
         )
 
     def left_servers_forgotten(self, names: Iterable[str]) -> None:
@@ -117,7 +126,11 @@ class Journal:
         update_manifest(self.output, lambda m: m.with_server(name, prefix_cache=text))
 
     def run_finished(
-        self, status: RunStatus, measured: Iterable[Cell], failed: Iterable[Cell]
+        self,
+        status: RunStatus,
+        measured: Iterable[Cell],
+        failed: Iterable[Cell],
+        not_run: Iterable[Cell] = (),
     ) -> None:
         """This run's record: when it ended, how, which cells, and what it cost."""
         finished = self.record.model_copy(
@@ -126,6 +139,7 @@ class Journal:
                 "status": status,
                 "cells_measured": sorted(c.key for c in measured),
                 "cells_failed": sorted(c.key for c in failed),
+                "cells_not_run": sorted(c.key for c in not_run),
                 "cost": run_cost(list(self.costs.values())),
             }
         )
@@ -148,13 +162,16 @@ class Journal:
         self.costs[server.name] = cost.model_copy(update={"cell_wall_s": walls})
 
 
-def _claim(manifest: Manifest, plan: Plan, output: Path) -> Manifest:
+def _claim(manifest: Manifest, plan: Plan, output: Path, accepted: Accepted) -> Manifest:
     """Record the plan's suite, workloads and servers; refuse results they would mix with."""
     if plan.suite is not None:
         digest = claim_suite(manifest.suite_hash, plan.suite, output)
-        manifest = manifest.model_copy(
-            update={"suite": plan.suite.model_dump(mode="json"), "suite_hash": digest}
-        )
+        suite = plan.suite.model_dump(mode="json")
+        for name in accepted:
+            config = plan.servers[name].config
+            if config is not None:
+                suite["servers"][name] = config.model_dump(mode="json")
+        manifest = manifest.model_copy(update={"suite": suite, "suite_hash": digest})
     workloads = dict(manifest.workloads)
     for key, workload in zip(plan.keys, plan.workloads, strict=True):
         spec = workload_identity(workload)
@@ -186,6 +203,19 @@ def _claim(manifest: Manifest, plan: Plan, output: Path) -> Manifest:
             gpus=server.gpus,
             prefix_cache=_prefix_cache_mode(config),
         )
+        differences = accepted.get(server.name)
+        if differences:
+            manifest = manifest.with_server(
+                server.name,
+                accepted_from_server={
+                    field: {"suite": ours, "server": theirs}
+                    for field, (ours, theirs) in differences.items()
+                },
+            )
+            if "speculative" in differences:
+                manifest = manifest.with_server(
+                    server.name, speculative=differences["speculative"][1]
+                )
     return manifest
 
 
