@@ -147,8 +147,9 @@ async def ask_server(
     """An attached server's answers to /v1/models, /metrics and /version; one line if it fails."""
     url = (server.endpoint or "").rstrip("/")
     try:
-        served = await discover_model(session, url, api_key)
+        # /metrics first, as before every cell: without it there is no acceptance.
         metrics = (await scrape(session, url, api_key)).snapshot
+        served = await discover_model(session, url, api_key)
     except SpecbenchError as error:  # unreachable, not vLLM: bad input, not a failed cell
         raise SpecbenchError(f"server {server.name!r} at {url}: {error}") from None
     max_model_len = served.get("max_model_len")
