@@ -9,9 +9,10 @@ the run's cost (seconds per server) in memory until the run's record is finished
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from specbench.data.loader import Workload
 from specbench.launch import ServerConfig, ServerProvenance
@@ -31,6 +32,9 @@ from specbench.store.manifest import (
 )
 from specbench.store.summary import CellSummary
 from specbench.suite.model import Cell
+
+#: Server → field → (the suite's value, the server's), where an attached server's won.
+Accepted = Mapping[str, Mapping[str, tuple[Any, Any]]]
 
 
 @dataclass
@@ -61,17 +65,19 @@ class Journal:
             update_manifest(self.output, lambda manifest: manifest)
         return existing
 
-    def run_started(self, plan: Plan, *, force: bool) -> None:
+    def run_started(self, plan: Plan, accepted: Accepted, *, force: bool) -> None:
         """The first cell starts: record the plan's suite, workloads and servers, and this run.
 
-        Not before: a run refused earlier (a dataset, an endpoint, a context too short)
-        leaves nothing that blocks the corrected one.
+        Not before: a run refused earlier (a context too short, a server that would not
+        start) leaves nothing that blocks the corrected one. `accepted`: attached servers
+        whose own values replace their suite entry's (field → (suite's, server's)); the
+        manifest's suite section then holds the server's values.
         """
         if self._bound:
             return
 
         def bind(manifest: Manifest) -> Manifest:
-            manifest = _claim(manifest, plan, self.output, force).with_run(self.record)
+            manifest = _claim(manifest, plan, self.output, accepted, force).with_run(self.record)
             for key, loaded in self._loaded.items():
                 manifest = _with_loaded(manifest, key, loaded)
             return manifest
@@ -134,7 +140,11 @@ class Journal:
         update_manifest(self.output, lambda m: m.with_server(name, prefix_cache=text))
 
     def run_finished(
-        self, status: RunStatus, measured: Iterable[Cell], failed: Iterable[Cell]
+        self,
+        status: RunStatus,
+        measured: Iterable[Cell],
+        failed: Iterable[Cell],
+        not_run: Iterable[Cell] = (),
     ) -> None:
         """This run's record: when it ended, how, which cells, and what it cost.
 
@@ -150,6 +160,7 @@ class Journal:
                 "status": status,
                 "cells_measured": measured_keys,
                 "cells_failed": failed_keys,
+                "cells_not_run": sorted(c.key for c in not_run),
                 "cost": run_cost(list(self.costs.values())),
             }
         )
@@ -172,10 +183,20 @@ class Journal:
         self.costs[server.name] = cost.model_copy(update={"cell_wall_s": walls})
 
 
-def _claim(manifest: Manifest, plan: Plan, output: Path, force: bool) -> Manifest:
+def _claim(
+    manifest: Manifest, plan: Plan, output: Path, accepted: Accepted, force: bool
+) -> Manifest:
     """Record the plan's suite, workloads (`run.resume.bind`) and servers."""
     check_resume(manifest, plan, output, force=force)  # a change since `run_checked`
     manifest = bind(manifest, plan, force=force)
+    if manifest.suite is not None and accepted:
+        suite = dict(manifest.suite)
+        suite["servers"] = dict(suite["servers"])
+        for name in accepted:
+            config = plan.servers[name].config
+            if config is not None:
+                suite["servers"][name] = config.model_dump(mode="json")
+        manifest = manifest.model_copy(update={"suite": suite})
     for server in plan.servers.values():
         config = server.config
         manifest = manifest.with_server(
@@ -187,6 +208,19 @@ def _claim(manifest: Manifest, plan: Plan, output: Path, force: bool) -> Manifes
             gpus=server.gpus,
             prefix_cache=_prefix_cache_mode(config),
         )
+        differences = accepted.get(server.name)
+        if differences:
+            manifest = manifest.with_server(
+                server.name,
+                accepted_from_server={
+                    field: {"suite": ours, "server": theirs}
+                    for field, (ours, theirs) in differences.items()
+                },
+            )
+            if "speculative" in differences:
+                manifest = manifest.with_server(
+                    server.name, speculative=differences["speculative"][1]
+                )
     return manifest
 
 

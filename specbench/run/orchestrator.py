@@ -22,7 +22,7 @@ import aiohttp
 from specbench import store
 from specbench.client.sender import Sender
 from specbench.common import interrupt
-from specbench.common.errors import ServerError, SpecbenchError
+from specbench.common.errors import ServerError, ServerStartFailed, SpecbenchError
 from specbench.data.loader import Workload
 from specbench.launch import ServerConfig, ServerProcess
 from specbench.launch.argv import launch_config
@@ -33,7 +33,7 @@ from specbench.measure.checks import cell_warnings
 from specbench.measure.loop import run_event_loop
 from specbench.run import preflight
 from specbench.run.cells import cell_conversations, cell_directory, cell_spec, make_sender
-from specbench.run.journal import Journal
+from specbench.run.journal import Accepted, Journal
 from specbench.run.plan import Plan, PlanServer, RunOptions
 from specbench.store.failure import FailureRecord, write_failure
 from specbench.store.lock import results_lock
@@ -61,11 +61,32 @@ class RunProgress:
         """Called after a cell was measured, skipped or failed."""
 
 
+@dataclass(frozen=True)
+class NotStarted:
+    """A server that would not start: why (one line with its log's last lines), and the
+    cells left unrun (its first cell holds the failure.json)."""
+
+    message: str
+    not_run: tuple[Cell, ...]
+
+
 @dataclass
 class RunResult:
-    """What happened to each cell, in plan order."""
+    """What happened to each cell, in plan order, and each server that would not start."""
 
     outcomes: dict[Cell, CellOutcome] = field(default_factory=dict)
+    not_started: dict[str, NotStarted] = field(default_factory=dict)
+
+    @property
+    def not_run(self) -> list[Cell]:
+        return [cell for server in self.not_started.values() for cell in server.not_run]
+
+    @property
+    def status(self) -> RunStatus:
+        """How the run ended, when it ran to its end."""
+        if self.not_started:
+            return "server not started"
+        return "cells failed" if self.failed else "completed"
 
     @property
     def failed(self) -> list[Cell]:
@@ -93,16 +114,19 @@ def run_plan(plan: Plan, options: RunOptions, progress: RunProgress | None = Non
 def _run_locked(
     plan: Plan, options: RunOptions, progress: RunProgress, journal: Journal
 ) -> RunResult:
-    runner = _Runner(plan, options, progress, journal, options.api_key())
+    # Everything that can be refused is refused here, before the manifest is touched.
+    checked = preflight.preflight(plan, options, accept_server_values=options.accept_server_values)
+    plan = checked.plan
+    runner = _Runner(plan, options, progress, journal, options.api_key(), checked.accepted)
     existing = journal.run_checked(plan, force=options.force)
     if existing is not None and plan.command != "slurm-job":  # holding the lock alone
         _stop_left_servers(existing, journal, progress)
     status: RunStatus = "interrupted"
     try:
-        done = {c for c in plan.cells if store.is_complete(cell_directory(options.output, c))}
-        # A bad dataset is bad input before any server starts.
-        runner.load([c for c in plan.cells if options.force or c not in done])
-        progress.begin(len(plan.cells), 0 if options.force else len(done))
+        for index, loaded in checked.workloads.items():
+            runner.loaded[index] = loaded
+            journal.workload_loaded(plan.keys[index], loaded)
+        progress.begin(len(plan.cells), 0 if options.force else len(checked.complete))
         for (name, config), group in itertools.groupby(
             plan.cells, key=lambda c: (c.server, plan.launch_config(c))
         ):
@@ -110,12 +134,13 @@ def _run_locked(
             runner.run_server(plan.servers[name], config, list(group))
             if options.fail_fast and runner.result.failed:
                 break
-        status = "cells failed" if runner.result.failed else "completed"
+        status = runner.result.status
     except SpecbenchError:
         status = "error"
         raise
     finally:
-        journal.run_finished(status, runner.result.measured, runner.result.failed)
+        result = runner.result
+        journal.run_finished(status, result.measured, result.failed, result.not_run)
     return runner.result
 
 
@@ -143,8 +168,11 @@ class _Runner:
         progress: RunProgress,
         journal: Journal,
         api_key: str | None,
+        accepted: Accepted,
     ) -> None:
         self.plan = plan
+        #: Attached servers whose own values the run records (preflight's `accepted`).
+        self.accepted = accepted
         self.options = options
         self.progress = progress
         self.journal = journal
@@ -183,8 +211,11 @@ class _Runner:
             try:
                 with self._started(server, config) as live:
                     pending = run_event_loop(self._measure(server, live, pending))
+            except ServerStartFailed as error:
+                self.journal.server_time(server, server_s=time.perf_counter() - spawned)
+                self._not_started(server, pending, error)
+                return
             except ServerError as error:
-                # The server did not start: its cells cannot run.
                 self.journal.server_time(server, server_s=time.perf_counter() - spawned)
                 for cell in pending:
                     self._fail(cell, str(error))
@@ -244,6 +275,27 @@ class _Runner:
             FailureRecord(error_type="ServerError", message=message, at=utc_now()),
         )
         self._done(cell, CellOutcome(summary=None, error=message))
+
+    def _not_started(
+        self, server: PlanServer, cells: Sequence[Cell], error: ServerStartFailed
+    ) -> None:
+        """One failure for a server that would not start; its other cells are not run."""
+        first, rest = cells[0], tuple(cells[1:])
+        write_failure(
+            cell_directory(self.options.output, first),
+            FailureRecord(
+                error_type=type(error).__name__,
+                message=str(error),
+                at=utc_now(),
+                server_alive=False,
+                log_tail=error.log_tail,
+            ),
+        )
+        self._done(first, CellOutcome(summary=None, error=str(error)))
+        self.result.not_started[server.name] = NotStarted(str(error), rest)
+        if rest:
+            keys = ", ".join(cell.key for cell in rest)
+            self.progress.server(server.name, f"would not start; {len(rest)} cells not run: {keys}")
 
     async def _serving(
         self, session: aiohttp.ClientSession, server: PlanServer, live: LiveServer
@@ -331,7 +383,7 @@ class _Runner:
             health["alive"] = await live.alive()
             return {"server_alive": health["alive"], "log_tail": live.log_tail()}
 
-        self.journal.run_started(self.plan, force=self.options.force)
+        self.journal.run_started(self.plan, self.accepted, force=self.options.force)
         cell_started = time.perf_counter()
         outcome = await run_cell(
             spec,

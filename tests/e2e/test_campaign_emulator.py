@@ -121,11 +121,20 @@ def test_a_server_killed_mid_campaign_is_restarted_and_later_cells_succeed(tmp_p
     assert not (out / "eagle3" / "tiny" / "c2" / "r0" / "failure.json").exists()
 
 
-def test_dry_run_prints_the_amd_card_command():
-    result = run(REPO / "suites" / "minimax-m3-mxfp4-eagle3.toml", "--dry-run")
+def test_dry_run_prints_the_amd_card_command(tmp_path):
+    # The dry run resolves the executable as the launch does: a stand-in that exits 0.
+    vllm = tmp_path / "vllm"
+    vllm.write_text("#!/bin/sh\nexit 0\n")
+    vllm.chmod(0o755)
+    # Preflight loads the datasets of the selected cells: the qualitative fixture's here.
+    fixture = f"workloads.0.dataset=speed-bench:qualitative:{REPO}/tests/fixtures/speed_bench"
+    suite = REPO / "suites" / "minimax-m3-mxfp4-eagle3.toml"
+    selected = ("--set", fixture, "--workload", "speed-bench-qualitative")
+    result = run(suite, "--dry-run", "--vllm-bin", vllm, *selected)
     assert result.returncode == 0, result.stderr
     card = (
-        "VLLM_ROCM_USE_AITER=1 vllm serve amd/MiniMax-M3-MXFP4 --trust-remote-code "
+        f"VLLM_ROCM_USE_AITER=1 VLLM_SERVER_DEV_MODE=1 {vllm} serve amd/MiniMax-M3-MXFP4 "
+        "--trust-remote-code "
         "--tensor-parallel-size 8 --block-size 128 --attention-backend TRITON_ATTN "
         "--moe-backend aiter "
         '--speculative-config \'{"method":"eagle3","model":"amd/MiniMax-M3-EAGLE3.1",'
