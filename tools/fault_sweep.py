@@ -775,7 +775,8 @@ def said_why(check: Check, outcome: Outcome, out: Path, reason: str) -> None:
 
 @fault(
     "a server that never becomes ready (--ready-timeout 3)",
-    "its cells fail (exit 1) naming the timeout on stderr and in failure.json; server killed",
+    "one failure (exit 3, a server would not start) naming the timeout on stderr and in "
+    "failure.json; server killed",
     "tests/e2e/test_launch_emulator.py::test_ready_timeout_kills_a_server_that_never_serves",
 )
 def f_never_ready(sweep: Sweep, check: Check) -> None:
@@ -795,7 +796,7 @@ def f_never_ready(sweep: Sweep, check: Check) -> None:
         "--max-restarts",
         "0",
     )
-    check.clean_exit(outcome, (1,), "cell(s) failed", one_line=False)
+    check.clean_exit(outcome, (3,), "would not start", one_line=False)
     said_why(check, outcome, out, "was not ready after 3 s")
     check.that(not summary_bytes(out), "a cell was saved", loss=True)
     check.no_leftovers(tag)
@@ -803,7 +804,7 @@ def f_never_ready(sweep: Sweep, check: Check) -> None:
 
 @fault(
     "a server that exits during start-up",
-    "its cells fail (exit 1), the log's last line quoted; no process left",
+    "one failure (exit 3, a server would not start), the log's last line quoted; no process left",
     "tests/e2e/test_launch_emulator.py::test_fake_vllm_start_error_and_port_in_use",
 )
 def f_start_error(sweep: Sweep, check: Check) -> None:
@@ -821,7 +822,7 @@ def f_start_error(sweep: Sweep, check: Check) -> None:
         "--max-restarts",
         "0",
     )
-    check.clean_exit(outcome, (1,), "cell(s) failed", one_line=False)
+    check.clean_exit(outcome, (3,), "would not start", one_line=False)
     said_why(check, outcome, out, "exited with code 1 before it was ready; ")
     check.that("CUDA out of memory (injected)" in outcome.stderr, "the log is not quoted")
     check.that(not summary_bytes(out), "a cell was saved", loss=True)

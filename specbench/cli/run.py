@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from specbench.cli import options as o
-from specbench.common.errors import CellsFailed, SpecbenchError
+from specbench.common.errors import CellsFailed, ServersNotStarted, SpecbenchError
 
 if TYPE_CHECKING:
     from specbench.run.pilot import PilotSettings
@@ -28,7 +28,18 @@ def run(
     set_: o.Overrides = None,
     data_dir: o.DataDir = None,
     dry_run: Annotated[
-        bool, typer.Option(help="Print the cells and server commands only.")
+        bool,
+        typer.Option(
+            help="Check everything (preflight) and print the selected cells and each "
+            "server's exact command; start nothing."
+        ),
+    ] = False,
+    accept_server_values: Annotated[
+        bool,
+        typer.Option(
+            help="An attached server that is not its suite entry (model, speculation, K): "
+            "measure it and record its values instead of refusing."
+        ),
     ] = False,
     endpoint: Annotated[
         list[str] | None,
@@ -72,7 +83,7 @@ def run(
     from specbench.cli.progress import RichRunProgress, results_console, run_table
     from specbench.run.orchestrator import run_plan
     from specbench.run.plan import RunOptions, parse_endpoints, plan_suite
-    from specbench.suite import describe_suite, load_suite
+    from specbench.suite import load_suite
 
     overrides = [
         *(set_ or ()),
@@ -96,14 +107,17 @@ def run(
         workloads=tuple(workload or ()),
         ready_timeout_s=ready_timeout,
         api_key_env=api_key_env,
+        accept_server_values=accept_server_values,
     )
     if dry_run and executor == "local":
-        from specbench.data.check import check_dataset_loads
+        from specbench.run.dry_run import describe_dry_run
+        from specbench.run.preflight import preflight
 
-        for spec in loaded.workloads:  # every dataset the run would send, as run loads it
-            check_dataset_loads(spec.dataset, revision=spec.dataset_revision)
-        typer.echo(describe_suite(loaded))
-        plan = plan_suite(loaded, options)
+        checked = preflight(
+            plan_suite(loaded, options), options, accept_server_values=accept_server_values
+        )
+        plan = checked.plan
+        typer.echo(describe_dry_run(checked, options.output, force=force))
         piloted: PilotSettings | None = None
         if pilot:
             from specbench.run.pilot import PilotSettings, check_output, default_output
@@ -164,6 +178,14 @@ def run(
         f"{len(result.failed)} failed; results in {options.output}",
         markup=False,
     )
+    if result.not_started:
+        raise ServersNotStarted(
+            "; ".join(
+                f"server {name!r} would not start ({len(server.not_run)} more of its cells "
+                f"not run): {server.message}"
+                for name, server in result.not_started.items()
+            )
+        )
     if result.failed:
         raise CellsFailed(
             f"{len(result.failed)} cell(s) failed; see failure.json in {options.output}"

@@ -16,6 +16,20 @@ class ServerError(SpecbenchError):
     """A server misbehaved (died, restarted, refused): the cell or campaign cannot go on."""
 
 
+class ServerStartFailed(ServerError):
+    """A server exited, or was not ready in time, before its first cell: `log_tail` says why."""
+
+    def __init__(self, message: str, log_tail: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.log_tail = log_tail or []
+
+
+class ServersNotStarted(SpecbenchError):
+    """A run ended with a server that would not start (its cells not run): exit code 3."""
+
+    exit_code = 3
+
+
 class CellsFailed(SpecbenchError):
     """A run finished, but some cells failed (each has its failure.json): exit code 1."""
 

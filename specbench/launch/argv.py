@@ -155,3 +155,18 @@ def render_command(argv: list[str], env: Mapping[str, str] | None = None) -> str
     """One shell line, as a model card prints it: `K=V ... vllm serve ...`."""
     prefix = [f"{name}={shlex.quote(value)}" for name, value in (env or {}).items()]
     return " ".join([*prefix, shlex.join(argv)])
+
+
+def prefix_caching_off(config: ServerConfig | None) -> bool:
+    """The server is started with `--no-enable-prefix-caching`: there is no cache to reset."""
+    return config is not None and "--no-enable-prefix-caching" in config.extra_args
+
+
+def launch_config(config: ServerConfig) -> ServerConfig:
+    """The server as launched, with VLLM_SERVER_DEV_MODE=1 so /reset_prefix_cache works.
+
+    The emulator reads the same variable, so it behaves as the vLLM it stands for.
+    """
+    if prefix_caching_off(config):
+        return config
+    return config.model_copy(update={"env": {**config.env, "VLLM_SERVER_DEV_MODE": "1"}})

@@ -16,13 +16,15 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from specbench.common.errors import ServerError
+from specbench.common.errors import ServerStartFailed
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _ERROR_LINE = re.compile(r"(Error|Exception|error:|Traceback|FAILED|failed)")
 _POLL_INTERVAL_S = 0.5
 _TAIL_BYTES = 64 * 1024
 _MAX_QUOTE_CHARS = 600
+#: Lines of a server's log kept in the failure record of a server that would not start.
+START_LOG_LINES = 40
 
 
 def http_get_json(url: str, timeout_s: float = 2.0) -> tuple[int, Any]:
@@ -113,21 +115,24 @@ def wait_ready(
     log_path: Path,
     log_offset: int,
 ) -> None:
-    """Block until ready; raise ServerError quoting the log if the process exits or times out."""
+    """Block until ready; raise ServerStartFailed quoting the log on exit or timeout."""
     deadline = time.monotonic() + timeout_s
     while True:
         code = process.poll()
         if code is not None:
-            quoted = quote_log(log_tail(log_path, log_offset))
-            raise ServerError(
-                f"{describe} exited with code {code} before it was ready; {log_path}: {quoted}"
+            lines = log_tail(log_path, log_offset)
+            raise ServerStartFailed(
+                f"{describe} exited with code {code} before it was ready; {log_path}: "
+                f"{quote_log(lines)}",
+                lines[-START_LOG_LINES:],
             )
         if is_ready(base_url, model):
             return
         if time.monotonic() > deadline:
-            quoted = quote_log(log_tail(log_path, log_offset))
-            raise ServerError(
+            lines = log_tail(log_path, log_offset)
+            raise ServerStartFailed(
                 f"{describe} was not ready after {timeout_s:g} s (/health 200 and {model!r} in "
-                f"/v1/models at {base_url}); {log_path}: {quoted}"
+                f"/v1/models at {base_url}); {log_path}: {quote_log(lines)}",
+                lines[-START_LOG_LINES:],
             )
         time.sleep(_POLL_INTERVAL_S)

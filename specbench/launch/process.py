@@ -24,26 +24,21 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from specbench.common.defaults import READY_TIMEOUT_S
-from specbench.common.errors import ServerError, SpecbenchError
-from specbench.launch.argv import build_argv, build_env, render_command
-from specbench.launch.capabilities import PER_REQUEST_METRICS_FLAG, supports_flag
+from specbench.common.errors import ServerError
+from specbench.launch.command import launch_command
 from specbench.launch.config import ServerConfig
 from specbench.launch.health import server_version, wait_ready
 from specbench.launch.host import (
     check_port_free,
     client_host,
     die_with_parent,
-    find_vllm_executable,
     free_port,
     group_alive,
 )
 from specbench.launch.provenance import (
     ServerProvenance,
-    available_gpus,
-    gpu_inventory,
     recorded_env,
     redact_argv,
-    redact_value,
 )
 
 DEFAULT_READY_TIMEOUT_S = READY_TIMEOUT_S
@@ -120,56 +115,21 @@ class ServerProcess:
         """Spawn the server and block until it serves the model; returns its provenance."""
         if self._process is not None:
             raise ServerError(f"server {self.name!r} is already started")
-        config = self.config
-        env = build_env(config, self._base_env)
-        inventory = gpu_inventory() if config.engine == "vllm" else None
-        executable = "vllm"
-        if config.engine == "vllm":
-            executable = find_vllm_executable(self._vllm_bin, env)
-            visible = available_gpus(env, inventory)
-            if visible is not None and config.gpus > visible:
-                raise SpecbenchError(
-                    f"server {self.name!r} needs TP × PP × DP = {config.tensor_parallel_size} × "
-                    f"{config.pipeline_parallel_size} × {config.data_parallel_size} = "
-                    f"{config.gpus} GPUs, only {visible} visible"
-                )
-            if config.is_speculative and config.per_request_spec_decode_metrics:
-                known = supports_flag(executable, PER_REQUEST_METRICS_FLAG, env)
-                if known is False:
-                    # An older vLLM refuses to start with the flag: leave it out, say so.
-                    self.notes.append(
-                        f"{executable} has no --{PER_REQUEST_METRICS_FLAG}: started without it "
-                        "(per-category AL falls back to tokens per chunk, an estimate)"
-                    )
-                    config = config.model_copy(update={"per_request_spec_decode_metrics": False})
+        launch = launch_command(
+            self.config, name=self.name, vllm_bin=self._vllm_bin, base_env=self._base_env
+        )
+        self.notes.extend(launch.notes)
+        config = launch.config
         if self._requested_port is None:
             self.port = free_port(self.host)
         else:
             check_port_free(self.host, self._requested_port)
             self.port = self._requested_port
-        self.argv = build_argv(config, vllm_executable=executable, host=self.host, port=self.port)
+        self.argv = launch.argv_at(self.host, self.port)
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
-        shown_env = {key: redact_value(key, value) for key, value in config.env.items()}
-        command = render_command(redact_argv(self.argv), shown_env)
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.log_path.open("ab") as log:
-            log.write(f"# specbench {started_at} {self.name}: {command}\n".encode())
-            for note in self.notes:
-                log.write(f"# specbench note: {note}\n".encode())
-            log.flush()
-            log_offset = log.tell()
-            start_ns = time.perf_counter_ns()
-            parent = os.getpid()
-            self._process = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,
-                # The server dies with this process, even when it is killed outright.
-                preexec_fn=lambda: die_with_parent(parent),
-            )
+        command = launch.shown(self.argv)
+        log_offset, start_ns = self._spawn(launch.env, f"{started_at} {self.name}: {command}")
+        assert self._process is not None
         if self._on_spawn is not None:
             self._on_spawn(self._process.pid)
         wait_ready(
@@ -188,8 +148,8 @@ class ServerProcess:
             vllm_version=server_version(self.base_url),
             argv=redact_argv(self.argv),
             command=command,
-            env=recorded_env(env),
-            gpu_inventory=inventory,
+            env=recorded_env(launch.env),
+            gpu_inventory=launch.inventory,
             gpus_used=config.gpus,
             base_url=self.base_url,
             served_model_name=config.api_model_name,
@@ -199,6 +159,29 @@ class ServerProcess:
             startup_s=round(startup_s, 3),
         )
         return self.provenance
+
+    def _spawn(self, env: dict[str, str], header: str) -> tuple[int, int]:
+        """Start `self.argv` in its own session, output to its log: (log offset, start ns)."""
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("ab") as log:
+            log.write(f"# specbench {header}\n".encode())
+            for note in self.notes:
+                log.write(f"# specbench note: {note}\n".encode())
+            log.flush()
+            log_offset = log.tell()
+            start_ns = time.perf_counter_ns()
+            parent = os.getpid()
+            self._process = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+                # The server dies with this process, even when it is killed outright.
+                preexec_fn=lambda: die_with_parent(parent),
+            )
+        return log_offset, start_ns
 
     def check_alive(self) -> None:
         """Raise ServerError if the server process has exited."""

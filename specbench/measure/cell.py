@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +79,7 @@ async def run_cell(
     force: bool = False,
     api_key: str | None = None,
     progress: CellProgress | None = None,
-    failure_details: Callable[[], dict[str, Any]] | None = None,
+    failure_details: Callable[[], Awaitable[dict[str, Any]]] | None = None,
 ) -> CellOutcome:
     """Skip a complete cell (unless `force`), else measure it; ServerError → `failure.json`."""
     if store.is_complete(directory) and not force:
@@ -94,7 +94,7 @@ async def run_cell(
             spec, conversations, session, sender, directory, api_key=api_key, progress=progress
         )
     except ServerError as error:
-        details = failure_details() if failure_details else {}
+        details = await failure_details() if failure_details else {}
         write_failure(
             directory,
             FailureRecord(

@@ -36,8 +36,9 @@ from specbench.common.defaults import (
     PILOT_SIZE,
 )
 from specbench.common.errors import SpecbenchError
-from specbench.run.orchestrator import RunProgress, RunResult, load_plan_workload, run_plan
+from specbench.run.orchestrator import RunProgress, RunResult, run_plan
 from specbench.run.plan import Plan, RunOptions, suite_hash
+from specbench.run.preflight import load_plan_workload
 from specbench.store.manifest import read_manifest
 from specbench.suite.model import Cell, Suite, WorkloadSpec
 

@@ -64,6 +64,11 @@ class RunOptions(Frozen):
     log_dir: Path | None = Field(
         default=None, description="Server logs; None is OUTPUT/logs (Slurm shards use their own)."
     )
+    accept_server_values: bool = Field(
+        default=False,
+        description="An attached server that differs from its suite entry (model, "
+        "speculation, K) is measured, and its own values recorded, instead of refused.",
+    )
 
     def api_key(self) -> str | None:
         """The API key from `api_key_env`; one line when that variable is not set."""

@@ -140,10 +140,14 @@ def _first_difference(path: str, old: object, new: object) -> tuple[str, object,
 def _refuse(output: Path, what: str, field: str, old: object, new: object) -> None:
     shown_old = "(not set)" if old is _ABSENT else repr(old)
     shown_new = "(not set)" if new is _ABSENT else repr(new)
+    rename = {
+        "workload": "give the workload a new name (`name` in the suite, --workload-name in "
+        "bench), ",
+        "server": "give the server a new name (its [servers.NAME] table), ",
+    }.get(what.split()[0], "")
     raise SpecbenchError(
         f"{output}: {what} was measured here with {field}={shown_old}, this run asks "
-        f"{shown_new}; give it a new name (`name` in the suite, --workload-name in bench), "
-        "measure its cells again with --force, or use a new --output"
+        f"{shown_new}; {rename}measure its cells again with --force, or use a new --output"
     )
 
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 from specbench import store
 from specbench.common.errors import SpecbenchError
-from specbench.run.orchestrator import load_plan_workload
 from specbench.run.plan import RunOptions, suite_hash
+from specbench.run.preflight import preflight_slurm
 from specbench.run.resume import check_suite_resume
 from specbench.slurm import paths
 from specbench.slurm.resources import gpu_request
@@ -117,15 +117,15 @@ def run_on_slurm(
 
 
 def check_workloads(suite: Suite, output: Path, shards: list[Shard], *, force: bool) -> None:
-    """Load and validate the dataset of every workload the shards' missing cells use."""
-    keys = workload_keys(suite.workloads)
-    needed = {
-        cell.workload_index
-        for shard in shards
-        for cell in (shard.cells if force else shard.missing(suite, output))
-    }
-    for index in sorted(needed):
-        load_plan_workload(suite.workloads[index], keys[index])
+    """The preflight of the shards' missing cells, before any sbatch (`preflight_slurm`)."""
+    preflight_slurm(
+        suite,
+        [
+            cell
+            for shard in shards
+            for cell in (shard.cells if force else shard.missing(suite, output))
+        ],
+    )
 
 
 def check_requests(suite: Suite, run: SlurmRun, output: Path, shards: list[Shard]) -> None:

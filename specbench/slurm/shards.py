@@ -16,7 +16,7 @@ from typing import Literal
 from specbench import store
 from specbench.common.errors import SpecbenchError
 from specbench.common.naming import slug
-from specbench.run.orchestrator import cell_directory
+from specbench.run.cells import cell_directory
 from specbench.run.plan import RunOptions, select_cells
 from specbench.suite import Cell, Suite
 

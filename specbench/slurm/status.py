@@ -14,7 +14,7 @@ from typing import Any
 from specbench import store
 from specbench.common.errors import SpecbenchError
 from specbench.launch.health import log_tail
-from specbench.run.orchestrator import cell_directory
+from specbench.run.cells import cell_directory
 from specbench.slurm import state as slurm_state
 from specbench.slurm.paths import read_suite
 from specbench.store.manifest import Manifest, read_manifest, update_manifest, utc_now

@@ -35,7 +35,9 @@ MANIFEST_LOCK = ".manifest.lock"
 #: What to do about a corrupt manifest: the cells' own files do not depend on it.
 _RESTORE = "restore it from a copy, or measure into a new --output (each cell's files are intact)"
 
-RunStatus = Literal["running", "completed", "cells failed", "interrupted", "error"]
+RunStatus = Literal[
+    "running", "completed", "cells failed", "server not started", "interrupted", "error"
+]
 
 
 def utc_now() -> str:
@@ -54,6 +56,12 @@ class ServerRecord(Frozen):
     gpus: int | None = Field(default=None, description="Divisor of tok/s/GPU.")
     prefix_cache: str | None = Field(default=None, description="How the prefix cache was handled.")
     vllm_version: str | None = Field(default=None, description="From GET /version.")
+    accepted_from_server: dict[str, Any] | None = Field(
+        default=None,
+        description="An attached server that differed from its suite entry, measured with "
+        "--accept-server-values: field → {suite, server}; the suite section holds the "
+        "server's values. None: it matched (or was started here).",
+    )
     provenance: dict[str, Any] | None = Field(
         default=None, description="The last start's ServerProvenance (argv, env, GPUs, timing)."
     )
@@ -142,6 +150,11 @@ class RunRecord(Frozen):
     status: RunStatus = Field(default="running", description="How it ended.")
     cells_measured: list[str] = Field(default_factory=list, description="Cell keys measured.")
     cells_failed: list[str] = Field(default_factory=list, description="Cell keys that failed.")
+    cells_not_run: list[str] = Field(
+        default_factory=list,
+        description="Cell keys skipped because their server would not start (its failure is "
+        "recorded once, in the failure.json of the first of its cells).",
+    )
     cost: RunCost | None = Field(
         default=None, description="GPU-hours spent, by server; None in older manifests."
     )

@@ -305,7 +305,7 @@ MEASURED_FIELDS = fields_where(role="compared")
 IDENTITY_FIELDS = tuple(
     name
     for name in WorkloadSpec.model_fields
-    if name not in NOT_IDENTITY and name not in fields_where(role="unmeasured")
+    if name not in NOT_IDENTITY | set(fields_where(role="unmeasured"))
 )
 #: When a cell stops (`part = "stopping"`); all off at their defaults.
 STOPPING_FIELDS = fields_where(part="stopping")

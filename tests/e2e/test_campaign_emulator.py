@@ -71,8 +71,8 @@ def test_a_changed_measured_field_refuses_the_old_results_dir(tmp_path):
     assert changed.returncode == 2
     assert one_line(changed.stderr) == (
         f"error: {out}: workload 'tiny' was measured here with max_tokens=8, this run asks 9; "
-        "give it a new name (`name` in the suite, --workload-name in bench), measure its "
-        "cells again with --force, or use a new --output"
+        "give the workload a new name (`name` in the suite, --workload-name in bench), "
+        "measure its cells again with --force, or use a new --output"
     )
     assert "Traceback" not in changed.stderr
 
@@ -128,15 +128,20 @@ def test_a_server_killed_mid_campaign_is_restarted_and_later_cells_succeed(tmp_p
     assert not (out / "eagle3" / "tiny" / "c2" / "r0" / "failure.json").exists()
 
 
-def test_dry_run_prints_the_amd_card_command():
-    # --dry-run loads every dataset: the card's SPEED-Bench configs come from a prepared folder
+def test_dry_run_prints_the_amd_card_command(tmp_path):
+    # The dry run resolves the executable as the launch does: a stand-in that exits 0.
+    vllm = tmp_path / "vllm"
+    vllm.write_text("#!/bin/sh\nexit 0\n")
+    vllm.chmod(0o755)
+    # Preflight loads every dataset: the card's SPEED-Bench configs come from a prepared folder
     # (NVIDIA's recorded output for the fixture mirror, in Model-Optimizer's layout).
     prepared = REPO / "tests" / "fixtures" / "speed_bench_nvidia"
     card_suite = REPO / "suites" / "minimax-m3-mxfp4-eagle3.toml"
-    result = run(card_suite, "--dry-run", "--data-dir", prepared)
+    result = run(card_suite, "--dry-run", "--vllm-bin", vllm, "--data-dir", prepared)
     assert result.returncode == 0, result.stderr
     card = (
-        "VLLM_ROCM_USE_AITER=1 vllm serve amd/MiniMax-M3-MXFP4 --trust-remote-code "
+        f"VLLM_ROCM_USE_AITER=1 VLLM_SERVER_DEV_MODE=1 {vllm} serve amd/MiniMax-M3-MXFP4 "
+        "--trust-remote-code "
         "--tensor-parallel-size 8 --block-size 128 --attention-backend TRITON_ATTN "
         "--moe-backend aiter "
         '--speculative-config \'{"method":"eagle3","model":"amd/MiniMax-M3-EAGLE3.1",'

@@ -214,7 +214,8 @@ def test_bench_max_tokens_above_the_served_context_is_refused_before_any_request
         )
     assert result.returncode == 2, result.stderr
     assert one_line(result.stderr) == (
-        f"error: max_tokens = 100 is not below max_model_len = 64 of {url} (/v1/models): "
+        f"error: max_tokens = 100 leaves no room for a prompt in max_model_len = 64 of {url} "
+        "(/v1/models): "
         "every request would be rejected; allowed: below 64"
     )
     assert not list(out.rglob("requests.jsonl"))

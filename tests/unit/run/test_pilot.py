@@ -9,7 +9,7 @@ import pytest
 from specbench.common.errors import SpecbenchError
 from specbench.data.conversation import Conversation
 from specbench.measure.precision import stratified_order
-from specbench.run.orchestrator import cell_conversations
+from specbench.run.cells import cell_conversations
 from specbench.run.pilot import (
     PilotSettings,
     WorkloadFacts,

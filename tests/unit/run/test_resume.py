@@ -90,8 +90,8 @@ def test_a_changed_measured_workload_field_is_one_line_naming_both_values(tmp_pa
     message = refusal(manifest, tmp_path, "workloads.0.max_tokens=32")
     assert message == (
         f"{tmp_path / 'out'}: workload 'mt-bench' was measured here with max_tokens=64, this "
-        "run asks 32; give it a new name (`name` in the suite, --workload-name in bench), "
-        "measure its cells again with --force, or use a new --output"
+        "run asks 32; give the workload a new name (`name` in the suite, --workload-name in "
+        "bench), measure its cells again with --force, or use a new --output"
     )
     assert "warmup=0, this run asks 2" in refusal(manifest, tmp_path, "workloads.0.warmup=2")
     assert "precision=None, this run asks 0.05" in refusal(

@@ -1,0 +1,82 @@
+"""What a server config is started with: the executable, argv and environment, resolved.
+
+`ServerProcess` starts exactly this, and `run --dry-run` prints it, so the dry run shows
+the command the launch really uses (one source for both). Resolving checks what can be
+checked without starting anything: the vllm executable exists, enough GPUs are visible,
+and whether the executable knows `--per-request-spec-decode-metrics` (left out, with a
+note, when it does not).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from specbench.common.errors import SpecbenchError
+from specbench.launch.argv import build_argv, build_env, render_command
+from specbench.launch.capabilities import PER_REQUEST_METRICS_FLAG, supports_flag
+from specbench.launch.config import ServerConfig
+from specbench.launch.host import find_vllm_executable
+from specbench.launch.provenance import (
+    GpuInventory,
+    available_gpus,
+    gpu_inventory,
+    redact_argv,
+    redact_value,
+)
+
+
+@dataclass(frozen=True)
+class LaunchCommand:
+    """A config resolved for starting: `argv` lacks only `--host` and `--port`."""
+
+    config: ServerConfig
+    executable: str
+    argv: list[str]
+    env: dict[str, str]
+    notes: tuple[str, ...]
+    inventory: GpuInventory | None
+
+    def argv_at(self, host: str, port: int) -> list[str]:
+        """The argv with the address the server binds."""
+        return build_argv(self.config, vllm_executable=self.executable, host=host, port=port)
+
+    def shown(self, argv: list[str] | None = None) -> str:
+        """One shell line: the config's own variables and the argv, secrets redacted."""
+        variables = {key: redact_value(key, value) for key, value in self.config.env.items()}
+        return render_command(redact_argv(self.argv if argv is None else argv), variables)
+
+
+def launch_command(
+    config: ServerConfig,
+    *,
+    name: str,
+    vllm_bin: str | Path | None,
+    base_env: Mapping[str, str],
+) -> LaunchCommand:
+    """Resolve `config` for starting; bad input (no executable, too few GPUs) is one line."""
+    env = build_env(config, base_env)
+    notes: list[str] = []
+    inventory = gpu_inventory() if config.engine == "vllm" else None
+    executable = "vllm"
+    if config.engine == "vllm":
+        executable = find_vllm_executable(vllm_bin, env)
+        visible = available_gpus(env, inventory)
+        if visible is not None and config.gpus > visible:
+            raise SpecbenchError(
+                f"server {name!r} needs TP × PP × DP = {config.tensor_parallel_size} × "
+                f"{config.pipeline_parallel_size} × {config.data_parallel_size} = "
+                f"{config.gpus} GPUs, only {visible} visible"
+            )
+        if config.is_speculative and config.per_request_spec_decode_metrics:
+            known = supports_flag(executable, PER_REQUEST_METRICS_FLAG, env)
+            if known is False:
+                # An older vLLM refuses to start with the flag: leave it out, say so.
+                notes.append(
+                    f"{executable} has no --{PER_REQUEST_METRICS_FLAG}: started without it "
+                    "(per-category AL falls back to tokens per chunk, an estimate)"
+                )
+                config = config.model_copy(update={"per_request_spec_decode_metrics": False})
+    argv = build_argv(config, vllm_executable=executable)
+    return LaunchCommand(config, executable, argv, env, tuple(notes), inventory)

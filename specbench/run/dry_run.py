@@ -1,0 +1,84 @@
+"""What `run --dry-run` prints: the cells the filters select, which are complete, each server
+to start with its exact command (from the function the launch uses), attached servers as
+attached with what they answered. Everything shown passed preflight.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from specbench.launch import ServerConfig
+from specbench.run.preflight import Checked, ServerAnswer
+
+
+def describe_dry_run(checked: Checked, output: Path, *, force: bool = False) -> str:
+    """One fact per line; commands with their environment, secrets redacted."""
+    plan = checked.plan
+    cells = plan.cells
+    complete = [c for c in cells if c in checked.complete]
+    total = len(plan.suite.expand()) if plan.suite is not None else len(cells)
+    name = plan.suite.name if plan.suite is not None else plan.command
+    source = f" ({plan.suite.source})" if plan.suite is not None and plan.suite.source else ""
+    measured = len(cells) if force else len(cells) - len(complete)
+    lines = [
+        f"suite {name}{source}: {len(cells)} of its {total} cells selected; "
+        f"{len(complete)} already complete in {output}"
+        + (" (measured again: --force)" if force and complete else "")
+        + f"; {measured} to measure",
+        "servers:",
+    ]
+    for server_name in dict.fromkeys(c.server for c in cells):
+        server = plan.servers[server_name]
+        count = sum(1 for c in cells if c.server == server_name)
+        if server.attached:
+            answer = checked.attached.get(server_name)
+            lines.append(
+                f"  {server_name} [attached at {server.endpoint}, {count} cells]: "
+                + (_answered(answer) if answer else "not asked (every cell is complete)")
+            )
+            for field, (ours, theirs) in checked.accepted.get(server_name, {}).items():
+                lines.append(
+                    f"    {field}: the server's {theirs!r} recorded, not the suite's {ours!r}"
+                )
+            continue
+        launches = [launch for launch in checked.launches if launch.server == server_name]
+        config = server.config
+        role = _role(config) if config is not None else ""
+        lines.append(f"  {server_name} [{role}{server.gpus} GPU(s), {count} cells]")
+        if not launches:
+            lines.append("    not started: every cell is complete")
+        for launch in launches:
+            lines.append(f"    {launch.command.shown()}")
+            if len(launches) > 1:
+                lines.append(f"      (for {len(launch.cells)} cells)")
+            for note in launch.command.notes:
+                lines.append(f"      note: {note}")
+    lines.append("workloads (results folder: dataset, conversations):")
+    for index in sorted({c.workload_index for c in cells}):
+        workload = plan.workloads[index]
+        loaded = checked.workloads.get(index)
+        rows = f"{len(loaded.conversations)} conversations" if loaded else "not loaded (complete)"
+        lines.append(f"  {plan.keys[index]}: {workload.dataset} ({rows})")
+    lines.append("cells (server/workload/concurrency/repeat):")
+    lines.extend(f"  {c.key}" + (" (complete)" if c in checked.complete else "") for c in cells)
+    return "\n".join(lines)
+
+
+def _role(config: ServerConfig) -> str:
+    if config.baseline:
+        return f"{config.engine}, baseline, "
+    if config.speculative is not None:
+        return f"{config.engine}, speculative {config.speculative.method}, "
+    return f"{config.engine}, no speculation, "
+
+
+def _answered(answer: ServerAnswer) -> str:
+    facts = [f"serves {answer.model!r}"]
+    if answer.speculative:
+        k = answer.num_speculative_tokens
+        facts.append("speculative" + (f", K = {k}" if k is not None else ""))
+    else:
+        facts.append("no speculation")
+    if answer.vllm_version:
+        facts.append(f"vLLM {answer.vllm_version}")
+    return ", ".join(facts)
