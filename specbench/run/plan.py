@@ -129,9 +129,12 @@ class Plan:
 
 
 def resolved_suite(suite: Suite, *, redact: bool = True) -> dict[str, Any]:
-    """The suite as hashed: JSON without `[slurm]` and `source`, fields added later left
-    out at their default, secret values redacted (unless `redact` is False)."""
-    resolved = suite.model_dump(mode="json", exclude={"source", "slurm"})
+    """The suite as hashed: JSON without `[slurm]`, `source` and `data_dir`, fields added
+    later left out at their default, secret values redacted (unless `redact` is False).
+
+    `data_dir` is a location, like `source`: what it selects is already in each workload's
+    resolved `dataset` spec."""
+    resolved = suite.model_dump(mode="json", exclude={"source", "slurm", "data_dir"})
     if redact:
         resolved = redact_config(resolved)
     for server in resolved.get("servers", {}).values():

@@ -48,6 +48,11 @@ def test_card_dry_run_passes_on_the_prepared_folder_and_fails_on_placeholders(
     prepared: Path, tmp_path: Path
 ) -> None:
     env = cli_env(tmp_path)
+    # The dry run's preflight resolves the vllm executable as the launch does: a stand-in.
+    vllm = tmp_path / "vllm"
+    vllm.write_text("#!/bin/sh\nexit 0\n")
+    vllm.chmod(0o755)
+    env["SPECBENCH_VLLM"] = str(vllm)
     started = time.monotonic()
     ok = run_cli("run", CARD, "--dry-run", "--data-dir", prepared, env=env)
     assert ok.returncode == 0, ok.stderr
