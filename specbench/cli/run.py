@@ -181,8 +181,9 @@ def run(
     if result.not_started:
         raise ServersNotStarted(
             "; ".join(
-                f"server {name!r} would not start ({len(server.not_run)} more of its cells "
-                f"not run): {server.message}"
+                f"server {name!r} would not start"
+                + (f" ({len(server.not_run)} more of its cells not run)" if server.not_run else "")
+                + f": {server.message}"
                 for name, server in result.not_started.items()
             )
         )

@@ -23,8 +23,8 @@ _ERROR_LINE = re.compile(r"(Error|Exception|error:|Traceback|FAILED|failed)")
 _POLL_INTERVAL_S = 0.5
 _TAIL_BYTES = 64 * 1024
 _MAX_QUOTE_CHARS = 600
-#: Lines of a server's log kept in the failure record of a server that would not start.
-START_LOG_LINES = 40
+#: Lines of a server's log a failure record keeps (a failed cell, a server that would not start).
+LOG_TAIL_LINES = 40
 
 
 def http_get_json(url: str, timeout_s: float = 2.0) -> tuple[int, Any]:
@@ -124,7 +124,7 @@ def wait_ready(
             raise ServerStartFailed(
                 f"{describe} exited with code {code} before it was ready; {log_path}: "
                 f"{quote_log(lines)}",
-                lines[-START_LOG_LINES:],
+                lines[-LOG_TAIL_LINES:],
             )
         if is_ready(base_url, model):
             return
@@ -133,6 +133,6 @@ def wait_ready(
             raise ServerStartFailed(
                 f"{describe} was not ready after {timeout_s:g} s (/health 200 and {model!r} in "
                 f"/v1/models at {base_url}); {log_path}: {quote_log(lines)}",
-                lines[-START_LOG_LINES:],
+                lines[-LOG_TAIL_LINES:],
             )
         time.sleep(_POLL_INTERVAL_S)

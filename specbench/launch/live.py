@@ -11,12 +11,11 @@ import time
 from dataclasses import dataclass
 
 from specbench.common.errors import ServerError
-from specbench.launch.health import is_ready, log_tail
+from specbench.launch.health import LOG_TAIL_LINES, is_ready, log_tail
 from specbench.launch.process import ServerProcess
 
 #: Seconds a server that stopped answering gets before it counts as dead and is restarted.
 ALIVE_GRACE_S = 5.0
-LOG_TAIL_LINES = 40
 _ALIVE_POLL_S = 0.1
 
 

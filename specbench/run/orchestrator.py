@@ -124,8 +124,7 @@ def _run_locked(
     status: RunStatus = "interrupted"
     try:
         for index, loaded in checked.workloads.items():
-            runner.loaded[index] = loaded
-            journal.workload_loaded(plan.keys[index], loaded)
+            runner.loaded_workload(index, loaded)
         progress.begin(len(plan.cells), 0 if options.force else len(checked.complete))
         for (name, config), group in itertools.groupby(
             plan.cells, key=lambda c: (c.server, plan.launch_config(c))
@@ -180,18 +179,20 @@ class _Runner:
         self.result = RunResult()
         self.loaded: dict[int, Workload] = {}
 
-    def load(self, cells: Sequence[Cell]) -> None:
-        """Load the workloads of `cells` not loaded yet; record each in the manifest."""
-        for index, loaded in preflight.load_workloads(
-            self.plan, [c for c in cells if c.workload_index not in self.loaded]
-        ).items():
-            self.loaded[index] = loaded
-            self.journal.workload_loaded(self.plan.keys[index], loaded)
+    def loaded_workload(self, index: int, loaded: Workload) -> None:
+        """A workload's conversations, kept for the run and recorded in the manifest."""
+        self.loaded[index] = loaded
+        self.journal.workload_loaded(self.plan.keys[index], loaded)
 
     def workload(self, cell: Cell) -> Workload:
-        """The cell's conversations, loaded once per workload."""
-        self.load([cell])
-        return self.loaded[cell.workload_index]
+        """The cell's conversations: preflight loaded every workload with a cell to measure."""
+        index = cell.workload_index
+        if index not in self.loaded:  # a cell found complete by preflight lost its summary
+            key = self.plan.keys[index]
+            self.loaded_workload(
+                index, preflight.load_plan_workload(self.plan.workloads[index], key)
+            )
+        return self.loaded[index]
 
     def run_server(
         self, server: PlanServer, config: ServerConfig | None, cells: Sequence[Cell]

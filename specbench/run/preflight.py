@@ -75,9 +75,6 @@ class Checked:
     #: Attached server → field → (suite's value, server's value), taken from the server.
     accepted: dict[str, dict[str, tuple[Any, Any]]]
 
-    def to_measure(self, options: RunOptions) -> list[Cell]:
-        return [c for c in self.plan.cells if options.force or c not in self.complete]
-
 
 def preflight(plan: Plan, options: RunOptions, *, accept_server_values: bool = False) -> Checked:
     """Check everything the plan's cells to measure need; raise one line on the first fault."""
