@@ -74,6 +74,12 @@ class RawDataset:
         """True for SPEED-Bench data, whose categories and placeholders are checked."""
         return self.config is not None
 
+    @property
+    def nominal_context_tokens(self) -> int | None:
+        """The config's nominal prompt length in o200k tokens (None: natural length, or not
+        SPEED-Bench)."""
+        return speed_bench.CONFIGS[self.config] if self.config else None
+
 
 def _speed_bench(spec: str, data: speed_bench.SpeedBenchData) -> RawDataset:
     return RawDataset(
@@ -168,13 +174,7 @@ def select(
     """
     where = raw.source
     if raw.config is not None:
-        allowed = speed_bench.known_categories(raw.config)
-        for category in categories:
-            if category not in allowed:
-                raise SpecbenchError(
-                    f"--category {category!r} is not a {raw.config} category; "
-                    f"allowed: {', '.join(allowed)}"
-                )
+        speed_bench.check_categories(raw.config, categories)
     rows = filter_categories(raw.conversations, categories, where=where)
     if entropy_tiers:
         rows = filter_categories(rows, _tiers(entropy_tiers, raw), where=where)
@@ -186,7 +186,7 @@ def select(
         name=raw.name,
         conversations=selection.conversations,
         config=raw.config,
-        nominal_context_tokens=speed_bench.CONFIGS[raw.config] if raw.config else None,
+        nominal_context_tokens=raw.nominal_context_tokens,
         revision=raw.revision,
         source=raw.source,
         warnings=raw.warnings + selection.warnings,
