@@ -125,54 +125,40 @@ class EmulatorMetrics:
         labels = (config.model, ENGINE_INDEX)
         registry = self.registry
 
-        self.num_requests_running = Gauge(
-            "vllm:num_requests_running",
-            "Number of requests in model execution batches.",
-            labelnames,
-            registry=registry,
-        ).labels(*labels)
-        self.num_requests_waiting = Gauge(
-            "vllm:num_requests_waiting",
-            "Number of requests waiting to be processed.",
-            labelnames,
-            registry=registry,
-        ).labels(*labels)
-        self.kv_cache_usage_perc = Gauge(
-            "vllm:kv_cache_usage_perc",
-            "KV-cache usage. 1 means 100 percent usage.",
-            labelnames,
-            registry=registry,
-        ).labels(*labels)
-        self.num_preemptions = Counter(
-            "vllm:num_preemptions",
-            "Cumulative number of preemption from the engine.",
-            labelnames,
-            registry=registry,
-        ).labels(*labels)
-        self.prompt_tokens = Counter(
-            "vllm:prompt_tokens",
-            "Number of prefill tokens processed.",
-            labelnames,
-            registry=registry,
-        ).labels(*labels)
-        self.generation_tokens = Counter(
-            "vllm:generation_tokens",
-            "Number of generation tokens processed.",
-            labelnames,
-            registry=registry,
-        ).labels(*labels)
-        self.prefix_cache_queries = Counter(
+        def gauge(name: str, doc: str) -> Gauge:
+            return Gauge(name, doc, labelnames, registry=registry).labels(*labels)
+
+        def counter(name: str, doc: str) -> Counter:
+            return Counter(name, doc, labelnames, registry=registry).labels(*labels)
+
+        def histogram(name: str, doc: str, buckets: tuple[float, ...] | list[float]) -> Histogram:
+            return Histogram(name, doc, labelnames, registry=registry, buckets=buckets).labels(
+                *labels
+            )
+
+        self.num_requests_running = gauge(
+            "vllm:num_requests_running", "Number of requests in model execution batches."
+        )
+        self.num_requests_waiting = gauge(
+            "vllm:num_requests_waiting", "Number of requests waiting to be processed."
+        )
+        self.kv_cache_usage_perc = gauge(
+            "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage."
+        )
+        self.num_preemptions = counter(
+            "vllm:num_preemptions", "Cumulative number of preemption from the engine."
+        )
+        self.prompt_tokens = counter("vllm:prompt_tokens", "Number of prefill tokens processed.")
+        self.generation_tokens = counter(
+            "vllm:generation_tokens", "Number of generation tokens processed."
+        )
+        self.prefix_cache_queries = counter(
             "vllm:prefix_cache_queries",
             "Prefix cache queries, in terms of number of queried tokens.",
-            labelnames,
-            registry=registry,
-        ).labels(*labels)
-        self.prefix_cache_hits = Counter(
-            "vllm:prefix_cache_hits",
-            "Prefix cache hits, in terms of number of cached tokens.",
-            labelnames,
-            registry=registry,
-        ).labels(*labels)
+        )
+        self.prefix_cache_hits = counter(
+            "vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens."
+        )
         success = Counter(
             "vllm:request_success",
             "Count of successfully processed requests.",
@@ -183,59 +169,47 @@ class EmulatorMetrics:
             reason: success.labels(*labels, reason) for reason in FINISH_REASONS
         }
 
-        def histogram(name: str, doc: str, buckets: tuple[float, ...] | list[float]) -> Histogram:
-            return Histogram(name, doc, labelnames, registry=registry, buckets=buckets)
-
         token_buckets = request_tokens_buckets(config.max_model_len)
         self.request_prompt_tokens = histogram(
             "vllm:request_prompt_tokens", "Number of prefill tokens processed.", token_buckets
-        ).labels(*labels)
+        )
         self.request_generation_tokens = histogram(
             "vllm:request_generation_tokens",
             "Number of generation tokens processed.",
             token_buckets,
-        ).labels(*labels)
+        )
         self.iteration_tokens = histogram(
             "vllm:iteration_tokens_total",
             "Histogram of number of tokens per engine_step.",
             ITERATION_TOKENS_BUCKETS,
-        ).labels(*labels)
+        )
         self.time_to_first_token = histogram(
             "vllm:time_to_first_token_seconds",
             "Histogram of time to first token in seconds.",
             TTFT_BUCKETS_S,
-        ).labels(*labels)
+        )
         self.inter_token_latency = histogram(
             "vllm:inter_token_latency_seconds",
             "Histogram of inter-token latency in seconds.",
             ITL_BUCKETS_S,
-        ).labels(*labels)
+        )
         self.e2e_request_latency = histogram(
             "vllm:e2e_request_latency_seconds",
             "Histogram of e2e request latency in seconds.",
             E2E_BUCKETS_S,
-        ).labels(*labels)
+        )
 
         self.speculative = config.speculative
         if config.speculative:
-            self.spec_decode_num_drafts = Counter(
-                "vllm:spec_decode_num_drafts",
-                "Number of spec decoding drafts.",
-                labelnames,
-                registry=registry,
-            ).labels(*labels)
-            self.spec_decode_num_draft_tokens = Counter(
-                "vllm:spec_decode_num_draft_tokens",
-                "Number of draft tokens.",
-                labelnames,
-                registry=registry,
-            ).labels(*labels)
-            self.spec_decode_num_accepted_tokens = Counter(
-                "vllm:spec_decode_num_accepted_tokens",
-                "Number of accepted tokens.",
-                labelnames,
-                registry=registry,
-            ).labels(*labels)
+            self.spec_decode_num_drafts = counter(
+                "vllm:spec_decode_num_drafts", "Number of spec decoding drafts."
+            )
+            self.spec_decode_num_draft_tokens = counter(
+                "vllm:spec_decode_num_draft_tokens", "Number of draft tokens."
+            )
+            self.spec_decode_num_accepted_tokens = counter(
+                "vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens."
+            )
             per_position = Counter(
                 "vllm:spec_decode_num_accepted_tokens_per_pos",
                 "Accepted tokens per draft position.",
