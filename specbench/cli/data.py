@@ -60,8 +60,10 @@ def inspect(
     console.print(report_table(report))
     for note in report_notes(report):
         console.print(note, soft_wrap=True, markup=False, highlight=False)
+    # Warnings are not the report: stderr, so that stdout holds the table and its notes only.
+    warnings = make_console(stderr=True)
     for warning in report.warnings:
-        console.print(line("warning:", "yellow", warning), soft_wrap=True)
+        warnings.print(line("warning:", "yellow", warning), soft_wrap=True)
 
 
 @data_app.command(name="prepare")
