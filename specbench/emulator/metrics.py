@@ -9,6 +9,9 @@ share counters. Spec-decode series exist only when speculation is on, as in vLLM
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from prometheus_client import (
     GC_COLLECTOR,
     PLATFORM_COLLECTOR,
@@ -59,6 +62,31 @@ def request_tokens_buckets(max_model_len: int) -> list[float]:
         exponent += 1
 
 
+@dataclass(frozen=True)
+class _Series:
+    """Makes series on one registry, labelled with the served model and the engine index."""
+
+    registry: CollectorRegistry
+    labels: tuple[str, str]
+    labelnames: tuple[str, ...] = ("model_name", "engine")
+
+    def gauge(self, name: str, doc: str) -> Gauge:
+        return Gauge(name, doc, self.labelnames, registry=self.registry).labels(*self.labels)
+
+    def counter(self, name: str, doc: str) -> Counter:
+        return Counter(name, doc, self.labelnames, registry=self.registry).labels(*self.labels)
+
+    def histogram(self, name: str, doc: str, buckets: Sequence[float]) -> Histogram:
+        return Histogram(
+            name, doc, self.labelnames, registry=self.registry, buckets=buckets
+        ).labels(*self.labels)
+
+    def counters_by(self, name: str, doc: str, label: str, values: Sequence[str]) -> list[Counter]:
+        """One counter per value of one more label, in the order of `values`."""
+        family = Counter(name, doc, [*self.labelnames, label], registry=self.registry)
+        return [family.labels(*self.labels, value) for value in values]
+
+
 class EmulatorMetrics:
     """Counters and gauges of one emulated engine, with a text exposition."""
 
@@ -67,105 +95,94 @@ class EmulatorMetrics:
         # vLLM serves the default registry, which opens with these process series.
         for collector in (GC_COLLECTOR, PLATFORM_COLLECTOR, PROCESS_COLLECTOR):
             self.registry.register(collector)
-        labelnames = ["model_name", "engine"]
-        labels = (config.model, ENGINE_INDEX)
-        registry = self.registry
+        series = _Series(self.registry, (config.model, ENGINE_INDEX))
+        self._engine_series(series)
+        self._request_histograms(series, config.max_model_len)
+        self.speculative = config.speculative
+        if config.speculative:
+            self._spec_decode_series(series, config.num_speculative_tokens)
 
-        def gauge(name: str, doc: str) -> Gauge:
-            return Gauge(name, doc, labelnames, registry=registry).labels(*labels)
-
-        def counter(name: str, doc: str) -> Counter:
-            return Counter(name, doc, labelnames, registry=registry).labels(*labels)
-
-        def histogram(name: str, doc: str, buckets: tuple[float, ...] | list[float]) -> Histogram:
-            return Histogram(name, doc, labelnames, registry=registry, buckets=buckets).labels(
-                *labels
-            )
-
-        self.num_requests_running = gauge(
+    def _engine_series(self, series: _Series) -> None:
+        self.num_requests_running = series.gauge(
             "vllm:num_requests_running", "Number of requests in model execution batches."
         )
-        self.num_requests_waiting = gauge(
+        self.num_requests_waiting = series.gauge(
             "vllm:num_requests_waiting", "Number of requests waiting to be processed."
         )
-        self.kv_cache_usage_perc = gauge(
+        self.kv_cache_usage_perc = series.gauge(
             "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage."
         )
-        self.num_preemptions = counter(
+        self.num_preemptions = series.counter(
             "vllm:num_preemptions", "Cumulative number of preemption from the engine."
         )
-        self.prompt_tokens = counter("vllm:prompt_tokens", "Number of prefill tokens processed.")
-        self.generation_tokens = counter(
+        self.prompt_tokens = series.counter(
+            "vllm:prompt_tokens", "Number of prefill tokens processed."
+        )
+        self.generation_tokens = series.counter(
             "vllm:generation_tokens", "Number of generation tokens processed."
         )
-        self.prefix_cache_queries = counter(
+        self.prefix_cache_queries = series.counter(
             "vllm:prefix_cache_queries",
             "Prefix cache queries, in terms of number of queried tokens.",
         )
-        self.prefix_cache_hits = counter(
+        self.prefix_cache_hits = series.counter(
             "vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens."
         )
-        success = Counter(
+        success = series.counters_by(
             "vllm:request_success",
             "Count of successfully processed requests.",
-            [*labelnames, "finished_reason"],
-            registry=registry,
+            "finished_reason",
+            FINISH_REASONS,
         )
-        self.request_success = {
-            reason: success.labels(*labels, reason) for reason in FINISH_REASONS
-        }
+        self.request_success = dict(zip(FINISH_REASONS, success, strict=True))
 
-        token_buckets = request_tokens_buckets(config.max_model_len)
-        self.request_prompt_tokens = histogram(
+    def _request_histograms(self, series: _Series, max_model_len: int) -> None:
+        token_buckets = request_tokens_buckets(max_model_len)
+        self.request_prompt_tokens = series.histogram(
             "vllm:request_prompt_tokens", "Number of prefill tokens processed.", token_buckets
         )
-        self.request_generation_tokens = histogram(
+        self.request_generation_tokens = series.histogram(
             "vllm:request_generation_tokens",
             "Number of generation tokens processed.",
             token_buckets,
         )
-        self.iteration_tokens = histogram(
+        self.iteration_tokens = series.histogram(
             "vllm:iteration_tokens_total",
             "Histogram of number of tokens per engine_step.",
             ITERATION_TOKENS_BUCKETS,
         )
-        self.time_to_first_token = histogram(
+        self.time_to_first_token = series.histogram(
             "vllm:time_to_first_token_seconds",
             "Histogram of time to first token in seconds.",
             TTFT_BUCKETS_S,
         )
-        self.inter_token_latency = histogram(
+        self.inter_token_latency = series.histogram(
             "vllm:inter_token_latency_seconds",
             "Histogram of inter-token latency in seconds.",
             ITL_BUCKETS_S,
         )
-        self.e2e_request_latency = histogram(
+        self.e2e_request_latency = series.histogram(
             "vllm:e2e_request_latency_seconds",
             "Histogram of e2e request latency in seconds.",
             E2E_BUCKETS_S,
         )
 
-        self.speculative = config.speculative
-        if config.speculative:
-            self.spec_decode_num_drafts = counter(
-                "vllm:spec_decode_num_drafts", "Number of spec decoding drafts."
-            )
-            self.spec_decode_num_draft_tokens = counter(
-                "vllm:spec_decode_num_draft_tokens", "Number of draft tokens."
-            )
-            self.spec_decode_num_accepted_tokens = counter(
-                "vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens."
-            )
-            per_position = Counter(
-                "vllm:spec_decode_num_accepted_tokens_per_pos",
-                "Accepted tokens per draft position.",
-                [*labelnames, "position"],
-                registry=registry,
-            )
-            self.spec_decode_num_accepted_tokens_per_pos = [
-                per_position.labels(*labels, str(position))
-                for position in range(config.num_speculative_tokens)
-            ]
+    def _spec_decode_series(self, series: _Series, num_speculative_tokens: int) -> None:
+        self.spec_decode_num_drafts = series.counter(
+            "vllm:spec_decode_num_drafts", "Number of spec decoding drafts."
+        )
+        self.spec_decode_num_draft_tokens = series.counter(
+            "vllm:spec_decode_num_draft_tokens", "Number of draft tokens."
+        )
+        self.spec_decode_num_accepted_tokens = series.counter(
+            "vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens."
+        )
+        self.spec_decode_num_accepted_tokens_per_pos = series.counters_by(
+            "vllm:spec_decode_num_accepted_tokens_per_pos",
+            "Accepted tokens per draft position.",
+            "position",
+            [str(position) for position in range(num_speculative_tokens)],
+        )
 
     def observe_spec_step(
         self, num_drafts: int, num_draft_tokens: int, accepted_per_position: list[int]
