@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from specbench.common.errors import SpecbenchError
@@ -34,8 +34,8 @@ TIER_ALIASES = {"low": "low_entropy", "high": "high_entropy"}
 
 
 @dataclass(frozen=True)
-class Workload:
-    """A selected, validated set of conversations plus where they came from.
+class RawDataset:
+    """Every validated row a spec names, before selection; placeholders still included.
 
     `name` is a filesystem-safe slug for result folders; `source` the resolved path or hub
     repo id; `revision` the hub revision used (None for local data); `warnings` lines the
@@ -46,27 +46,8 @@ class Workload:
     name: str
     conversations: tuple[Conversation, ...]
     config: str | None = None
-    nominal_context_tokens: int | None = None
     revision: str | None = None
     source: str = ""
-    warnings: tuple[str, ...] = ()
-
-    @property
-    def categories(self) -> tuple[str, ...]:
-        """Categories present, in first-seen order."""
-        return tuple(dict.fromkeys(conversation.category for conversation in self.conversations))
-
-
-@dataclass(frozen=True)
-class RawDataset:
-    """Every validated row a spec names, before selection; placeholders still included."""
-
-    spec: str
-    name: str
-    conversations: tuple[Conversation, ...]
-    source: str
-    config: str | None = None
-    revision: str | None = None
     warnings: tuple[str, ...] = ()
 
     @property
@@ -79,6 +60,17 @@ class RawDataset:
         """The config's nominal prompt length in o200k tokens (None: natural length, or not
         SPEED-Bench)."""
         return speed_bench.CONFIGS[self.config] if self.config else None
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        """Categories present, in first-seen order."""
+        return tuple(dict.fromkeys(conversation.category for conversation in self.conversations))
+
+
+@dataclass(frozen=True)
+class Workload(RawDataset):
+    """A selected, validated set of conversations (what `select` kept) plus where they came
+    from; ready to send."""
 
 
 def _speed_bench(spec: str, data: speed_bench.SpeedBenchData) -> RawDataset:
@@ -181,16 +173,12 @@ def select(
     if raw.config is not None:
         speed_bench.check_no_placeholders(rows, raw.config, where)
     selection = stratified_sample(rows, num_prompts, seed=seed, strict=strict, where=where)
-    return Workload(
-        spec=raw.spec,
-        name=raw.name,
+    kept = replace(
+        raw,
         conversations=selection.conversations,
-        config=raw.config,
-        nominal_context_tokens=raw.nominal_context_tokens,
-        revision=raw.revision,
-        source=raw.source,
         warnings=raw.warnings + selection.warnings,
     )
+    return Workload(**{field.name: getattr(kept, field.name) for field in fields(kept)})
 
 
 def load_workload(
