@@ -60,8 +60,10 @@ def inspect(
     console.print(report_table(report))
     for note in report_notes(report):
         console.print(note, soft_wrap=True, markup=False, highlight=False)
+    # Warnings are not the report: stderr, so that stdout holds the table and its notes only.
+    warnings = make_console(stderr=True)
     for warning in report.warnings:
-        console.print(line("warning:", "yellow", warning), soft_wrap=True)
+        warnings.print(line("warning:", "yellow", warning), soft_wrap=True)
 
 
 @data_app.command(name="prepare")
@@ -117,21 +119,8 @@ def prepare(
 
     configs = expand_configs(config or (["all"] if list_sources else []))
     revision = dataset_revision or DEFAULT_REVISION
-    console = make_console()
     if list_sources:
-        from specbench.data.prepare.listing import list_sources as listing
-
-        listed, note = listing(configs, mirror, revision)
-        for item in listed:
-            console.print(
-                f"{item.source}: {item.repo} @ {item.revision}; files: {item.files}\n"
-                f"  {item.command}",
-                soft_wrap=True,
-                markup=False,
-                highlight=False,
-            )
-        if note:
-            console.print(note, soft_wrap=True, markup=False, highlight=False)
+        _print_sources(configs, mirror, revision)
         return
     if output is None:
         raise SpecbenchError("--output DIR is required (the folder to write)")
@@ -139,6 +128,7 @@ def prepare(
 
     with _bars() as progress:
         content = run_prepare(configs, output, mirror, revision, skip_gated, progress, flavour)
+    console = make_console()
     for name, entry in content["configs"].items():
         partial = f", partial: {len(entry['missing'])} rows left out" if entry["partial"] else ""
         console.print(f"{name}: {entry['rows']} rows{partial}", markup=False, highlight=False)
@@ -149,6 +139,24 @@ def prepare(
         markup=False,
         highlight=False,
     )
+
+
+def _print_sources(configs: list[str], mirror: Path | None, revision: str) -> None:
+    """`data prepare --list-sources`: every source's repo, revision, files and command."""
+    from specbench.cli.console import make_console
+    from specbench.data.prepare.listing import list_sources
+
+    console = make_console()
+    listed, note = list_sources(configs, mirror, revision)
+    for item in listed:
+        console.print(
+            f"{item.source}: {item.repo} @ {item.revision}; files: {item.files}\n  {item.command}",
+            soft_wrap=True,
+            markup=False,
+            highlight=False,
+        )
+    if note:
+        console.print(note, soft_wrap=True, markup=False, highlight=False)
 
 
 @contextmanager

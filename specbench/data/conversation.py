@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+from specbench.common.errors import SpecbenchError
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,3 +27,15 @@ class Conversation:
     def __post_init__(self) -> None:
         if not self.turns:
             raise ValueError(f"conversation {self.question_id!r} has no turns")
+
+
+def check_turns(turns: Any, where: str) -> None:
+    """Refuse a row's `turns` unless it is a non-empty list of non-empty strings."""
+    if (
+        not isinstance(turns, list)
+        or not turns
+        or not all(isinstance(turn, str) and turn for turn in turns)
+    ):
+        raise SpecbenchError(
+            f"{where}: field 'turns' must be a non-empty list of non-empty strings"
+        )

@@ -13,7 +13,7 @@ from typing import Any
 
 from specbench.common.errors import SpecbenchError
 from specbench.data._hf import load_local_dataset
-from specbench.data.conversation import Conversation
+from specbench.data.conversation import Conversation, check_turns
 
 REQUIRED_KEYS = ("category", "turns")
 
@@ -26,15 +26,7 @@ def _check_row(row: Any, where: str) -> None:
             raise SpecbenchError(f"{where}: missing field {key!r} (required: category, turns)")
     if not isinstance(row["category"], str) or not row["category"].strip():
         raise SpecbenchError(f"{where}: field 'category' must be a non-empty string")
-    turns = row["turns"]
-    if (
-        not isinstance(turns, list)
-        or not turns
-        or not all(isinstance(turn, str) and turn for turn in turns)
-    ):
-        raise SpecbenchError(
-            f"{where}: field 'turns' must be a non-empty list of non-empty strings"
-        )
+    check_turns(row["turns"], where)
     qid = row.get("question_id")
     if qid is not None and (isinstance(qid, bool) or not isinstance(qid, str | int) or qid == ""):
         raise SpecbenchError(f"{where}: field 'question_id' must be a non-empty string or integer")

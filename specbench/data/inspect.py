@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
-from specbench.common.errors import SpecbenchError
 from specbench.data import speed_bench
 from specbench.data.context import TokenCounter
 from specbench.data.conversation import Conversation
@@ -112,13 +111,7 @@ def inspect_dataset(
     """Load a dataset (placeholders allowed) and summarize it per category."""
     raw = read_dataset(spec, revision=revision)
     if raw.config is not None:
-        allowed = speed_bench.known_categories(raw.config)
-        for category in categories:
-            if category not in allowed:
-                raise SpecbenchError(
-                    f"--category {category!r} is not a {raw.config} category; "
-                    f"allowed: {', '.join(allowed)}"
-                )
+        speed_bench.check_categories(raw.config, categories)
     rows = filter_categories(raw.conversations, categories, where=raw.source)
     counter = TokenCounter(tokenizer) if tokenizer else None
     groups: dict[str, list[Conversation]] = {}
@@ -134,7 +127,7 @@ def inspect_dataset(
         source=raw.source,
         config=raw.config,
         revision=raw.revision,
-        nominal_context_tokens=speed_bench.CONFIGS[raw.config] if raw.config else None,
+        nominal_context_tokens=raw.nominal_context_tokens,
         tokenizer=tokenizer,
         categories=tuple(_stats(category, groups[category], counter) for category in order),
         overall=_stats("all", rows, counter),

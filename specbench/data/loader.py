@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from specbench.common.errors import SpecbenchError
@@ -34,8 +34,8 @@ TIER_ALIASES = {"low": "low_entropy", "high": "high_entropy"}
 
 
 @dataclass(frozen=True)
-class Workload:
-    """A selected, validated set of conversations plus where they came from.
+class RawDataset:
+    """Every validated row a spec names, before selection; placeholders still included.
 
     `name` is a filesystem-safe slug for result folders; `source` the resolved path or hub
     repo id; `revision` the hub revision used (None for local data); `warnings` lines the
@@ -46,10 +46,20 @@ class Workload:
     name: str
     conversations: tuple[Conversation, ...]
     config: str | None = None
-    nominal_context_tokens: int | None = None
     revision: str | None = None
     source: str = ""
     warnings: tuple[str, ...] = ()
+
+    @property
+    def is_speed_bench(self) -> bool:
+        """True for SPEED-Bench data, whose categories and placeholders are checked."""
+        return self.config is not None
+
+    @property
+    def nominal_context_tokens(self) -> int | None:
+        """The config's nominal prompt length in o200k tokens (None: natural length, or not
+        SPEED-Bench)."""
+        return speed_bench.CONFIGS[self.config] if self.config else None
 
     @property
     def categories(self) -> tuple[str, ...]:
@@ -58,21 +68,9 @@ class Workload:
 
 
 @dataclass(frozen=True)
-class RawDataset:
-    """Every validated row a spec names, before selection; placeholders still included."""
-
-    spec: str
-    name: str
-    conversations: tuple[Conversation, ...]
-    source: str
-    config: str | None = None
-    revision: str | None = None
-    warnings: tuple[str, ...] = ()
-
-    @property
-    def is_speed_bench(self) -> bool:
-        """True for SPEED-Bench data, whose categories and placeholders are checked."""
-        return self.config is not None
+class Workload(RawDataset):
+    """A selected, validated set of conversations (what `select` kept) plus where they came
+    from; ready to send."""
 
 
 def _speed_bench(spec: str, data: speed_bench.SpeedBenchData) -> RawDataset:
@@ -168,29 +166,19 @@ def select(
     """
     where = raw.source
     if raw.config is not None:
-        allowed = speed_bench.known_categories(raw.config)
-        for category in categories:
-            if category not in allowed:
-                raise SpecbenchError(
-                    f"--category {category!r} is not a {raw.config} category; "
-                    f"allowed: {', '.join(allowed)}"
-                )
+        speed_bench.check_categories(raw.config, categories)
     rows = filter_categories(raw.conversations, categories, where=where)
     if entropy_tiers:
         rows = filter_categories(rows, _tiers(entropy_tiers, raw), where=where)
     if raw.config is not None:
         speed_bench.check_no_placeholders(rows, raw.config, where)
     selection = stratified_sample(rows, num_prompts, seed=seed, strict=strict, where=where)
-    return Workload(
-        spec=raw.spec,
-        name=raw.name,
+    kept = replace(
+        raw,
         conversations=selection.conversations,
-        config=raw.config,
-        nominal_context_tokens=speed_bench.CONFIGS[raw.config] if raw.config else None,
-        revision=raw.revision,
-        source=raw.source,
         warnings=raw.warnings + selection.warnings,
     )
+    return Workload(**{field.name: getattr(kept, field.name) for field in fields(kept)})
 
 
 def load_workload(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 from specbench.common.errors import SpecbenchError
 from specbench.data._hf import load_repo_dataset
 from specbench.data.categories import ENTROPY_TIERS, QUALITATIVE_CATEGORIES
-from specbench.data.conversation import Conversation
+from specbench.data.conversation import Conversation, check_turns
 
 HUB_REPO = "nvidia/SPEED-Bench"
 #: A verified commit of the hub repo ("Update README.md", 487aa71). Override per run with
@@ -66,6 +67,16 @@ def known_categories(config: str) -> tuple[str, ...]:
     """The categories a config may hold: the 11 domains, or the 3 entropy tiers."""
     check_config(config)
     return QUALITATIVE_CATEGORIES if config == "qualitative" else ENTROPY_TIERS
+
+
+def check_categories(config: str, categories: Sequence[str]) -> None:
+    """Refuse a `--category` that is not one of `config`'s categories."""
+    allowed = known_categories(config)
+    for category in categories:
+        if category not in allowed:
+            raise SpecbenchError(
+                f"--category {category!r} is not a {config} category; allowed: {', '.join(allowed)}"
+            )
 
 
 def is_placeholder(conversation: Conversation) -> bool:
@@ -130,14 +141,7 @@ def _conversation(row: dict[str, Any], config: str, where: str) -> Conversation:
             f"allowed: {', '.join(allowed)}"
         )
     turns = row["turns"] if "turns" in row else _turns_from_messages(row.get("messages"), where)
-    if (
-        not isinstance(turns, list)
-        or not turns
-        or not all(isinstance(turn, str) and turn for turn in turns)
-    ):
-        raise SpecbenchError(
-            f"{where}: field 'turns' must be a non-empty list of non-empty strings"
-        )
+    check_turns(turns, where)
     multiturn = row.get("multiturn")
     if not isinstance(multiturn, bool):
         raise SpecbenchError(f"{where}: field 'multiturn' must be a boolean, got {multiturn!r}")

@@ -11,9 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from specbench.common.errors import SpecbenchError
+from specbench.emulator.options import BY_NAME
 
-DEFAULT_MODEL_NAME = "specbench-emulator"
-DEFAULT_NUM_SPECULATIVE_TOKENS = 3
 # Conditional acceptance probabilities for positions beyond the third continue this
 # ramp down (0.65, 0.60, ...), floored at 0.05, so any K has a usable default.
 _DEFAULT_ACCEPTANCE_HEAD = (0.8, 0.75, 0.7)
@@ -27,28 +26,25 @@ def default_acceptance(num_speculative_tokens: int) -> tuple[float, ...]:
     return tuple(values)
 
 
+def _field(name: str, **constraints: Any) -> Any:
+    """A field whose default and description are the option table's (`options.py`)."""
+    option = BY_NAME[name]
+    return Field(default=option.default, description=option.help, **constraints)
+
+
 class EmulatorConfig(BaseModel):
     """One emulated vLLM 0.32 server: identity, speed model, acceptance process, faults."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    host: str = Field(default="127.0.0.1", description="Interface to listen on.")
-    port: int = Field(default=8000, ge=1, le=65535, description="TCP port to listen on.")
-    model: str = Field(
-        default=DEFAULT_MODEL_NAME,
-        min_length=1,
-        description="Served model name (`/v1/models`, `model_name` metric label).",
-    )
+    host: str = _field("host")
+    port: int = _field("port", ge=1, le=65535)
+    model: str = _field("model", min_length=1)
     speculative: bool = Field(
         default=True,
         description="Emulate speculative decoding; False exposes no spec-decode series.",
     )
-    num_speculative_tokens: int = Field(
-        default=DEFAULT_NUM_SPECULATIVE_TOKENS,
-        ge=1,
-        le=64,
-        description="Draft tokens K proposed per request per decode step.",
-    )
+    num_speculative_tokens: int = _field("num_speculative_tokens", ge=1, le=64)
     acceptance: tuple[float, ...] | None = Field(
         default=None,
         description=(
@@ -56,27 +52,10 @@ class EmulatorConfig(BaseModel):
             "positions were accepted (length K, each in [0, 1]); None = 0.8, 0.75, 0.7, ..."
         ),
     )
-    prefill_ms: float = Field(
-        default=20.0,
-        ge=0.0,
-        le=600_000.0,
-        description="Duration of a step that prefills (TTFT at concurrency 1).",
-    )
-    step_ms: float = Field(
-        default=10.0,
-        ge=0.0,
-        le=600_000.0,
-        description="Duration of a decode-only step holding one request.",
-    )
-    per_request_step_ms: float = Field(
-        default=0.2,
-        ge=0.0,
-        le=600_000.0,
-        description="Extra step duration per request in the step beyond the first.",
-    )
-    max_model_len: int = Field(
-        default=4096, ge=2, description="Context limit in fake tokens (prompt + output)."
-    )
+    prefill_ms: float = _field("prefill_ms", ge=0.0, le=600_000.0)
+    step_ms: float = _field("step_ms", ge=0.0, le=600_000.0)
+    per_request_step_ms: float = _field("per_request_step_ms", ge=0.0, le=600_000.0)
+    max_model_len: int = _field("max_model_len", ge=2)
     max_num_seqs: int = Field(
         default=256, ge=1, description="Most requests running at once; the rest wait."
     )
@@ -85,38 +64,17 @@ class EmulatorConfig(BaseModel):
         ge=1,
         description="Fake KV-cache capacity in tokens, only for `vllm:kv_cache_usage_perc`.",
     )
-    seed: int = Field(default=0, description="Seed of every random draw.")
-    corrupt_rate: float = Field(
-        default=0.0,
-        ge=0.0,
-        le=1.0,
-        description="Fraction of prompts whose output token ids are altered from some position on.",
-    )
-    per_request_spec_metrics: bool = Field(
-        default=True,
-        description="Attach `metrics.speculative_decoding` to responses when speculating.",
-    )
-    continuous_usage_stats: bool = Field(
-        default=True,
-        description="Honour `stream_options.continuous_usage_stats`; False: usage only on the "
-        "final chunk, as from a server without continuous usage stats.",
-    )
-    dev_mode: bool = Field(
-        default=False,
-        description=(
-            "Serve `POST /reset_prefix_cache` as vLLM does with VLLM_SERVER_DEV_MODE=1; "
-            "without it the route answers 404, as vLLM's does."
-        ),
-    )
+    seed: int = _field("seed")
+    corrupt_rate: float = _field("corrupt_rate", ge=0.0, le=1.0)
+    per_request_spec_metrics: bool = _field("per_request_spec_metrics")
+    continuous_usage_stats: bool = _field("continuous_usage_stats")
+    dev_mode: bool = _field("dev_mode")
     prefix_block_size: int = Field(
         default=16,
         ge=1,
         description="Tokens per prefix-cache block (prefix_cache_hits count whole blocks).",
     )
-    prompt_log: str | None = Field(
-        default=None,
-        description="Append each request's prompt (messages or text) to this JSONL file.",
-    )
+    prompt_log: str | None = _field("prompt_log")
     per_step_spec_metrics: bool = Field(
         default=False,
         description=(
@@ -124,14 +82,7 @@ class EmulatorConfig(BaseModel):
             "and `per_step_drafted` (one entry per verify step, in order) to that object."
         ),
     )
-    reasoning_tokens: int = Field(
-        default=0,
-        ge=0,
-        description=(
-            "Thinking span at the start of every answer, in output tokens, both markers "
-            "included (position 0 is `<think>`, position N-1 is `</think>`); 0 = no reasoning."
-        ),
-    )
+    reasoning_tokens: int = _field("reasoning_tokens", ge=0)
     reasoning_acceptance: tuple[float, ...] | None = Field(
         default=None,
         description=(
@@ -139,28 +90,11 @@ class EmulatorConfig(BaseModel):
             "None = the same as `acceptance`."
         ),
     )
-    reasoning_output: Literal["reasoning", "reasoning_content", "inline"] = Field(
-        default="reasoning",
-        description=(
-            "How thinking is streamed: in `delta.reasoning` (vLLM 0.32 with a reasoning "
-            "parser), in `delta.reasoning_content` (older vLLMs, other servers), or inline "
-            "in the content between `<think>` and `</think>` (no reasoning parser)."
-        ),
+    reasoning_output: Literal["reasoning", "reasoning_content", "inline"] = _field(
+        "reasoning_output"
     )
-    acceptance_decay: float = Field(
-        default=1.0,
-        gt=0.0,
-        le=1.0,
-        description=(
-            "Factor applied to every conditional acceptance probability per "
-            "`acceptance_decay_tokens` of output position (1.0 = no decay)."
-        ),
-    )
-    acceptance_decay_tokens: int = Field(
-        default=256,
-        ge=1,
-        description="Output tokens per decay interval (the step's start position // this).",
-    )
+    acceptance_decay: float = _field("acceptance_decay", gt=0.0, le=1.0)
+    acceptance_decay_tokens: int = _field("acceptance_decay_tokens", ge=1)
 
     @model_validator(mode="after")
     def _check_acceptance(self) -> EmulatorConfig:

@@ -9,6 +9,9 @@ share counters. Spec-decode series exist only when speculation is on, as in vLLM
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from prometheus_client import (
     GC_COLLECTOR,
     PLATFORM_COLLECTOR,
@@ -29,74 +32,20 @@ EXPOSITION_CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
 # vLLM's FinishReason strings, in its enum order.
 FINISH_REASONS = ("stop", "length", "abort", "error", "repetition")
 # Bucket bounds of vLLM 0.32's default histograms (v1/metrics/buckets.py).
+# fmt: off
 TTFT_BUCKETS_S = (
-    0.001,
-    0.005,
-    0.01,
-    0.02,
-    0.04,
-    0.06,
-    0.08,
-    0.1,
-    0.25,
-    0.5,
-    0.75,
-    1.0,
-    2.5,
-    5.0,
-    7.5,
-    10.0,
-    20.0,
-    40.0,
-    80.0,
-    160.0,
-    640.0,
-    2560.0,
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+    20.0, 40.0, 80.0, 160.0, 640.0, 2560.0,
 )
 E2E_BUCKETS_S = (
-    0.3,
-    0.5,
-    0.8,
-    1.0,
-    1.5,
-    2.0,
-    2.5,
-    5.0,
-    10.0,
-    15.0,
-    20.0,
-    30.0,
-    40.0,
-    50.0,
-    60.0,
-    120.0,
-    240.0,
-    480.0,
-    960.0,
-    1920.0,
-    7680.0,
+    0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0,
+    240.0, 480.0, 960.0, 1920.0, 7680.0,
 )
 ITL_BUCKETS_S = (
-    0.01,
-    0.025,
-    0.05,
-    0.075,
-    0.1,
-    0.15,
-    0.2,
-    0.3,
-    0.4,
-    0.5,
-    0.75,
-    1.0,
-    2.5,
-    5.0,
-    7.5,
-    10.0,
-    20.0,
-    40.0,
-    80.0,
+    0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+    20.0, 40.0, 80.0,
 )
+# fmt: on
 ITERATION_TOKENS_BUCKETS = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 
 
@@ -113,6 +62,31 @@ def request_tokens_buckets(max_model_len: int) -> list[float]:
         exponent += 1
 
 
+@dataclass(frozen=True)
+class _Series:
+    """Makes series on one registry, labelled with the served model and the engine index."""
+
+    registry: CollectorRegistry
+    labels: tuple[str, str]
+    labelnames: tuple[str, ...] = ("model_name", "engine")
+
+    def gauge(self, name: str, doc: str) -> Gauge:
+        return Gauge(name, doc, self.labelnames, registry=self.registry).labels(*self.labels)
+
+    def counter(self, name: str, doc: str) -> Counter:
+        return Counter(name, doc, self.labelnames, registry=self.registry).labels(*self.labels)
+
+    def histogram(self, name: str, doc: str, buckets: Sequence[float]) -> Histogram:
+        return Histogram(
+            name, doc, self.labelnames, registry=self.registry, buckets=buckets
+        ).labels(*self.labels)
+
+    def counters_by(self, name: str, doc: str, label: str, values: Sequence[str]) -> list[Counter]:
+        """One counter per value of one more label, in the order of `values`."""
+        family = Counter(name, doc, [*self.labelnames, label], registry=self.registry)
+        return [family.labels(*self.labels, value) for value in values]
+
+
 class EmulatorMetrics:
     """Counters and gauges of one emulated engine, with a text exposition."""
 
@@ -121,131 +95,94 @@ class EmulatorMetrics:
         # vLLM serves the default registry, which opens with these process series.
         for collector in (GC_COLLECTOR, PLATFORM_COLLECTOR, PROCESS_COLLECTOR):
             self.registry.register(collector)
-        labelnames = ["model_name", "engine"]
-        labels = (config.model, ENGINE_INDEX)
-        registry = self.registry
+        series = _Series(self.registry, (config.model, ENGINE_INDEX))
+        self._engine_series(series)
+        self._request_histograms(series, config.max_model_len)
+        self.speculative = config.speculative
+        if config.speculative:
+            self._spec_decode_series(series, config.num_speculative_tokens)
 
-        self.num_requests_running = Gauge(
-            "vllm:num_requests_running",
-            "Number of requests in model execution batches.",
-            labelnames,
-            registry=registry,
-        ).labels(*labels)
-        self.num_requests_waiting = Gauge(
-            "vllm:num_requests_waiting",
-            "Number of requests waiting to be processed.",
-            labelnames,
-            registry=registry,
-        ).labels(*labels)
-        self.kv_cache_usage_perc = Gauge(
-            "vllm:kv_cache_usage_perc",
-            "KV-cache usage. 1 means 100 percent usage.",
-            labelnames,
-            registry=registry,
-        ).labels(*labels)
-        self.num_preemptions = Counter(
-            "vllm:num_preemptions",
-            "Cumulative number of preemption from the engine.",
-            labelnames,
-            registry=registry,
-        ).labels(*labels)
-        self.prompt_tokens = Counter(
-            "vllm:prompt_tokens",
-            "Number of prefill tokens processed.",
-            labelnames,
-            registry=registry,
-        ).labels(*labels)
-        self.generation_tokens = Counter(
-            "vllm:generation_tokens",
-            "Number of generation tokens processed.",
-            labelnames,
-            registry=registry,
-        ).labels(*labels)
-        self.prefix_cache_queries = Counter(
+    def _engine_series(self, series: _Series) -> None:
+        self.num_requests_running = series.gauge(
+            "vllm:num_requests_running", "Number of requests in model execution batches."
+        )
+        self.num_requests_waiting = series.gauge(
+            "vllm:num_requests_waiting", "Number of requests waiting to be processed."
+        )
+        self.kv_cache_usage_perc = series.gauge(
+            "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage."
+        )
+        self.num_preemptions = series.counter(
+            "vllm:num_preemptions", "Cumulative number of preemption from the engine."
+        )
+        self.prompt_tokens = series.counter(
+            "vllm:prompt_tokens", "Number of prefill tokens processed."
+        )
+        self.generation_tokens = series.counter(
+            "vllm:generation_tokens", "Number of generation tokens processed."
+        )
+        self.prefix_cache_queries = series.counter(
             "vllm:prefix_cache_queries",
             "Prefix cache queries, in terms of number of queried tokens.",
-            labelnames,
-            registry=registry,
-        ).labels(*labels)
-        self.prefix_cache_hits = Counter(
-            "vllm:prefix_cache_hits",
-            "Prefix cache hits, in terms of number of cached tokens.",
-            labelnames,
-            registry=registry,
-        ).labels(*labels)
-        success = Counter(
+        )
+        self.prefix_cache_hits = series.counter(
+            "vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens."
+        )
+        success = series.counters_by(
             "vllm:request_success",
             "Count of successfully processed requests.",
-            [*labelnames, "finished_reason"],
-            registry=registry,
+            "finished_reason",
+            FINISH_REASONS,
         )
-        self.request_success = {
-            reason: success.labels(*labels, reason) for reason in FINISH_REASONS
-        }
+        self.request_success = dict(zip(FINISH_REASONS, success, strict=True))
 
-        def histogram(name: str, doc: str, buckets: tuple[float, ...] | list[float]) -> Histogram:
-            return Histogram(name, doc, labelnames, registry=registry, buckets=buckets)
-
-        token_buckets = request_tokens_buckets(config.max_model_len)
-        self.request_prompt_tokens = histogram(
+    def _request_histograms(self, series: _Series, max_model_len: int) -> None:
+        token_buckets = request_tokens_buckets(max_model_len)
+        self.request_prompt_tokens = series.histogram(
             "vllm:request_prompt_tokens", "Number of prefill tokens processed.", token_buckets
-        ).labels(*labels)
-        self.request_generation_tokens = histogram(
+        )
+        self.request_generation_tokens = series.histogram(
             "vllm:request_generation_tokens",
             "Number of generation tokens processed.",
             token_buckets,
-        ).labels(*labels)
-        self.iteration_tokens = histogram(
+        )
+        self.iteration_tokens = series.histogram(
             "vllm:iteration_tokens_total",
             "Histogram of number of tokens per engine_step.",
             ITERATION_TOKENS_BUCKETS,
-        ).labels(*labels)
-        self.time_to_first_token = histogram(
+        )
+        self.time_to_first_token = series.histogram(
             "vllm:time_to_first_token_seconds",
             "Histogram of time to first token in seconds.",
             TTFT_BUCKETS_S,
-        ).labels(*labels)
-        self.inter_token_latency = histogram(
+        )
+        self.inter_token_latency = series.histogram(
             "vllm:inter_token_latency_seconds",
             "Histogram of inter-token latency in seconds.",
             ITL_BUCKETS_S,
-        ).labels(*labels)
-        self.e2e_request_latency = histogram(
+        )
+        self.e2e_request_latency = series.histogram(
             "vllm:e2e_request_latency_seconds",
             "Histogram of e2e request latency in seconds.",
             E2E_BUCKETS_S,
-        ).labels(*labels)
+        )
 
-        self.speculative = config.speculative
-        if config.speculative:
-            self.spec_decode_num_drafts = Counter(
-                "vllm:spec_decode_num_drafts",
-                "Number of spec decoding drafts.",
-                labelnames,
-                registry=registry,
-            ).labels(*labels)
-            self.spec_decode_num_draft_tokens = Counter(
-                "vllm:spec_decode_num_draft_tokens",
-                "Number of draft tokens.",
-                labelnames,
-                registry=registry,
-            ).labels(*labels)
-            self.spec_decode_num_accepted_tokens = Counter(
-                "vllm:spec_decode_num_accepted_tokens",
-                "Number of accepted tokens.",
-                labelnames,
-                registry=registry,
-            ).labels(*labels)
-            per_position = Counter(
-                "vllm:spec_decode_num_accepted_tokens_per_pos",
-                "Accepted tokens per draft position.",
-                [*labelnames, "position"],
-                registry=registry,
-            )
-            self.spec_decode_num_accepted_tokens_per_pos = [
-                per_position.labels(*labels, str(position))
-                for position in range(config.num_speculative_tokens)
-            ]
+    def _spec_decode_series(self, series: _Series, num_speculative_tokens: int) -> None:
+        self.spec_decode_num_drafts = series.counter(
+            "vllm:spec_decode_num_drafts", "Number of spec decoding drafts."
+        )
+        self.spec_decode_num_draft_tokens = series.counter(
+            "vllm:spec_decode_num_draft_tokens", "Number of draft tokens."
+        )
+        self.spec_decode_num_accepted_tokens = series.counter(
+            "vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens."
+        )
+        self.spec_decode_num_accepted_tokens_per_pos = series.counters_by(
+            "vllm:spec_decode_num_accepted_tokens_per_pos",
+            "Accepted tokens per draft position.",
+            "position",
+            [str(position) for position in range(num_speculative_tokens)],
+        )
 
     def observe_spec_step(
         self, num_drafts: int, num_draft_tokens: int, accepted_per_position: list[int]

@@ -85,6 +85,83 @@ def _field_int(body: dict[str, Any], name: str) -> int | None:
     return value
 
 
+@dataclass(frozen=True, slots=True)
+class _Prompt:
+    """A request's prompt as the emulator sees it."""
+
+    digest: int
+    num_tokens: int
+    token_ids: list[int] | None
+    cache_tokens: list[str] | list[int]
+    #: The text an output-length marker is read from ("" for a prompt of token ids).
+    text: str = ""
+
+
+def _text_prompt(text: str, return_token_ids: bool) -> _Prompt:
+    return _Prompt(
+        digest=prompt_digest_of_text(text),
+        num_tokens=count_prompt_tokens(text),
+        token_ids=encode(text) if return_token_ids else None,
+        cache_tokens=text.split(),
+        text=text,
+    )
+
+
+def _prompt(body: dict[str, Any], chat: bool) -> _Prompt:
+    """The chat messages (templated) or the completions prompt (text or token ids)."""
+    return_token_ids = bool(body.get("return_token_ids"))
+    if chat:
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise RequestError("'messages' must be a non-empty list", param="messages")
+        text = render_chat([m if isinstance(m, dict) else {} for m in messages])
+        return _text_prompt(text, return_token_ids)
+    prompt = body.get("prompt")
+    if isinstance(prompt, list) and len(prompt) == 1 and not isinstance(prompt[0], int):
+        prompt = prompt[0]
+    if isinstance(prompt, str):
+        return _text_prompt(prompt, return_token_ids)
+    if (
+        isinstance(prompt, list)
+        and prompt
+        and all(isinstance(t, int) and not isinstance(t, bool) for t in prompt)
+    ):
+        token_ids = list(prompt)
+        return _Prompt(
+            digest=prompt_digest_of_ids(prompt),
+            num_tokens=len(prompt),
+            token_ids=token_ids,
+            cache_tokens=token_ids,
+        )
+    raise RequestError(
+        "'prompt' must be a string or a list of token ids (one prompt only)", param="prompt"
+    )
+
+
+def _max_tokens(body: dict[str, Any], chat: bool, prompt: _Prompt, max_model_len: int) -> int:
+    """The output cap: the request's (or vLLM's default), the context left, the marker."""
+    if prompt.num_tokens >= max_model_len:
+        raise RequestError(
+            f"This model's maximum context length is {max_model_len} tokens. However, your "
+            f"prompt contains {prompt.num_tokens} input tokens, which exceeds this limit even "
+            "without any output tokens. Please reduce the length of the input prompt.",
+            param="input_tokens",
+        )
+    requested = _field_int(body, "max_completion_tokens") if chat else None
+    if requested is None:
+        requested = _field_int(body, "max_tokens")
+    if requested is None and not chat:
+        requested = COMPLETIONS_DEFAULT_MAX_TOKENS
+    if requested is not None and requested < 1:
+        raise RequestError(f"max_tokens must be at least 1, got {requested}.", param="max_tokens")
+    room = max_model_len - prompt.num_tokens
+    max_tokens = room if requested is None else min(requested, room)
+    lengths = OUTPUT_TOKENS_MARKER.findall(prompt.text)
+    if lengths:  # the prompt's own answer length (test datasets): the last marker wins
+        max_tokens = max(1, min(max_tokens, int(lengths[-1])))
+    return max_tokens
+
+
 def parse_request(
     body: object, *, chat: bool, served_model: str, max_model_len: int
 ) -> ParsedRequest:
@@ -102,63 +179,8 @@ def parse_request(
     n = _field_int(body, "n")
     if n is not None and n != 1:
         raise RequestError("the emulator serves n=1 only", param="n")
-
-    prompt_token_ids: list[int] | None
-    marked: str = ""
-    if chat:
-        messages = body.get("messages")
-        if not isinstance(messages, list) or not messages:
-            raise RequestError("'messages' must be a non-empty list", param="messages")
-        text = render_chat([m if isinstance(m, dict) else {} for m in messages])
-        prompt_digest = prompt_digest_of_text(text)
-        marked = text
-        num_prompt_tokens = count_prompt_tokens(text)
-        prompt_token_ids = encode(text) if body.get("return_token_ids") else None
-        cache_tokens: list[str] | list[int] = text.split()
-    else:
-        prompt = body.get("prompt")
-        if isinstance(prompt, list) and len(prompt) == 1 and not isinstance(prompt[0], int):
-            prompt = prompt[0]
-        if isinstance(prompt, str):
-            marked = prompt
-            prompt_digest = prompt_digest_of_text(prompt)
-            num_prompt_tokens = count_prompt_tokens(prompt)
-            prompt_token_ids = encode(prompt) if body.get("return_token_ids") else None
-            cache_tokens = prompt.split()
-        elif (
-            isinstance(prompt, list)
-            and prompt
-            and all(isinstance(t, int) and not isinstance(t, bool) for t in prompt)
-        ):
-            prompt_digest = prompt_digest_of_ids(prompt)
-            num_prompt_tokens = len(prompt)
-            prompt_token_ids = list(prompt)
-            cache_tokens = prompt_token_ids
-        else:
-            raise RequestError(
-                "'prompt' must be a string or a list of token ids (one prompt only)", param="prompt"
-            )
-
-    if num_prompt_tokens >= max_model_len:
-        raise RequestError(
-            f"This model's maximum context length is {max_model_len} tokens. However, your "
-            f"prompt contains {num_prompt_tokens} input tokens, which exceeds this limit even "
-            "without any output tokens. Please reduce the length of the input prompt.",
-            param="input_tokens",
-        )
-    requested = _field_int(body, "max_completion_tokens") if chat else None
-    if requested is None:
-        requested = _field_int(body, "max_tokens")
-    if requested is None and not chat:
-        requested = COMPLETIONS_DEFAULT_MAX_TOKENS
-    if requested is not None and requested < 1:
-        raise RequestError(f"max_tokens must be at least 1, got {requested}.", param="max_tokens")
-    room = max_model_len - num_prompt_tokens
-    max_tokens = room if requested is None else min(requested, room)
-    lengths = OUTPUT_TOKENS_MARKER.findall(marked)
-    if lengths:  # the prompt's own answer length (test datasets): the last marker wins
-        max_tokens = max(1, min(max_tokens, int(lengths[-1])))
-
+    prompt = _prompt(body, chat)
+    max_tokens = _max_tokens(body, chat, prompt, max_model_len)
     stream = bool(body.get("stream", False))
     options = body.get("stream_options")
     include_usage = continuous_usage = False
@@ -172,9 +194,9 @@ def parse_request(
         raise RequestError("'temperature' must be a number >= 0", param="temperature")
     return ParsedRequest(
         chat=chat,
-        prompt_digest=prompt_digest,
-        num_prompt_tokens=num_prompt_tokens,
-        prompt_token_ids=prompt_token_ids,
+        prompt_digest=prompt.digest,
+        num_prompt_tokens=prompt.num_tokens,
+        prompt_token_ids=prompt.token_ids,
         max_tokens=max_tokens,
         stream=stream,
         include_usage=include_usage,
@@ -182,5 +204,5 @@ def parse_request(
         return_token_ids=bool(body.get("return_token_ids", False)),
         temperature=float(temperature),
         seed=_field_int(body, "seed"),
-        cache_tokens=cache_tokens,
+        cache_tokens=prompt.cache_tokens,
     )

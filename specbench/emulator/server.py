@@ -23,8 +23,8 @@ from specbench.emulator.config import EmulatorConfig
 from specbench.emulator.engine import Engine
 from specbench.emulator.metrics import EXPOSITION_CONTENT_TYPE, EmulatorMetrics
 from specbench.emulator.prefix_cache import PrefixCache
-from specbench.emulator.protocol import RequestError, parse_request
-from specbench.emulator.request import StepOutput
+from specbench.emulator.protocol import ParsedRequest, RequestError, parse_request
+from specbench.emulator.request import EngineRequest, StepOutput
 from specbench.emulator.responses import (
     FinishedRequest,
     chat_response,
@@ -164,35 +164,65 @@ async def _generate(request: web.Request, *, chat: bool) -> web.StreamResponse:
         sample=parsed.temperature > 0,
         sampling_seed=parsed.seed,
     )
-    request_id = new_request_id(chat)
-    created = created_now()
+    answer = _Answer(state, parsed, engine_request, new_request_id(chat), created_now())
+    if parsed.stream:
+        return await _stream(request, answer)
+    return await _whole(answer)
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """One admitted request and what its response is stamped with."""
+
+    state: _State
+    parsed: ParsedRequest
+    engine_request: EngineRequest
+    request_id: str
+    created: int
+
+
+async def _stream(request: web.Request, answer: _Answer) -> web.StreamResponse:
+    """Server-sent events, one chunk per engine step; a client that leaves frees its slot."""
+    state, engine_request = answer.state, answer.engine_request
+    config = state.config
     finished = False
     try:
-        if parsed.stream:
-            response = web.StreamResponse(
-                status=200, headers={"Content-Type": "text/event-stream; charset=utf-8"}
-            )
-            state.engine.add(engine_request)
-            await response.prepare(request)
-            encoder = StreamEncoder(
-                parsed,
-                request_id,
-                created,
-                config.model,
-                state.fingerprint,
-                reasoning_tokens=config.reasoning_tokens,
-                reasoning_output=config.reasoning_output,
-            )
-            try:
-                while not finished:
-                    output = await engine_request.outputs.get()
-                    finished = output.finish_reason is not None
-                    await response.write(encoder.encode(output))
-                await response.write_eof()
-            except ConnectionResetError:
-                # A client that leaves mid-stream is routine under load, not a server error.
-                finished = False
-            return response
+        response = web.StreamResponse(
+            status=200, headers={"Content-Type": "text/event-stream; charset=utf-8"}
+        )
+        state.engine.add(engine_request)
+        await response.prepare(request)
+        encoder = StreamEncoder(
+            answer.parsed,
+            answer.request_id,
+            answer.created,
+            config.model,
+            state.fingerprint,
+            reasoning_tokens=config.reasoning_tokens,
+            reasoning_output=config.reasoning_output,
+        )
+        try:
+            while not finished:
+                output = await engine_request.outputs.get()
+                finished = output.finish_reason is not None
+                await response.write(encoder.encode(output))
+            await response.write_eof()
+        except ConnectionResetError:
+            # A client that leaves mid-stream is routine under load, not a server error.
+            finished = False
+        return response
+    finally:
+        if not finished:
+            # The client went away (write failed or handler cancelled): free the slot.
+            state.engine.abort(engine_request)
+
+
+async def _whole(answer: _Answer) -> web.StreamResponse:
+    """One JSON body once the engine finishes the request."""
+    state, engine_request = answer.state, answer.engine_request
+    config = state.config
+    finished = False
+    try:
         state.engine.add(engine_request)
         token_ids: list[int] = []
         last: StepOutput | None = None
@@ -202,23 +232,23 @@ async def _generate(request: web.Request, *, chat: bool) -> web.StreamResponse:
             finished = last.finish_reason is not None
         assert last is not None and last.finish_reason is not None
         done = FinishedRequest(
-            request_id,
-            created,
+            answer.request_id,
+            answer.created,
             config.model,
-            parsed,
+            answer.parsed,
             token_ids,
             last.finish_reason,
             state.fingerprint,
             last.spec_decode_metrics,
         )
-        if chat:
+        if answer.parsed.chat:
             body = chat_response(done, config.reasoning_tokens, config.reasoning_output)
         else:
             body = completion_response(done)
         return _json(body)
     finally:
         if not finished:
-            # The client went away (write failed or handler cancelled): free the slot.
+            # The client went away (handler cancelled): free the slot.
             state.engine.abort(engine_request)
 
 

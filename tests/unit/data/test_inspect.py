@@ -118,3 +118,17 @@ def test_cli_prints_the_table_and_maps_errors_to_exit_code_2(tmp_path: Path) -> 
         "error: unknown SPEED-Bench config 'throughput_4k'; allowed: qualitative, "
         "throughput_1k, throughput_2k, throughput_8k, throughput_16k, throughput_32k"
     ]
+
+
+def test_cli_prints_warnings_on_stderr_and_the_report_on_stdout(tmp_path: Path) -> None:
+    questions = tmp_path / "question.jsonl"
+    rows = (FIXTURES / "mt_bench" / "question.jsonl").read_text().splitlines()[:2]
+    questions.write_text("\n".join(rows) + "\n")
+    result = _cli(f"mt-bench:{questions}", tmp_path=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [
+        f"warning: {questions.resolve()}: 2 questions, not the 80 of MT-Bench"
+    ]
+    assert "warning:" not in result.stdout
+    assert result.stdout.splitlines()[0] == f"mt-bench:{questions}"
+    assert result.stdout.splitlines()[-1] == f"source: {questions.resolve()}"
