@@ -312,6 +312,13 @@ def _markdown(
         sections.append(
             "## Failed cells\n\n" + "\n".join(f"- `{f.path.parent}`: {f.reason}" for f in failed)
         )
+    left_out = _left_out(options)
+    if left_out:
+        sections.append(
+            "## Rows left out\n\nRows the prepared data lacks (`data prepare --skip-gated`; "
+            "the workload set `accept_partial`); every figure is over the rest.\n\n"
+            + "\n".join(f"- {line}" for line in left_out)
+        )
     missing = _missing(options)
     if missing:
         sections.append(
@@ -320,6 +327,18 @@ def _markdown(
             + "\n".join(f"- `{key}`" for key in missing)
         )
     return join_sections(sections)
+
+
+def _left_out(options: ReportOptions) -> list[str]:
+    """Rows left out of partial prepared data, per workload (prefixed when several dirs)."""
+    from specbench.analysis.provenance import provenance
+
+    several = len(options.results_dirs) > 1
+    return [
+        f"{directory}/{line}" if several else line
+        for directory in options.results_dirs
+        for line in provenance(directory).left_out
+    ]
 
 
 def _missing(options: ReportOptions) -> list[str]:
