@@ -351,8 +351,14 @@ def _missing(options: ReportOptions) -> list[str]:
     ]
 
 
-def build_report(options: ReportOptions, console: Console | None = None) -> ReportOutcome:
-    """Load, tabulate, plot and write everything; print the tables to `console` if given."""
+def build_report(
+    options: ReportOptions, console: Console | None = None, warnings: Console | None = None
+) -> ReportOutcome:
+    """Load, tabulate, plot and write everything; print the tables to `console` if given.
+
+    What was left out (tables not built, failed and missing cells) goes to `warnings`
+    (the CLI's stderr), else to `console`.
+    """
     for fmt in options.formats:
         if fmt not in FORMATS:
             raise SpecbenchError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
@@ -402,12 +408,13 @@ def build_report(options: ReportOptions, console: Console | None = None) -> Repo
     if console is not None:
         for table in outcome.tables:
             console.print(to_rich(table))
+        warn = warnings or console
         for note in outcome.not_built:
-            console.print(f"not built: {note}", style="yellow", soft_wrap=True, markup=False)
+            warn.print(f"not built: {note}", style="yellow", soft_wrap=True, markup=False)
         if failed:
-            console.print(f"[yellow]{len(failed)} failed cell(s) left out (see report.md)[/]")
+            warn.print(f"[yellow]{len(failed)} failed cell(s) left out (see report.md)[/]")
         missing = describe_missing(_missing(options))
         if missing:
-            console.print(missing, style="yellow", soft_wrap=True, markup=False)
+            warn.print(missing, style="yellow", soft_wrap=True, markup=False)
         console.print(f"report written to {out}", markup=False)
     return outcome
