@@ -3,9 +3,9 @@
 From the manifest only, as recorded (argv and environment are stored with secrets
 redacted; nothing here un-redacts or re-reads the environment). A workload whose rows came
 from a prepared data folder shows that folder's `prepared.json` (`data prepare`) when the
-folder is still there, and the rows `data prepare --skip-gated` left out of it (a
-workload with `accept_partial`). A directory without a manifest, or with an unreadable one, gives
-no tables and one line saying why.
+folder is still there, and the rows `data prepare --skip-gated` left out of it (a workload
+with `accept_partial`). A directory without a manifest, or with an unreadable one, gives no
+tables and one line saying why.
 """
 
 from __future__ import annotations

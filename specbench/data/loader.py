@@ -222,8 +222,8 @@ def load_workload(
     does the same for the tiers of a SPEED-Bench throughput config; `num_prompts` takes a
     seeded stratified sample (see `selection.stratified_sample`); `revision` is the hub
     revision for `speed-bench:CONFIG`. Placeholder SPEED-Bench rows are refused, and prepared
-    data marked partial unless `accept_partial`. Every bad
-    input raises SpecbenchError with a one-line message.
+    data marked partial unless `accept_partial`. Every bad input raises SpecbenchError with a
+    one-line message.
     """
     raw = read_dataset(spec, revision=revision, accept_partial=accept_partial)
     return select(

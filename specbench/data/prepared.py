@@ -61,8 +61,8 @@ def find_prepared_files(config: str, path: Path) -> list[Path]:
 def find_manifest(path: Path) -> Path | None:
     """The `prepared.json` of the folder `data prepare` wrote that holds `path`, if any.
 
-    `path` is a data file or folder: `<DIR>/speed/<config>/test.parquet` sits 3 below it,
-    `<DIR>/<config>.jsonl` 1, and `<DIR>` itself 0.
+    `path` is a data file or folder: `<DIR>` itself, `<DIR>/<config>.jsonl` (1 level down)
+    or `<DIR>/speed/<config>/test.parquet` (3 levels down).
     """
     for folder in (path, *path.parents[:3]):
         manifest = folder / "prepared.json"
