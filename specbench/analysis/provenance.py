@@ -3,8 +3,9 @@
 From the manifest only, as recorded (argv and environment are stored with secrets
 redacted; nothing here un-redacts or re-reads the environment). A workload whose rows came
 from a prepared data folder shows that folder's `prepared.json` (`data prepare`) when the
-folder is still there. A directory without a manifest, or with an unreadable one, gives
-no tables and one line saying why.
+folder is still there, and the rows `data prepare --skip-gated` left out of it (a workload
+with `accept_partial`). A directory without a manifest, or with an unreadable one, gives no
+tables and one line saying why.
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ from typing import Any
 
 from specbench.analysis.table import Table
 from specbench.common.errors import SpecbenchError
+from specbench.data.prepared import find_manifest, left_out_rows
 from specbench.store.manifest import Manifest, read_manifest
-
-PREPARED_MANIFEST = "prepared.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +30,7 @@ class Provenance:
     results_dir: Path
     tables: tuple[Table, ...] = ()
     prepared: tuple[tuple[str, str], ...] = ()  # (workload, prepared.json text)
+    left_out: tuple[str, ...] = ()  # rows `data prepare --skip-gated` left out, per workload
     notes: tuple[str, ...] = field(default=())
 
 
@@ -94,27 +95,35 @@ def _servers(manifest: Manifest) -> Table:
     )
 
 
-def _prepared(source: str | None) -> str | None:
-    """The prepared folder's manifest text, when the dataset came from one still on disk."""
-    if not source:
-        return None
-    for candidate in (Path(source), Path(source).parent):
-        path = candidate / PREPARED_MANIFEST
-        try:
-            if path.is_file():
-                return json.dumps(json.loads(path.read_text()), indent=2, ensure_ascii=False)
-        except (OSError, ValueError):
-            return f"{path}: unreadable"
-    return None
+def _prepared(source: str | None) -> Path | None:
+    """The prepared folder's `prepared.json`, when the dataset came from one still on disk."""
+    return find_manifest(Path(source)) if source else None
 
 
-def _workloads(manifest: Manifest) -> tuple[Table, tuple[tuple[str, str], ...]]:
+def _manifest_text(path: Path) -> str:
+    try:
+        return json.dumps(json.loads(path.read_text()), indent=2, ensure_ascii=False)
+    except (OSError, ValueError):
+        return f"{path}: unreadable"
+
+
+def _left_out(key: str, spec: dict[str, Any], manifest: Path) -> list[str]:
+    """`KEY: N rows left out (REASON)` per reason, for a config prepared with --skip-gated."""
+    kind, _, rest = str(spec.get("dataset") or "").partition(":")
+    config = rest.partition(":")[0] if kind == "speed-bench" else ""
+    found = left_out_rows(manifest, config) if config else {}
+    return [f"{key}: {count} rows left out ({reason})" for reason, count in found.items()]
+
+
+def _workloads(manifest: Manifest) -> tuple[Table, tuple[tuple[str, str], ...], tuple[str, ...]]:
     records: list[dict[str, Any]] = []
     prepared: list[tuple[str, str]] = []
+    left_out: list[str] = []
     for key, workload in sorted(manifest.workloads.items()):
-        text = _prepared(workload.dataset_source)
-        if text is not None:
-            prepared.append((key, text))
+        path = _prepared(workload.dataset_source)
+        if path is not None:
+            prepared.append((key, _manifest_text(path)))
+            left_out += _left_out(key, workload.spec, path)
         records.append(
             {
                 "workload": key,
@@ -122,7 +131,7 @@ def _workloads(manifest: Manifest) -> tuple[Table, tuple[tuple[str, str], ...]]:
                 "dataset_source": workload.dataset_source,
                 "dataset_revision": workload.dataset_revision,
                 "num_conversations": workload.num_conversations,
-                "prepared_manifest": "below" if text is not None else "none",
+                "prepared_manifest": "below" if path is not None else "none",
             }
         )
     table = Table(
@@ -133,7 +142,7 @@ def _workloads(manifest: Manifest) -> tuple[Table, tuple[tuple[str, str], ...]]:
         data=_frame(records),
         align=("left", "left", "left", "left", "right", "left"),
     )
-    return table, tuple(prepared)
+    return table, tuple(prepared), tuple(left_out)
 
 
 def _suite(manifest: Manifest) -> Table:
@@ -168,11 +177,12 @@ def provenance(results_dir: Path) -> Provenance:
         return Provenance(results_dir, notes=(f"manifest unreadable: {error}",))
     if manifest is None:
         return Provenance(results_dir, notes=(f"{results_dir}: no manifest.json",))
-    workloads, prepared = _workloads(manifest)
+    workloads, prepared, left_out = _workloads(manifest)
     notes = () if prepared else ("no prepared-data manifest (prepared.json) for any workload",)
     return Provenance(
         results_dir,
         tables=(_suite(manifest), _servers(manifest), workloads),
         prepared=prepared,
+        left_out=left_out,
         notes=notes,
     )

@@ -72,7 +72,7 @@ def report(
         gate_page=gate_page,
     )
     try:
-        build_report(options, console=make_console())
+        build_report(options, console=make_console(), warnings=make_console(stderr=True))
     except OSError as error:  # a failed write names no file: name the report's folder
         if error.filename is None:
             folder = out or results_dirs[0] / "report"

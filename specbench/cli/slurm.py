@@ -1,5 +1,8 @@
 """`run --executor slurm` in the terminal: the live jobs table, failures, Ctrl-C.
 
+The live table, submissions, state changes and warnings go to stderr; the final jobs
+table, totals, earlier attempts and failures (what `specbench status` prints) to stdout.
+
 `specbench status` draws the same table from a results directory later. The options
 themselves live in `specbench.cli.slurm_options` (light to import).
 """
@@ -17,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from specbench.cli.lines import line, plain
-from specbench.cli.progress import console
+from specbench.cli.progress import console, results_console
 from specbench.common import interrupt
 from specbench.common.errors import CellsFailed, SpecbenchError
 from specbench.common.validation import describe_validation_error
@@ -170,15 +173,16 @@ def run_slurm(suite: Suite, request: SlurmRun, *, dry_run: bool = False) -> None
                 soft_wrap=True,
             )
             raise typer.Exit(code) from None
-    console.print(jobs_table(status))
-    console.print(totals(status))
+    # The jobs table and what it sums up are the results: stdout (progress stays on stderr).
+    results_console.print(jobs_table(status))
+    results_console.print(totals(status))
     for text in earlier_attempts(status):
-        console.print(text, markup=False, soft_wrap=True)
+        results_console.print(text, markup=False, soft_wrap=True)
     if status.failed:
-        console.print(failures(status))
+        results_console.print(failures(status))
     if request.detach and status.active:
         jobs = " ".join(row.job_id for row in status.active if row.job_id)
-        console.print(
+        results_console.print(
             f"submitted; jobs {jobs} run on their own: `specbench status {request.output}`",
             soft_wrap=True,
             markup=False,
@@ -189,6 +193,6 @@ def run_slurm(suite: Suite, request: SlurmRun, *, dry_run: bool = False) -> None
             f"{len(status.failed)} shard job(s) failed; rerun to resubmit what is missing "
             "(or pass --retries N)"
         )
-    console.print(
+    results_console.print(
         f"{status.cells_done}/{status.cells_total} cells complete in {request.output}", markup=False
     )

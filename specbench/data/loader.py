@@ -84,8 +84,13 @@ def _speed_bench(spec: str, data: speed_bench.SpeedBenchData) -> RawDataset:
     )
 
 
-def read_dataset(spec: str, *, revision: str | None = None) -> RawDataset:
-    """Load and validate every row a `--dataset` spec names (see the module docstring)."""
+def read_dataset(
+    spec: str, *, revision: str | None = None, accept_partial: bool = False
+) -> RawDataset:
+    """Load and validate every row a `--dataset` spec names (see the module docstring).
+
+    `accept_partial` lets through prepared data marked partial (`data prepare --skip-gated`).
+    """
     spec = spec.strip()
     if not spec:
         raise SpecbenchError("--dataset is empty; give speed-bench:CONFIG, mt-bench or a path")
@@ -99,7 +104,12 @@ def read_dataset(spec: str, *, revision: str | None = None) -> RawDataset:
             )
         speed_bench.check_config(config)
         if local:
-            return _speed_bench(spec, prepared.load_prepared(config, Path(local).expanduser()))
+            return _speed_bench(
+                spec,
+                prepared.load_prepared(
+                    config, Path(local).expanduser(), accept_partial=accept_partial
+                ),
+            )
         return _speed_bench(spec, speed_bench.load_hub(config, revision))
     if kind == "mt-bench":
         file, conversations, warnings = mt_bench.load_mt_bench(rest or None)
@@ -123,7 +133,9 @@ def read_dataset(spec: str, *, revision: str | None = None) -> RawDataset:
                 f"{path}: SPEED-Bench data, but its config is not in the path; "
                 "use --dataset speed-bench:CONFIG:PATH"
             )
-        return _speed_bench(spec, prepared.load_prepared(inferred, path))
+        return _speed_bench(
+            spec, prepared.load_prepared(inferred, path, accept_partial=accept_partial)
+        )
     if path.is_dir():
         raise SpecbenchError(
             f"{path}: is a folder; give a JSONL file, or speed-bench:CONFIG:PATH for prepared data"
@@ -190,16 +202,18 @@ def load_workload(
     num_prompts: int | None = None,
     seed: int = 0,
     strict: bool = False,
+    accept_partial: bool = False,
 ) -> Workload:
     """Load, validate and select the conversations named by `spec`.
 
     `categories` keeps only those categories (unknown ones are an error); `entropy_tiers`
     does the same for the tiers of a SPEED-Bench throughput config; `num_prompts` takes a
     seeded stratified sample (see `selection.stratified_sample`); `revision` is the hub
-    revision for `speed-bench:CONFIG`. Placeholder SPEED-Bench rows are refused. Every bad
-    input raises SpecbenchError with a one-line message.
+    revision for `speed-bench:CONFIG`. Placeholder SPEED-Bench rows are refused, and prepared
+    data marked partial unless `accept_partial`. Every bad input raises SpecbenchError with a
+    one-line message.
     """
-    raw = read_dataset(spec, revision=revision)
+    raw = read_dataset(spec, revision=revision, accept_partial=accept_partial)
     return select(
         raw,
         categories=categories,

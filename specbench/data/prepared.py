@@ -9,6 +9,7 @@ of user messages in place of `turns`. Both, and an 8-column JSONL, load through 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 from specbench.common.errors import SpecbenchError
@@ -57,29 +58,57 @@ def find_prepared_files(config: str, path: Path) -> list[Path]:
     )
 
 
-def check_not_partial(config: str, files: list[Path]) -> None:
-    """Refuse a config `data prepare --skip-gated` wrote without some rows (see prepared.json)."""
-    for folder in files[0].parents[:3]:  # <config>/test.parquet sits 2 below, <config>.jsonl 0
+def find_manifest(path: Path) -> Path | None:
+    """The `prepared.json` of the folder `data prepare` wrote that holds `path`, if any.
+
+    `path` is a data file or folder: `<DIR>` itself, `<DIR>/<config>.jsonl` (1 level down)
+    or `<DIR>/speed/<config>/test.parquet` (3 levels down).
+    """
+    for folder in (path, *path.parents[:3]):
         manifest = folder / "prepared.json"
         if manifest.is_file():
-            try:
-                entry = json.loads(manifest.read_text(encoding="utf-8"))["configs"][config]
-            except (OSError, ValueError, KeyError, TypeError):
-                return  # not one of ours, or not this config: nothing recorded as missing
-            missing = entry.get("missing") or {}
-            if entry.get("partial") and missing:
-                reasons = sorted(set(missing.values()))
-                raise SpecbenchError(
-                    f"{manifest}: config {config!r} is partial, {len(missing)} rows left out "
-                    f"({'; '.join(reasons)}); prepare it again with access to the source"
-                )
-            return
+            return manifest
+    return None
 
 
-def load_prepared(config: str, path: Path) -> SpeedBenchData:
-    """One config from locally prepared files (Model-Optimizer parquet, 8-column or NeMo JSONL)."""
+def left_out_rows(manifest: Path, config: str) -> dict[str, int]:
+    """Rows of `config` that `--skip-gated` left out, by reason (empty when it is whole)."""
+    try:
+        entry = json.loads(manifest.read_text(encoding="utf-8"))["configs"][config]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}  # not one of ours, or not this config: nothing recorded as missing
+    if not isinstance(entry, dict) or not entry.get("partial"):
+        return {}
+    missing = entry.get("missing") or {}
+    if not isinstance(missing, dict):
+        return {}
+    return dict(sorted(Counter(str(reason) for reason in missing.values()).items()))
+
+
+def check_not_partial(config: str, files: list[Path], *, accept_partial: bool = False) -> None:
+    """Refuse a config `data prepare --skip-gated` wrote without some rows (see prepared.json).
+
+    `accept_partial` (the workload's field) lets it through.
+    """
+    manifest = find_manifest(files[0])
+    if accept_partial or manifest is None:
+        return
+    left_out = left_out_rows(manifest, config)
+    if left_out:
+        raise SpecbenchError(
+            f"{manifest}: config {config!r} is partial, {sum(left_out.values())} rows left out "
+            f"({'; '.join(left_out)}); prepare it again with access to the source, or set "
+            "accept_partial = true on the workload to measure the rest"
+        )
+
+
+def load_prepared(config: str, path: Path, *, accept_partial: bool = False) -> SpeedBenchData:
+    """One config from locally prepared files (Model-Optimizer parquet, 8-column or NeMo JSONL).
+
+    A config marked partial in `prepared.json` is refused unless `accept_partial`.
+    """
     files = find_prepared_files(config, path)
-    check_not_partial(config, files)
+    check_not_partial(config, files, accept_partial=accept_partial)
     dataset = load_local_dataset(files)
     where = str(files[0]) if len(files) == 1 else f"{files[0].parent}/*.parquet"
     return SpeedBenchData(

@@ -198,6 +198,13 @@ def _provenance_html(provenance: Sequence[Provenance]) -> str:
             f"<details open><summary><code>{html.escape(str(record.results_dir))}</code></summary>"
         )
         parts += [f'<p class="note">{html.escape(note)}</p>' for note in record.notes]
+        if record.left_out:
+            parts.append(
+                "<p>Rows left out of the prepared data (<code>data prepare --skip-gated</code>, "
+                "measured with <code>accept_partial</code>):</p><ul>"
+                + "".join(f"<li>{html.escape(line)}</li>" for line in record.left_out)
+                + "</ul>"
+            )
         parts += [
             table_html(t, heading=3, element_id=f"{t.name}-{i}")
             for i, t in enumerate(record.tables)

@@ -312,6 +312,13 @@ def _markdown(
         sections.append(
             "## Failed cells\n\n" + "\n".join(f"- `{f.path.parent}`: {f.reason}" for f in failed)
         )
+    left_out = _left_out(options)
+    if left_out:
+        sections.append(
+            "## Rows left out\n\nRows the prepared data lacks (`data prepare --skip-gated`; "
+            "the workload set `accept_partial`); every figure is over the rest.\n\n"
+            + "\n".join(f"- {line}" for line in left_out)
+        )
     missing = _missing(options)
     if missing:
         sections.append(
@@ -320,6 +327,18 @@ def _markdown(
             + "\n".join(f"- `{key}`" for key in missing)
         )
     return join_sections(sections)
+
+
+def _left_out(options: ReportOptions) -> list[str]:
+    """Rows left out of partial prepared data, per workload (prefixed when several dirs)."""
+    from specbench.analysis.provenance import provenance
+
+    several = len(options.results_dirs) > 1
+    return [
+        f"{directory}/{line}" if several else line
+        for directory in options.results_dirs
+        for line in provenance(directory).left_out
+    ]
 
 
 def _missing(options: ReportOptions) -> list[str]:
@@ -332,8 +351,14 @@ def _missing(options: ReportOptions) -> list[str]:
     ]
 
 
-def build_report(options: ReportOptions, console: Console | None = None) -> ReportOutcome:
-    """Load, tabulate, plot and write everything; print the tables to `console` if given."""
+def build_report(
+    options: ReportOptions, console: Console | None = None, warnings: Console | None = None
+) -> ReportOutcome:
+    """Load, tabulate, plot and write everything; print the tables to `console` if given.
+
+    What was left out (tables not built, failed and missing cells) goes to `warnings`
+    (the CLI's stderr), else to `console`.
+    """
     for fmt in options.formats:
         if fmt not in FORMATS:
             raise SpecbenchError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
@@ -383,12 +408,13 @@ def build_report(options: ReportOptions, console: Console | None = None) -> Repo
     if console is not None:
         for table in outcome.tables:
             console.print(to_rich(table))
+        warn = warnings or console
         for note in outcome.not_built:
-            console.print(f"not built: {note}", style="yellow", soft_wrap=True, markup=False)
+            warn.print(f"not built: {note}", style="yellow", soft_wrap=True, markup=False)
         if failed:
-            console.print(f"[yellow]{len(failed)} failed cell(s) left out (see report.md)[/]")
+            warn.print(f"[yellow]{len(failed)} failed cell(s) left out (see report.md)[/]")
         missing = describe_missing(_missing(options))
         if missing:
-            console.print(missing, style="yellow", soft_wrap=True, markup=False)
+            warn.print(missing, style="yellow", soft_wrap=True, markup=False)
         console.print(f"report written to {out}", markup=False)
     return outcome

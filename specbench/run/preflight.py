@@ -218,6 +218,7 @@ def load_plan_workload(spec: WorkloadSpec, key: str) -> Workload:
         num_prompts=spec.num_prompts,
         seed=spec.seed,
         strict=spec.strict,
+        accept_partial=spec.accept_partial,
     )
     if spec.min_conversations is not None and spec.min_conversations > len(loaded.conversations):
         raise SpecbenchError(

@@ -72,6 +72,15 @@ class WorkloadSpec(Frozen):
         description="SPEED-Bench throughput tiers to keep; None keeps all.",
         json_schema_extra=role("selection"),
     )
+    accept_partial: bool = Field(
+        default=False,
+        description=(
+            "Measure a SPEED-Bench config `data prepare --skip-gated` wrote without some rows "
+            "(marked partial in prepared.json); False refuses it. The report lists the rows "
+            "left out."
+        ),
+        json_schema_extra=role("selection", hash_neutral=True),
+    )
     num_prompts: int | None = Field(
         default=None,
         ge=1,

@@ -98,7 +98,7 @@ def test_shards_run_on_both_nodes_at_once_and_measure_a_local_runs_cells(
     assert len(cells(out)) == 8  # 2 servers × 2 workloads × 2 concurrencies
     assert summaries(out) == summaries(tmp_path / "local")  # the emulator is seeded
     assert f"--output {out} is under /tmp" in result.stderr
-    assert f"jobs: 0 pending, 0 running, {shards} done, 0 failed; cells 8/8" in result.stderr
+    assert f"jobs: 0 pending, 0 running, {shards} done, 0 failed; cells 8/8" in result.stdout
     recorded = manifest(out)["slurm"]["shards"]
     jobs = {shard: entry["jobs"][entry["job_id"]] for shard, entry in recorded.items()}
     assert len(jobs) == shards and len({entry["job_id"] for entry in recorded.values()}) == shards
@@ -123,7 +123,7 @@ def test_shards_run_on_both_nodes_at_once_and_measure_a_local_runs_cells(
     status = cli("status", out, env=slurm_env)
     assert status.returncode == 0, status.stderr
     for shard, job in jobs.items():
-        row = next(line for line in status.stderr.splitlines() if f" {shard} " in line)
+        row = next(line for line in status.stdout.splitlines() if f" {shard} " in line)
         assert f" {recorded[shard]['job_id']} " in row
         assert job["node"] in row and job["started_at"][11:19] in row
         assert job["finished_at"][11:19] in row
@@ -142,7 +142,7 @@ def test_shards_run_on_both_nodes_at_once_and_measure_a_local_runs_cells(
     # Resume across executors: the local run's directory has nothing left to submit.
     onto_local = cli(*args[:3], tmp_path / "local", *args[4:], env=slurm_env)
     assert onto_local.returncode == 0, onto_local.stderr
-    assert "submitted" not in onto_local.stderr and "cells 8/8" in onto_local.stderr
+    assert "submitted" not in onto_local.stderr and "cells 8/8" in onto_local.stdout
     report = cli("report", out, "--out", tmp_path / "report", "--format", "md", env=slurm_env)
     assert report.returncode == 0, report.stderr
     assert "eagle3" in (tmp_path / "report" / "report.md").read_text()
@@ -187,8 +187,8 @@ def test_a_killed_job_is_reported_failed_and_a_rerun_completes_it(slurm_env, tmp
     finally:
         stop_orphans(tag)
     assert result.returncode == 1, result.stderr
-    assert f"eagle3: job {killed} FAILED (exit 0:9" in result.stderr
-    assert "done eagle3/tiny/c1/r0" in result.stderr  # the log tail of the killed job
+    assert f"eagle3: job {killed} FAILED (exit 0:9" in result.stdout  # the closing failures
+    assert "done eagle3/tiny/c1/r0" in result.stdout  # the log tail of the killed job
     assert "1 shard job(s) failed; rerun to resubmit" in result.stderr
     kept = cells(out)
     assert ("eagle3", "tiny", "c1", "r0") in kept and len(kept) < 6
@@ -196,7 +196,7 @@ def test_a_killed_job_is_reported_failed_and_a_rerun_completes_it(slurm_env, tmp
 
     status = cli("status", out, env=slurm_env)
     assert status.returncode == 0, status.stderr
-    assert "1 done, 1 failed" in status.stderr and "FAILED" in status.stderr
+    assert "1 done, 1 failed" in status.stdout and "FAILED" in status.stdout
 
     rerun = cli(
         "run",
@@ -242,15 +242,15 @@ def test_detach_returns_at_once_and_status_follows_the_jobs(slurm_env, tmp_path)
     detached = cli("run", suite, "--output", out, "--executor", "slurm", "--detach", env=slurm_env)
     assert detached.returncode == 0, detached.stderr
     assert "submitted baseline: job" in detached.stderr
-    assert "run on their own: `specbench status" in detached.stderr
+    assert "run on their own: `specbench status" in detached.stdout
     assert len(cells(out)) < 6  # returned before the jobs finished
     jobs = manifest(out)["slurm"]["shards"]
     assert time.monotonic() - started < 30  # sbatch --test-only, then sbatch; 2 cores, load ~15
 
     early = cli("status", out, env=slurm_env)
     assert early.returncode == 0, early.stderr
-    assert "cells 6/6" not in early.stderr
-    assert "PENDING" in early.stderr or "RUNNING" in early.stderr
+    assert "cells 6/" in early.stdout and "cells 6/6" not in early.stdout
+    assert "PENDING" in early.stdout or "RUNNING" in early.stdout
 
     # A rerun while the jobs run watches them instead of submitting again.
     watch = cli(
@@ -269,10 +269,10 @@ def test_detach_returns_at_once_and_status_follows_the_jobs(slurm_env, tmp_path)
 
     final = cli("status", out, env=slurm_env)
     assert final.returncode == 0, final.stderr
-    assert "jobs: 0 pending, 0 running, 2 done, 0 failed; cells 6/6" in final.stderr
+    assert "jobs: 0 pending, 0 running, 2 done, 0 failed; cells 6/6" in final.stdout
     assert len(submitter_run(out)["cells_measured"]) == 6  # every shard, not the last
     for shard in jobs.values():
-        assert f" {shard['job_id']} " in final.stderr
+        assert f" {shard['job_id']} " in final.stdout
     assert server_pids(tag) == []
 
 
@@ -302,7 +302,7 @@ def test_ctrl_c_while_watching_cancels_nothing(slurm_env, tmp_path):
     assert "nothing was cancelled and the jobs keep running" in stderr
     assert "Traceback" not in stderr
     # The jobs finish on their own.
-    wait_for(lambda: "2 done, 0 failed; cells 4/4" in cli("status", out, env=slurm_env).stderr, 60)
+    wait_for(lambda: "2 done, 0 failed; cells 4/4" in cli("status", out, env=slurm_env).stdout, 60)
     wait_for(lambda: server_pids(tag) == [], 30)
 
 
@@ -381,11 +381,11 @@ def test_a_job_slurm_has_no_record_of_is_lost_and_without_slurm_the_state_is_not
     no_tools = {**slurm_env, "PATH": str(Path(sys.executable).parent)}
     unreachable = cli("status", out, env=no_tools)
     assert unreachable.returncode == 0, unreachable.stderr
-    assert "RUNNING?" in unreachable.stderr and "0 failed" in unreachable.stderr
+    assert "RUNNING?" in unreachable.stdout and "0 failed" in unreachable.stdout
     lost = cli("status", out, env=slurm_env)
     assert lost.returncode == 0, lost.stderr
-    assert "LOST" in lost.stderr and "1 failed; cells 0/2" in lost.stderr
-    assert "baseline: job 987654 LOST; 2 cell(s) missing" in lost.stderr
+    assert "LOST" in lost.stdout and "1 failed; cells 0/2" in lost.stdout
+    assert "baseline: job 987654 LOST; 2 cell(s) missing" in lost.stdout
 
 
 def test_scancel_stops_the_servers_of_the_job_and_shows_cancelled(slurm_env, tmp_path):
@@ -400,12 +400,12 @@ def test_scancel_stops_the_servers_of_the_job_and_shows_cancelled(slurm_env, tmp
     subprocess.run(["scancel", job_id], env=slurm_env, check=True, timeout=30)
     # SIGTERM reaches the job, which stops its server before it ends (no orphan to reap).
     wait_for(lambda: server_pids(tag) == [], 30)
-    wait_for(lambda: "CANCELLED" in cli("status", out, env=slurm_env).stderr, 30)
+    wait_for(lambda: "CANCELLED" in cli("status", out, env=slurm_env).stdout, 30)
     job = manifest(out)["slurm"]["shards"]["eagle3"]["jobs"][job_id]
     assert job["exit"] == "terminated" and job["state"].startswith("CANCELLED")
     status = cli("status", out, env=slurm_env)
-    assert "0 done, 1 failed" in status.stderr
-    assert "SIGTERM: stopped" in status.stderr  # the log tail
+    assert "0 done, 1 failed" in status.stdout
+    assert "SIGTERM: stopped" in status.stdout  # the log tail
 
 
 SECRETS = {"HF_TOKEN": "hf_e2eSecretValue0123456789abcdef", "VLLM_API_KEY": "sk-e2e-0123456789abcd"}
@@ -559,8 +559,8 @@ def test_a_node_lost_mid_cell_finishes_on_the_other_node_through_retries(
 
     status = cli("status", out, env=env)
     assert status.returncode == 0, status.stderr
-    assert "2 done, 0 failed; cells 6/6" in status.stderr
-    assert f"eagle3: attempt 1, job {lost_job} NODE_FAIL on {lost_node}" in status.stderr
+    assert "2 done, 0 failed; cells 6/6" in status.stdout
+    assert f"eagle3: attempt 1, job {lost_job} NODE_FAIL on {lost_node}" in status.stdout
     assert server_pids(tag) == []
     figure(
         f"node lost: {lost_node} killed during eagle3/tiny/c2/r0 ({partial_lines} of 14 "
@@ -600,7 +600,7 @@ def test_a_killed_submitter_restarted_reattaches_to_its_jobs(slurm_env, tmp_path
     for shard in shards:
         assert f"skip {shard}: job {submitted[shard]} is running; watching it" in again.stderr
     assert "submitted" not in again.stderr
-    assert "jobs: 0 pending, 0 running, 2 done, 0 failed; cells 6/6" in again.stderr
+    assert "jobs: 0 pending, 0 running, 2 done, 0 failed; cells 6/6" in again.stdout
     assert len(cells(out)) == 6
     for shard in shards:  # one job each: re-attached, never submitted twice
         assert list(jobs_of(out, shard)) == [submitted[shard]]

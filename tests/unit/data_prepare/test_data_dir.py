@@ -7,8 +7,10 @@ from pathlib import Path
 
 from helpers import REPO, run_cli
 
-from specbench.data.check import check_dataset_loads, with_data_dir
+from specbench.data.check import with_data_dir
+from specbench.run.preflight import load_plan_workload
 from specbench.suite import load_suite
+from specbench.suite.model import workload_keys
 
 from .conftest import MIRROR, cli_env
 
@@ -40,8 +42,10 @@ def test_a_suite_data_dir_applies_to_every_speed_bench_workload(
             "throughput_32k",
         )
     ]
-    for workload in suite.workloads:
-        check_dataset_loads(workload.dataset)
+    # Loaded as the run's preflight loads them (run and --dry-run), rows and all.
+    for workload, key in zip(suite.workloads, workload_keys(suite.workloads), strict=True):
+        loaded = load_plan_workload(workload, key)
+        assert loaded.conversations and loaded.source.startswith(str(prepared.resolve()))
 
 
 def test_card_dry_run_passes_on_the_prepared_folder_and_fails_on_placeholders(

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
+from specbench.analysis.provenance import provenance
 from specbench.common.errors import SpecbenchError
 from specbench.data.loader import load_workload
 from specbench.data.prepare import gated, pipeline
+from specbench.render.report import ReportOptions, build_report
+from specbench.run.preflight import load_plan_workload
+from specbench.store.manifest import WorkloadRecord, read_manifest
+from specbench.suite.model import IDENTITY_FIELDS, WorkloadSpec
 
-from .conftest import MIRROR
+from .conftest import FIXTURES, MIRROR
+
+RUN = FIXTURES / "runs" / "tiny-vllm-ngram"  # a real recorded run, to report on
 
 
 def test_no_token_is_one_line_naming_the_source_and_the_fix(
@@ -59,3 +67,47 @@ def test_skip_gated_writes_the_rest_marked_partial_and_run_refuses_it(tmp_path: 
     assert recorded["configs"]["throughput_1k"]["missing"] == entry["missing"]
     with pytest.raises(SpecbenchError, match=r"config 'throughput_1k' is partial, 4 rows left out"):
         load_workload(f"speed-bench:throughput_1k:{out}")
+
+
+def test_run_loads_a_partial_config_only_when_the_workload_accepts_it(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    pipeline.prepare(["throughput_1k"], out, MIRROR, skip_gated=True)
+    spec = f"speed-bench:throughput_1k:{out}"
+    with pytest.raises(SpecbenchError) as refused:
+        load_plan_workload(WorkloadSpec(dataset=spec, concurrency=[1], max_tokens=16), "w")
+    message = str(refused.value)
+    assert "4 rows left out (cais/hle: gated source skipped)" in message
+    assert "set accept_partial = true on the workload" in message
+    loaded = load_plan_workload(
+        WorkloadSpec(dataset=spec, concurrency=[1], max_tokens=16, accept_partial=True), "w"
+    )
+    assert len(loaded.conversations) == 8
+    missing = json.loads((out / "prepared.json").read_text())["configs"]["throughput_1k"]["missing"]
+    assert not {c.question_id for c in loaded.conversations} & set(missing)
+    assert "accept_partial" in IDENTITY_FIELDS  # which rows are measured: an identity
+
+
+def test_the_report_lists_the_rows_left_out(tmp_path: Path) -> None:
+    out = tmp_path / "data"
+    pipeline.prepare(["throughput_1k"], out, MIRROR, skip_gated=True)
+    results = tmp_path / "run"
+    shutil.copytree(RUN, results)
+    manifest = read_manifest(results)
+    assert manifest is not None
+    workload = WorkloadRecord(
+        spec={"dataset": f"speed-bench:throughput_1k:{out}", "accept_partial": True},
+        dataset_source=str((out / "speed" / "throughput_1k" / "test.parquet").resolve()),
+        num_conversations=8,
+    )
+    manifest = manifest.model_copy(update={"workloads": {"tp1k": workload}, "converted_from": None})
+    (results / "manifest.json").write_text(manifest.model_dump_json())
+    assert provenance(results).left_out == (
+        "tp1k: 4 rows left out (cais/hle: gated source skipped)",
+    )
+    build_report(ReportOptions(results_dirs=(results,), formats=("md", "html")))
+    markdown = (results / "report" / "report.md").read_text()
+    assert "## Rows left out" in markdown
+    assert "- tp1k: 4 rows left out (cais/hle: gated source skipped)" in markdown
+    page = (results / "report" / "report.html").read_text()
+    provenance_html = page[page.index('<section id="provenance">') :]
+    assert "<li>tp1k: 4 rows left out (cais/hle: gated source skipped)</li>" in provenance_html

@@ -31,3 +31,18 @@ def test_older_results_get_n_a_with_the_reason(tmp_path: Path) -> None:
     assert "al_by_position" not in {table.name for table in outcome.tables}
     report = (tmp_path / "run" / "report" / "report.md").read_text()
     assert "AL by output position: n/a" in report
+
+
+def test_the_cli_prints_the_tables_on_stdout_and_what_was_not_built_on_stderr(
+    tmp_path: Path,
+) -> None:
+    from harness import run_cli
+
+    results = tmp_path / "run"
+    shutil.copytree(RUN, results)
+    result = run_cli("report", results, "--format", "md", timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "not built: AL by output position: n/a" in " ".join(result.stderr.split())
+    assert "not built:" not in result.stdout
+    assert f"report written to {results / 'report'}" in result.stdout
+    assert "report written" not in result.stderr

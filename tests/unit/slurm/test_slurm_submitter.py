@@ -101,3 +101,20 @@ def test_bad_data_is_refused_before_any_sbatch_in_the_words_of_run(
     local = error_line(run_cli("run", suite, "--output", tmp_path / "local", env=env))
     assert expected in slurm and slurm == local  # one validation, one message
     assert not calls.exists() and not out.exists()
+
+
+def test_the_submitters_closing_table_is_on_stdout_its_progress_on_stderr(tmp_path, sbatch_env):
+    env, calls = sbatch_env
+    suite = suite_file(tmp_path)
+    out = tmp_path / "results"
+    local = run_cli("run", suite, "--output", out, env=env, timeout=300)
+    assert local.returncode == 0, local.stderr
+    # Every cell measured: the submitter has nothing to submit, and closes with its table.
+    result = run_cli("run", suite, "--output", out, "--executor", "slurm", env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert not calls.exists()  # no sbatch
+    assert "skip base: complete" in result.stderr and "skip spec: complete" in result.stderr
+    assert "jobs: 0 pending, 0 running, 0 done, 0 failed; cells 2/2" in result.stdout
+    assert f"2/2 cells complete in {out}" in result.stdout
+    assert "suite submitter on Slurm" in result.stdout
+    assert "jobs:" not in result.stderr and "skip" not in result.stdout

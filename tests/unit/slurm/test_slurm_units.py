@@ -218,3 +218,30 @@ def test_a_workload_selection_reaches_the_shards_and_their_jobs(tmp_path):
     assert _job_options(suite, run, shards[0], force=False).workloads == ("tiny+code",)
     with pytest.raises(SpecbenchError, match="nope"):
         plan_shards(suite, workloads=["nope"])
+
+
+def test_status_prints_its_table_and_totals_on_stdout(tmp_path):
+    from specbench.slurm.paths import write_suite as save_suite
+
+    out = tmp_path / "results"
+    save_suite(out, load_suite(write(tmp_path, suite_text(workloads=1))))
+    recorded = {
+        "shard_ids": ["base"],
+        "shards": {
+            "base": {
+                "cells": ["base/tiny+chat/c1/r0", "base/tiny+chat/c2/r0"],
+                "job_id": "987654",
+                "jobs": {"987654": {"state": "RUNNING", "node": "node7"}},
+            }
+        },
+    }
+    update_manifest(out, lambda m: m.with_slurm(recorded))
+    # No Slurm tools (results copied to a laptop): the last recorded state, marked.
+    no_tools = {**os.environ, "PATH": str(Path(sys.executable).parent)}
+    result = run_cli("status", str(out), timeout=120, env=no_tools)
+    assert result.returncode == 0, result.stderr
+    row = next(line for line in result.stdout.splitlines() if " base " in line)
+    assert " 987654 " in row and "RUNNING?" in row and "node7" in row and "0/2" in row
+    # A state not confirmed by Slurm is counted in none of the four columns.
+    assert "jobs: 0 pending, 0 running, 0 done, 0 failed; cells 0/2" in result.stdout
+    assert "987654" not in result.stderr and "jobs:" not in result.stderr

@@ -37,6 +37,7 @@ def test_the_derived_lists_are_the_ones_written_by_hand_before():
         "precision": None,
         "min_conversations": None,
         "full_set_concurrency": None,
+        "accept_partial": False,  # added since: which rows of a partial prepared config
     }
     assert STOPPING_FIELDS == ("precision", "min_conversations", "full_set_concurrency")
     # What blocks a resume: everything but the cell choosers and what changes no figure.
