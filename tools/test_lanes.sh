@@ -1,10 +1,12 @@
 #!/bin/sh
-# `make test`: two pytest lanes side by side on the machine's cores, each with its own
-# --durations and log; exits 1 when either lane failed (each lane's exit code is printed).
-#   lane vllm:  the tests that start a real vLLM (marker `vllm`): mostly one busy core,
-#               a vLLM start at a time (tests/e2e/vllm_pool.py)
-#   lane other: everything else (unit, emulator e2e, slurm)
-# Extra arguments go to both lanes (`make coverage` passes --cov); each lane writes its own
+# `make test`: three pytest lanes side by side, each with its own --durations and log;
+# exits 1 when any lane failed (each lane's exit code is printed).
+#   lane vllm:   the tests that start a real vLLM (marker `vllm`): CPU-bound, a vLLM start
+#                at a time (tests/e2e/vllm_pool.py)
+#   lane slurm:  the tests on the real two-node Slurm (marker `slurm`): one Slurm instance,
+#                mostly waiting on the scheduler and the emulator's steps
+#   lane other:  everything else (unit, emulator e2e), which mostly waits on emulator steps
+# Extra arguments go to every lane (`make coverage` passes --cov); each lane writes its own
 # coverage file (.coverage.<lane>), combined afterwards.
 # Usage: tools/test_lanes.sh LOG_DIR PYTEST [PYTEST_ARGS...]
 set -u
@@ -13,17 +15,29 @@ pytest=$2
 shift 2
 rm -rf "$logs" && mkdir -p "$logs"
 start=$(date +%s)
-COVERAGE_FILE=.coverage.vllm "$pytest" -q -ra --durations=20 -m vllm "$@" \
-  >"$logs/vllm.log" 2>&1 &
-vllm_pid=$!
-COVERAGE_FILE=.coverage.other "$pytest" -q -ra --durations=20 -m "not vllm" "$@" \
-  >"$logs/other.log" 2>&1
-other=$?
-wait "$vllm_pid"
-vllm=$?
-for lane in other vllm; do
-  echo "=================== lane $lane ($logs/$lane.log) ==================="
-  cat "$logs/$lane.log"
+lane() {  # lane NAME MARKER [ARGS...]: run in the background, exit code to LOG_DIR/NAME.rc
+  name=$1
+  marker=$2
+  shift 2
+  (
+    COVERAGE_FILE=.coverage.$name "$pytest" -q -ra --durations=20 -m "$marker" "$@" \
+      >"$logs/$name.log" 2>&1
+    echo $? >"$logs/$name.rc"
+    echo "lane $name done after $(( $(date +%s) - start )) s" >>"$logs/$name.log"
+  ) &
+}
+lane vllm "vllm" "$@"
+lane slurm "slurm" "$@"
+lane other "not vllm and not slurm" "$@"
+wait
+status=0
+summary=""
+for name in other slurm vllm; do
+  echo "=================== lane $name ($logs/$name.log) ==================="
+  cat "$logs/$name.log"
+  rc=$(cat "$logs/$name.rc" 2>/dev/null || echo 1)
+  summary="$summary $name exit $rc;"
+  [ "$rc" -eq 0 ] || status=1
 done
-echo "lanes: other exit $other, vllm exit $vllm; wall $(( $(date +%s) - start )) s"
-[ "$other" -eq 0 ] && [ "$vllm" -eq 0 ]
+echo "lanes:$summary wall $(( $(date +%s) - start )) s"
+exit "$status"
