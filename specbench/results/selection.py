@@ -75,8 +75,8 @@ def select_labels(
 ) -> Selection:
     """Resolve baseline and speculative labels (see the module docstring).
 
-    Raises SpecbenchError when a named label is absent, or when several labels exist and
-    none can be told to be the baseline.
+    Raises SpecbenchError when a named label is absent, or when a speculative label has
+    several baselines to choose from. With no baseline at all, `baseline_note` says why.
     """
     labels = sorted(set(frame[LABEL]))
     with_counters = _has_counters(frame)
@@ -91,13 +91,16 @@ def select_labels(
     else:
         chosen = [label for label in labels if label in with_counters and label not in baselines]
     if not baselines:
+        # Every label speculates and none is marked baseline: the tables of each still hold,
+        # only the speedup needs a reference, which --baseline names.
+        note = "no baseline in the results"
         if len(labels) > 1:
-            raise SpecbenchError(
+            note = (
                 "no baseline for a speedup: none is marked baseline in manifest.json and "
-                "every label has spec-decode counters; pass --baseline NAME "
-                f"(labels: {', '.join(labels)})"
+                f"every label has spec-decode counters ({', '.join(labels)}); pass "
+                "--baseline NAME to compare against one"
             )
-        return Selection(tuple(chosen), (), (), "no baseline in the results")
+        return Selection(tuple(chosen), (), (), note)
     home = {label: set(frame.loc[frame[LABEL] == label, RESULTS_DIR]) for label in labels}
     comparisons = []
     for label in chosen:

@@ -213,13 +213,20 @@ def _no_speculative(root: Path) -> str:
 
 
 def _no_baseline(root: Path) -> str:
-    # One speculative config at two concurrencies. (Two of them with no baseline is refused
-    # before any page is written: which one is the reference? One line, exit 2.)
+    # One speculative config at two concurrencies.
     for concurrency in (1, 4):
         spec = spec_decode(100, [60, 30, 10])
         write_cell(root, summary(label="eagle3", dataset=QUALITATIVE, concurrency=concurrency,
                                  spec=spec))  # fmt: skip
     return "no baseline"
+
+
+def _two_speculative_no_baseline(root: Path) -> str:
+    # Two speculative configs and no baseline: both are reported, the speedup says why not.
+    for label, accepted in (("eagle3", [60, 30, 10]), ("ngram", [40, 10, 2])):
+        spec = spec_decode(100, accepted)
+        write_cell(root, summary(label=label, dataset=QUALITATIVE, concurrency=4, spec=spec))
+    return "no baseline for a speedup"
 
 
 def _single_cell(root: Path) -> str:
@@ -267,7 +274,15 @@ def _pair(root: Path) -> None:
 
 @pytest.mark.parametrize(
     "build",
-    [_failed_cells, _no_speculative, _no_baseline, _single_cell, _long_names, _schema_1],
+    [
+        _failed_cells,
+        _no_speculative,
+        _no_baseline,
+        _two_speculative_no_baseline,
+        _single_cell,
+        _long_names,
+        _schema_1,
+    ],
     ids=lambda build: build.__name__.strip("_"),
 )
 def test_bad_results_folders_render_and_say_what_is_missing(

@@ -230,7 +230,9 @@ def test_selection_from_manifest_and_errors(loaded: tuple[pd.DataFrame, pd.DataF
     assert pick_concurrency([1, 2, 32], 2) == 2
 
 
-def test_baseline_inferred_without_manifest_and_ambiguity_refused(tmp_path: Path) -> None:
+def test_baseline_inferred_without_manifest_and_none_when_every_label_speculates(
+    tmp_path: Path,
+) -> None:
     write_cell(tmp_path / "a", summary(label="vanilla", dataset=QUALITATIVE, concurrency=1))
     write_cell(tmp_path / "a", summary(label="eagle3", dataset=QUALITATIVE, concurrency=1,
                                        spec=spec_decode(10, [5])))  # fmt: skip
@@ -240,8 +242,12 @@ def test_baseline_inferred_without_manifest_and_ambiguity_refused(tmp_path: Path
                                        spec=spec_decode(10, [5])))  # fmt: skip
     write_cell(tmp_path / "b", summary(label="ngram", dataset=QUALITATIVE, concurrency=1,
                                        spec=spec_decode(10, [2])))  # fmt: skip
-    with pytest.raises(SpecbenchError, match="no baseline for a speedup"):
-        select_labels(F.load_results([tmp_path / "b"]))
+    # Both speculate and none is marked baseline: both are reported, with no speedup.
+    unpaired = select_labels(F.load_results([tmp_path / "b"]))
+    assert unpaired.speculative == ("eagle3", "ngram") and unpaired.comparisons == ()
+    assert unpaired.baseline_note is not None
+    assert "no baseline for a speedup" in unpaired.baseline_note
+    assert "--baseline NAME" in unpaired.baseline_note
     chosen = select_labels(F.load_results([tmp_path / "b"]), baseline="ngram")
     assert chosen.comparisons == (Comparison("eagle3", "ngram"),)
 
