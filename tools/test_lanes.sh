@@ -1,11 +1,13 @@
 #!/bin/sh
-# `make test`: three pytest lanes side by side, each with its own --durations and log;
-# exits 1 when any lane failed (each lane's exit code is printed).
+# `make test`: four pytest lanes side by side, each with its own --durations and log;
+# exits 1 when any lane failed (each lane's exit code is printed). Most tests wait on an
+# emulator's steps, a scheduler or a subprocess rather than compute, so four lanes share
+# two cores without slowing one another much.
 #   lane vllm:   the tests that start a real vLLM (marker `vllm`): CPU-bound, a vLLM start
 #                at a time (tests/e2e/vllm_pool.py)
-#   lane slurm:  the tests on the real two-node Slurm (marker `slurm`): one Slurm instance,
-#                mostly waiting on the scheduler and the emulator's steps
-#   lane other:  everything else (unit, emulator e2e), which mostly waits on emulator steps
+#   lane slurm:  the tests on the real two-node Slurm (marker `slurm`): one Slurm instance
+#   lane e2e:    the other end-to-end tests (emulator, Chromium), tests/e2e
+#   lane unit:   everything else
 # Extra arguments go to every lane (`make coverage` passes --cov); each lane writes its own
 # coverage file (.coverage.<lane>), combined afterwards.
 # Usage: tools/test_lanes.sh LOG_DIR PYTEST [PYTEST_ARGS...]
@@ -15,24 +17,24 @@ pytest=$2
 shift 2
 rm -rf "$logs" && mkdir -p "$logs"
 start=$(date +%s)
-lane() {  # lane NAME MARKER [ARGS...]: run in the background, exit code to LOG_DIR/NAME.rc
+lane() {  # lane NAME [PYTEST_ARGS...]: in the background, exit code to LOG_DIR/NAME.rc
   name=$1
-  marker=$2
-  shift 2
+  shift
   (
-    COVERAGE_FILE=.coverage.$name "$pytest" -q -ra --durations=20 -m "$marker" "$@" \
+    COVERAGE_FILE=.coverage.$name "$pytest" -q -ra --durations=20 "$@" \
       >"$logs/$name.log" 2>&1
     echo $? >"$logs/$name.rc"
     echo "lane $name done after $(( $(date +%s) - start )) s" >>"$logs/$name.log"
   ) &
 }
-lane vllm "vllm" "$@"
-lane slurm "slurm" "$@"
-lane other "not vllm and not slurm" "$@"
+lane vllm -m "vllm" "$@"
+lane slurm -m "slurm" "$@"
+lane e2e -m "not vllm and not slurm" tests/e2e "$@"
+lane unit -m "not vllm and not slurm" --ignore=tests/e2e "$@"
 wait
 status=0
 summary=""
-for name in other slurm vllm; do
+for name in unit e2e slurm vllm; do
   echo "=================== lane $name ($logs/$name.log) ==================="
   cat "$logs/$name.log"
   rc=$(cat "$logs/$name.rc" 2>/dev/null || echo 1)
