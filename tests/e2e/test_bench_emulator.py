@@ -205,14 +205,17 @@ def test_rerun_skips_complete_cells_and_force_remeasures(nospec_server, dataset,
     )
     assert bench(*args).returncode == 0
     first = read_summary(out, "default", "mixed", 2)
+    manifest = (out / "manifest.json").read_bytes()
     again = bench(*args)
     assert again.returncode == 0
     assert "already complete" in again.stderr
     assert read_summary(out, "default", "mixed", 2) == first
+    # A run that measures nothing writes nothing: the directory is bound at a cell's start.
+    assert (out / "manifest.json").read_bytes() == manifest
     forced = bench(*args, "--force")
     assert forced.returncode == 0
     assert read_summary(out, "default", "mixed", 2)["started_at"] != first["started_at"]
-    assert len(json.loads((out / "manifest.json").read_text())["runs"]) == 3
+    assert len(json.loads((out / "manifest.json").read_text())["runs"]) == 2
 
 
 def test_openai_client_measures_the_same_tokens(spec_server, dataset, tmp_path):
