@@ -148,8 +148,12 @@ def test_dry_run_prints_the_amd_card_command(tmp_path):
         '"num_speculative_tokens":3,"attention_backend":"TRITON_ATTN"}\''
     )
     commands = [line.strip() for line in result.stdout.splitlines() if "vllm serve" in line]
-    assert len(commands) == 2  # baseline and eagle3
-    speculative = next(c for c in commands if "--speculative-config" in c)
+    # baseline and eagle3, each at the qualitative 12,288 and the throughput 40,960 max len
+    assert len(commands) == 4
+    assert sum("--max-model-len 40960" in c for c in commands) == 2
+    speculative = next(
+        c for c in commands if "--speculative-config" in c and "--max-model-len 12288" in c
+    )
     # The card's command, plus the card's serving max model len and per-request acceptance.
     additions = (" --max-model-len 12288", " --per-request-spec-decode-metrics summary")
     assert all(addition in speculative for addition in additions)
