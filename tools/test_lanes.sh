@@ -1,12 +1,14 @@
 #!/bin/sh
-# `make test`: four pytest lanes side by side, each with its own --durations and log;
+# `make test`: five pytest lanes side by side, each with its own --durations and log;
 # exits 1 when any lane failed (each lane's exit code is printed). Most tests wait on an
-# emulator's steps, a scheduler or a subprocess rather than compute, so four lanes share
+# emulator's steps, a scheduler or a subprocess rather than compute, so five lanes share
 # two cores without slowing one another much.
 #   lane vllm:   the tests that start a real vLLM (marker `vllm`): CPU-bound, a vLLM start
 #                at a time (tests/e2e/vllm_pool.py)
 #   lane slurm:  the tests on the real two-node Slurm (marker `slurm`): one Slurm instance
-#   lane e2e:    the other end-to-end tests (emulator, Chromium), tests/e2e
+#   lanes e2e-a, e2e-b: the other end-to-end tests (emulator, Chromium), tests/e2e split
+#                by file name into halves of about equal time (the gate's noise test,
+#                the pilot and the faults are its longest files)
 #   lane unit:   everything else
 # Extra arguments go to every lane (`make coverage` passes --cov); each lane writes its own
 # coverage file (.coverage.<lane>), combined afterwards.
@@ -29,12 +31,13 @@ lane() {  # lane NAME [PYTEST_ARGS...]: in the background, exit code to LOG_DIR/
 }
 lane vllm -m "vllm" "$@"
 lane slurm -m "slurm" "$@"
-lane e2e -m "not vllm and not slurm" tests/e2e "$@"
+lane e2e-a -m "not vllm and not slurm" tests/e2e/test_[a-f]*.py "$@"
+lane e2e-b -m "not vllm and not slurm" tests/e2e/test_[g-z]*.py "$@"
 lane unit -m "not vllm and not slurm" --ignore=tests/e2e "$@"
 wait
 status=0
 summary=""
-for name in unit e2e slurm vllm; do
+for name in unit e2e-a e2e-b slurm vllm; do
   echo "=================== lane $name ($logs/$name.log) ==================="
   cat "$logs/$name.log"
   rc=$(cat "$logs/$name.rc" 2>/dev/null || echo 1)
