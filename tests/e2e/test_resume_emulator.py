@@ -61,7 +61,7 @@ def test_a_sweep_grows_in_place_and_the_first_runs_files_stay_byte_identical(tmp
     out = tmp_path / "results"
     first = run_cli("run", suite, "--output", out)
     assert first.returncode == 0, first.stderr
-    assert "4 cells measured, 0 already complete" in first.stderr
+    assert "4 cells measured, 0 already complete" in first.stdout
     before = cell_files(out)
     assert len(before) == 4 * 4  # summary, requests, two scrapes per cell
 
@@ -71,7 +71,7 @@ def test_a_sweep_grows_in_place_and_the_first_runs_files_stay_byte_identical(tmp
         "--set", 'description="the sweep, one point and one repeat more"',
     )  # fmt: skip
     assert grown.returncode == 0, grown.stderr
-    assert "8 cells measured, 4 already complete, 0 failed" in grown.stderr
+    assert "8 cells measured, 4 already complete, 0 failed" in grown.stdout
     assert sorted(measured(out)) == sorted(
         f"{server}/tiny/{cell}"
         for server in ("baseline", "eagle3")
@@ -110,7 +110,7 @@ def test_a_results_directory_written_before_per_cell_resuming_still_resumes(tmp_
 
     grown = run_cli("run", suite, "--output", out, "--set", "workloads.0.concurrency=[1, 4, 16]")
     assert grown.returncode == 0, grown.stderr
-    assert "2 cells measured, 4 already complete, 0 failed" in grown.stderr
+    assert "2 cells measured, 4 already complete, 0 failed" in grown.stdout
     assert sorted(measured(out)) == ["baseline/tiny/c16/r0", "eagle3/tiny/c16/r0"]
     after = cell_files(out)
     assert {path: after[path] for path in before} == before
