@@ -162,7 +162,11 @@ def test_cuts_speedup_and_profile_from_run_to_report(tmp_path: Path) -> None:
         )
         proxy = float(row["acceptance_length"]) * float(row["t_ar_ms"]) / float(row["t_sd_ms"])
         assert abs(float(row["proxy_speedup"]) - proxy) < 1e-9
-        assert row["speculative_requests"] == row["baseline_requests"]
+        # Both sides count the requests with a decode phase (E2E > TTFT). On a loaded machine
+        # the client can read a short answer's first and last chunk in one read, so a request
+        # or two may drop out of one side (seen: 79 against 80 with five test lanes).
+        speculative, baseline = int(row["speculative_requests"]), int(row["baseline_requests"])
+        assert abs(speculative - baseline) <= max(2, baseline // 20), (speculative, baseline)
         assert row["step_time_source"].startswith("this mixed run")
     markdown = (report / "report.md").read_text()
     for figure in ("al_by_position.png", "thinking_vs_answer.png"):
