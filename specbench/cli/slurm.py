@@ -153,8 +153,9 @@ def run_slurm(suite: Suite, request: SlurmRun, *, dry_run: bool = False) -> None
     `dry_run` prints the suite, the shards and each batch script, and submits nothing.
     """
     if dry_run:
+        described = describe_plan(suite, request)  # after the submitter's preflight
         typer.echo(describe_suite(suite))
-        typer.echo(describe_plan(suite, request))
+        typer.echo(described)
         return
     with Live(Text(""), console=console, refresh_per_second=2, transient=True) as live:
         watcher = RichSlurmWatcher(live)

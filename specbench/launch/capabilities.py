@@ -1,4 +1,5 @@
-"""What the vLLM executable at hand supports, asked once per executable and cached.
+"""What the vLLM executable at hand supports and which version it is, asked once per
+executable and cached.
 
 `vllm serve --help=<flag>` prints "Arguments matching ..." with the flag's help when the
 flag exists and "No group or arguments matching ..." when it does not; it exits 0 in both
@@ -43,3 +44,31 @@ def _supports(executable: str, flag: str, env_items: tuple[tuple[str, str], ...]
 def supports_flag(executable: str, flag: str, env: Mapping[str, str]) -> bool | None:
     """Whether `executable serve` knows `--flag` (None: could not tell); cached."""
     return _supports(executable, flag, tuple(sorted(env.items())))
+
+
+@functools.cache
+def _version(executable: str, env_items: tuple[tuple[str, str], ...]) -> str | None:
+    try:
+        done = subprocess.run(
+            [executable, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=HELP_TIMEOUT_S,
+            env=dict(env_items),
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
+    return lines[-1] if done.returncode == 0 and lines else None
+
+
+def installed_version(executable: str, env: Mapping[str, str]) -> str | None:
+    """What `executable --version` prints (vLLM: `0.32.0+cpu`); None: it did not say. Cached."""
+    return _version(executable, tuple(sorted(env.items())))
+
+
+def version_matches(pinned: str, reported: str | None) -> bool:
+    """Whether a server reporting `reported` is the suite's `vllm_version = pinned`: the
+    same, or the same release with a local label (`0.32.0` is met by `0.32.0+cpu`)."""
+    return reported is not None and (reported == pinned or reported.startswith(pinned + "+"))

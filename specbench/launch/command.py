@@ -15,7 +15,12 @@ from pathlib import Path
 
 from specbench.common.errors import SpecbenchError
 from specbench.launch.argv import build_argv, build_env, render_command
-from specbench.launch.capabilities import PER_REQUEST_METRICS_FLAG, supports_flag
+from specbench.launch.capabilities import (
+    PER_REQUEST_METRICS_FLAG,
+    installed_version,
+    supports_flag,
+    version_matches,
+)
 from specbench.launch.config import ServerConfig
 from specbench.launch.host import find_vllm_executable
 from specbench.launch.provenance import (
@@ -69,6 +74,14 @@ def launch_command(
                 f"{config.pipeline_parallel_size} × {config.data_parallel_size} = "
                 f"{config.gpus} GPUs, only {visible} visible"
             )
+        if config.vllm_version is not None:
+            installed = installed_version(executable, env)
+            if not version_matches(config.vllm_version, installed):
+                raise SpecbenchError(
+                    f"server {name!r}: the suite asks vllm_version = {config.vllm_version!r}, "
+                    f"`{executable} --version` says {installed!r}; install that vLLM, point "
+                    "--vllm-bin at it, or change vllm_version"
+                )
         if config.is_speculative and config.per_request_spec_decode_metrics:
             known = supports_flag(executable, PER_REQUEST_METRICS_FLAG, env)
             if known is False:

@@ -188,15 +188,7 @@ def _claim(
 ) -> Manifest:
     """Record the plan's suite, workloads (`run.resume.bind`) and servers."""
     check_resume(manifest, plan, output, force=force)  # a change since `run_checked`
-    manifest = bind(manifest, plan, force=force)
-    if manifest.suite is not None and accepted:
-        suite = dict(manifest.suite)
-        suite["servers"] = dict(suite["servers"])
-        for name in accepted:
-            config = plan.servers[name].config
-            if config is not None:
-                suite["servers"][name] = config.model_dump(mode="json")
-        manifest = manifest.model_copy(update={"suite": suite})
+    manifest = bind(manifest, plan, force=force)  # the suite with accepted servers' values
     for server in plan.servers.values():
         config = server.config
         manifest = manifest.with_server(

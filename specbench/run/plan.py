@@ -169,7 +169,10 @@ def suite_hash(suite: Suite, *, redact: bool = True) -> str:
 
 
 #: Server fields added after schema 2 → their default, left out of the suite hash.
-HASH_NEUTRAL_SERVER_DEFAULTS: dict[str, object] = {"pipeline_parallel_size": 1}
+HASH_NEUTRAL_SERVER_DEFAULTS: dict[str, object] = {
+    "pipeline_parallel_size": 1,
+    "vllm_version": None,
+}
 
 
 def select_cells(suite: Suite, options: RunOptions) -> list[Cell]:

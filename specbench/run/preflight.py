@@ -3,10 +3,11 @@
 `preflight` runs before any server starts or any cell is measured (`run`, `bench`, a
 pilot, a Slurm job; the Slurm submitter calls `preflight_slurm`), and is the whole of
 `run --dry-run`: every dataset of a cell to measure loads; every server to start resolves
-to its command (the vllm executable exists, enough GPUs are visible); every attached
-server answers as vLLM (`/v1/models`, `/metrics`) and is what its suite entry says (served
-model, whether it speculates, K from the positions of
-`vllm:spec_decode_num_accepted_tokens_per_pos_total`). Every failure is bad input
+to its command (the vllm executable exists, enough GPUs are visible, `vllm --version` is
+the suite's `vllm_version` when it pins one); every attached server answers as vLLM
+(`/v1/models`, `/metrics`) and is what its suite entry says (served model, whether it
+speculates, K from the positions of `vllm:spec_decode_num_accepted_tokens_per_pos_total`,
+GET /version when the suite pins `vllm_version`). Every failure is bad input
 (`SpecbenchError`, one line naming the server, field or file, exit 2). With
 `accept_server_values` an attached server's own values replace the suite's in the plan, so
 the manifest records what was measured.
@@ -29,6 +30,7 @@ from specbench.data.context import check_context_fit
 from specbench.data.loader import Workload, load_workload
 from specbench.launch import ServerConfig
 from specbench.launch.argv import launch_config
+from specbench.launch.capabilities import version_matches
 from specbench.launch.command import LaunchCommand, launch_command
 from specbench.launch.live import LiveServer
 from specbench.measure.checks import concurrency_warning
@@ -85,7 +87,11 @@ def preflight(plan: Plan, options: RunOptions, *, accept_server_values: bool = F
     cells = [c for c in plan.cells if options.force or c not in complete]
     workloads = load_workloads(plan, cells)
     launches = tuple(server_launches(plan, cells, options))
-    attached_names = [n for n in dict.fromkeys(c.server for c in cells) if plan.servers[n].attached]
+    # Every endpoint given is asked, also one whose cells are complete: the rerun of a run
+    # that accepted a server's values resumes only when the plan holds them again.
+    attached_names = [
+        n for n in dict.fromkeys(c.server for c in plan.cells) if plan.servers[n].attached
+    ]
     answers = (
         run_event_loop(_ask_servers(plan, attached_names, options.api_key()))
         if attached_names
@@ -171,6 +177,10 @@ def identity_differences(config: ServerConfig, answer: ServerAnswer) -> dict[str
         suite_k = config.speculative.num_speculative_tokens
         if suite_k != answer.num_speculative_tokens:
             differences["num_speculative_tokens"] = (suite_k, answer.num_speculative_tokens)
+    if config.vllm_version is not None and not version_matches(
+        config.vllm_version, answer.vllm_version
+    ):
+        differences["vllm_version"] = (config.vllm_version, answer.vllm_version)
     return differences
 
 
@@ -178,6 +188,7 @@ def _mismatch_line(server: PlanServer, differences: dict[str, tuple[Any, Any]]) 
     said = "; ".join(
         f"{field}: the suite says {ours!r}, the server {theirs!r}"
         + (f" ({_K_SOURCE})" if field == "num_speculative_tokens" else "")
+        + (" (GET /version)" if field == "vllm_version" else "")
         for field, (ours, theirs) in differences.items()
     )
     return (
@@ -199,9 +210,15 @@ def _with_server_values(plan: Plan, name: str, answer: ServerAnswer) -> Plan:
         update["speculative"] = config.speculative.model_copy(
             update={"num_speculative_tokens": answer.num_speculative_tokens}
         )
+    if config.vllm_version is not None:
+        update["vllm_version"] = answer.vllm_version
     config = config.model_copy(update=update)
     servers = {**plan.servers, name: replace(server, config=config, model=answer.model)}
-    return replace(plan, servers=servers)
+    # The suite too, so the manifest records (and a rerun resumes) what was measured.
+    suite = plan.suite
+    if suite is not None:
+        suite = suite.model_copy(update={"servers": {**suite.servers, name: config}})
+    return replace(plan, servers=servers, suite=suite)
 
 
 def load_plan_workload(spec: WorkloadSpec, key: str) -> Workload:

@@ -105,7 +105,7 @@ def _check_workloads(
 def _check_servers(manifest: Manifest, suite: Suite, output: Path) -> None:
     if manifest.suite is not None and manifest.suite.get("gpus") != suite.gpus:
         _refuse(output, "the suite", "gpus", manifest.suite.get("gpus"), suite.gpus)
-    recorded = (manifest.suite or {}).get("servers") or {}
+    recorded = {**manifest.retired_servers, **((manifest.suite or {}).get("servers") or {})}
     redacted = resolved_suite(suite)["servers"]
     plain = resolved_suite(suite, redact=False)["servers"]
     for name in suite.servers:
@@ -151,19 +151,32 @@ def _refuse(output: Path, what: str, field: str, old: object, new: object) -> No
     )
 
 
+def with_suite(manifest: Manifest, suite: Suite) -> Manifest:
+    """The manifest recording `suite` as its latest; a server of the suite recorded before
+    that `suite` leaves out moves to `retired_servers` (its cells are still here)."""
+    earlier = (manifest.suite or {}).get("servers") or {}
+    retired = {
+        **{n: c for n, c in manifest.retired_servers.items() if n not in suite.servers},
+        **{n: c for n, c in earlier.items() if n not in suite.servers},
+    }
+    return manifest.model_copy(
+        update={
+            "suite": suite.model_dump(mode="json"),
+            "suite_hash": suite_hash(suite),
+            "retired_servers": retired,
+        }
+    )
+
+
 def bind(manifest: Manifest, plan: Plan, *, force: bool) -> Manifest:
     """The manifest with the plan's suite, workloads and servers recorded (at the first cell).
 
-    The suite recorded is this run's (a grown sweep's latest); a workload keeps its first
-    record unless `force` measured it again.
+    The suite recorded is this run's (a grown sweep's latest; `with_suite` keeps the
+    servers it leaves out); a workload keeps its first record unless `force` measured it
+    again.
     """
     if plan.suite is not None:
-        manifest = manifest.model_copy(
-            update={
-                "suite": plan.suite.model_dump(mode="json"),
-                "suite_hash": suite_hash(plan.suite),
-            }
-        )
+        manifest = with_suite(manifest, plan.suite)
     workloads = dict(manifest.workloads)
     for key, workload in zip(plan.keys, plan.workloads, strict=True):
         spec = recorded_workload(workload)

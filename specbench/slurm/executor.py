@@ -24,9 +24,9 @@ from pathlib import Path
 
 from specbench import store
 from specbench.common.errors import SpecbenchError
-from specbench.run.plan import RunOptions, suite_hash
+from specbench.run.plan import RunOptions
 from specbench.run.preflight import preflight_slurm
-from specbench.run.resume import check_suite_resume
+from specbench.run.resume import check_suite_resume, with_suite
 from specbench.slurm import paths
 from specbench.slurm.resources import gpu_request
 from specbench.slurm.secrets import check_arguments, server_secrets
@@ -99,7 +99,6 @@ def run_on_slurm(
     """Submit what is missing, then (unless detached) watch until every job has ended."""
     watcher = watcher or SlurmWatcher()
     require_sbatch()
-    check_arguments(suite)
     output = run.output
     for warning in (node_local_warning(output), lock_warning(output)):
         if warning:
@@ -107,13 +106,23 @@ def run_on_slurm(
     all_shards = plan_shards(
         suite, run.shard_by, run.options.servers, workloads=run.options.workloads
     )
-    chosen = plan_shards(
-        suite, run.shard_by, run.options.servers, run.shard_patterns, run.options.workloads
-    )
-    check_workloads(suite, output, chosen, force=run.options.force)
+    chosen = preflight_submission(suite, run)
     with submitter_lock(output, utc_now()):
         check_requests(suite, run, output, chosen)
         return _submit_and_watch(suite, run, output, all_shards, chosen, watcher)
+
+
+def preflight_submission(suite: Suite, run: SlurmRun) -> list[Shard]:
+    """The submitter's checks before any sbatch, and the whole of `--dry-run`'s: secrets
+    passed as arguments, every dataset of a missing cell, results of a changed suite.
+    Returns the shards chosen."""
+    check_arguments(suite)
+    chosen = plan_shards(
+        suite, run.shard_by, run.options.servers, run.shard_patterns, run.options.workloads
+    )
+    check_workloads(suite, run.output, chosen, force=run.options.force)
+    check_suite_resume(read_manifest(run.output), suite, run.output, force=run.options.force)
+    return chosen
 
 
 def check_workloads(suite: Suite, output: Path, shards: list[Shard], *, force: bool) -> None:
@@ -204,11 +213,10 @@ def _submit_and_watch(
 
 
 def describe_plan(suite: Suite, run: SlurmRun) -> str:
-    """The shards that would be submitted, with their missing cells and batch scripts."""
+    """The shards that would be submitted, with their missing cells and batch scripts,
+    once they pass the submitter's preflight."""
     output = run.output
-    shards = plan_shards(
-        suite, run.shard_by, run.options.servers, run.shard_patterns, run.options.workloads
-    )
+    shards = preflight_submission(suite, run)
     lines = [f"slurm: {len(shards)} shard(s) by {run.shard_by} into {output}"]
     for shard in shards:
         missing = len(shard.missing(suite, output))
@@ -254,24 +262,25 @@ def _claim(output: Path, suite: Suite, run: SlurmRun, shards: list[Shard]) -> No
     check_suite_resume(read_manifest(output), suite, output, force=run.options.force)
 
     def claim(manifest: Manifest) -> Manifest:
-        manifest = manifest.model_copy(
-            update={"suite": suite.model_dump(mode="json"), "suite_hash": suite_hash(suite)}
-        )
-        return manifest.with_run(record).with_slurm(
-            {
-                "run_id": record.id,
-                "shard_by": run.shard_by,
-                "settings": run.settings.model_dump(mode="json"),
-                "shard_ids": [shard.id for shard in shards],
-                "shards": {
-                    shard.id: {
-                        "server": shard.server,
-                        "workload": shard.workload_index,
-                        "cells": [cell.key for cell in shard.cells],
-                    }
-                    for shard in shards
-                },
-            }
+        return (
+            with_suite(manifest, suite)
+            .with_run(record)
+            .with_slurm(
+                {
+                    "run_id": record.id,
+                    "shard_by": run.shard_by,
+                    "settings": run.settings.model_dump(mode="json"),
+                    "shard_ids": [shard.id for shard in shards],
+                    "shards": {
+                        shard.id: {
+                            "server": shard.server,
+                            "workload": shard.workload_index,
+                            "cells": [cell.key for cell in shard.cells],
+                        }
+                        for shard in shards
+                    },
+                }
+            )
         )
 
     update_manifest(output, claim)

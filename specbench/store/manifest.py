@@ -170,6 +170,12 @@ class Manifest(Frozen):
     python: str = Field(description="Python version that last wrote the manifest.")
     suite: dict[str, Any] | None = Field(default=None, description="The suite, resolved.")
     suite_hash: str | None = Field(default=None, description="sha256 of the resolved suite.")
+    retired_servers: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Servers an earlier suite measured here and the latest suite left out, "
+        "by name → their resolved suite entry: a suite that adds one back is checked "
+        "against it as against a server still in the suite.",
+    )
     servers: dict[str, ServerRecord] = Field(default_factory=dict, description="By name.")
     workloads: dict[str, WorkloadRecord] = Field(default_factory=dict, description="By key.")
     runs: list[RunRecord] = Field(default_factory=list, description="Every invocation.")

@@ -66,6 +66,12 @@ def test_an_attached_server_with_another_k_is_refused_or_recorded_as_it_is(tmp_p
         refused = run(suite, *args, "--endpoint", f"eagle3={url}")
         dry = run(suite, *args, "--endpoint", f"eagle3={url}", "--dry-run")
         accepted = run(suite, *args, "--endpoint", f"eagle3={url}", "--accept-server-values")
+        # The same rerun resumes: the manifest holds the server's values it was measured with.
+        again = run(suite, *args, "--endpoint", f"eagle3={url}", "--accept-server-values")
+        pinned = run(
+            suite, *args, "--endpoint", f"eagle3={url}", "--dry-run",
+            "--set", 'servers.eagle3.vllm_version="0.31.0"',
+        )  # fmt: skip
     for result in (refused, dry):
         assert result.returncode == 2, result.stderr
         (line,) = error_lines(result)
@@ -73,7 +79,12 @@ def test_an_attached_server_with_another_k_is_refused_or_recorded_as_it_is(tmp_p
         assert "num_speculative_tokens: the suite says 3, the server 2" in line
         assert "--accept-server-values" in line
     assert accepted.returncode == 0, accepted.stderr
+    assert again.returncode == 0, again.stderr
+    assert "0 cells measured, 1 already complete, 0 failed" in again.stdout
     assert len(summary_paths(out)) == 1
+    assert pinned.returncode == 2, pinned.stderr
+    (line,) = error_lines(pinned)
+    assert "vllm_version: the suite says '0.31.0', the server '0.32.0' (GET /version)" in line
     manifest = json.loads((out / "manifest.json").read_text())
     record = manifest["servers"]["eagle3"]
     assert record["accepted_from_server"] == {"num_speculative_tokens": {"suite": 3, "server": 2}}

@@ -5,12 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from harness import run_cli
 
 from specbench.common.errors import SpecbenchError
 from specbench.run.plan import RunOptions, plan_suite
-from specbench.run.resume import bind, check_resume, recorded_workload
+from specbench.run.resume import bind, check_resume, recorded_workload, with_suite
 from specbench.store.manifest import Manifest, new_run, read_manifest, update_manifest
 from specbench.suite import load_suite
+
+TINY = Path(__file__).resolve().parents[2] / "fixtures" / "custom" / "tiny.jsonl"
 
 SUITE = """
 name = "sweep"
@@ -79,6 +82,26 @@ def test_a_grown_sweep_resumes_and_a_new_workload_or_server_is_welcome(tmp_path)
     assert rebound.suite is not None and "ngram" in rebound.suite["servers"]
 
 
+def test_a_dry_run_refuses_what_the_run_would_refuse_into_the_same_folder(tmp_path):
+    local = f'workloads.0.dataset="{TINY}"'
+    bound(tmp_path, local)
+    suite = tmp_path / "suite.toml"
+    out = tmp_path / "out"
+    before = (out / "manifest.json").read_bytes()
+
+    def dry_run(*overrides: str):
+        sets = [word for o in (local, *overrides) for word in ("--set", o)]
+        return run_cli("run", suite, "--output", out, "--dry-run", *sets)
+
+    grown = dry_run("repeats=2")
+    assert grown.returncode == 0, grown.stderr
+    changed = dry_run("workloads.0.max_tokens=32")
+    assert changed.returncode == 2
+    (line,) = [x for x in changed.stderr.splitlines() if x.startswith("error:")]
+    assert "workload 'tiny' was measured here with max_tokens=64, this run asks 32" in line
+    assert (out / "manifest.json").read_bytes() == before
+
+
 def test_a_new_token_resumes(tmp_path):
     manifest = bound(tmp_path)
     tokened = plan(tmp_path, 'target.env={ HF_TOKEN = "hf_new" }')
@@ -116,6 +139,25 @@ def test_a_changed_server_field_is_refused_with_its_dotted_path(tmp_path):
     assert "the suite was measured here with gpus=None, this run asks 4" in (
         refusal(manifest, tmp_path, "gpus=4")
     )
+
+
+def test_a_server_left_out_and_added_back_with_another_config_is_refused(tmp_path):
+    manifest = bound(tmp_path)
+    without = plan(tmp_path)
+    assert without.suite is not None
+    dropped = without.suite.model_copy(
+        update={"servers": {"baseline": without.suite.servers["baseline"]}}
+    )
+    rebound = with_suite(manifest, dropped)
+    assert rebound.suite is not None and list(rebound.suite["servers"]) == ["baseline"]
+    assert rebound.retired_servers["eagle3"] == manifest.suite["servers"]["eagle3"]
+    # Added back with K = 2: refused as a changed server, though the latest suite lacked it.
+    message = refusal(rebound, tmp_path, "servers.eagle3.speculative.num_speculative_tokens=2")
+    assert "server 'eagle3' was measured here with speculative.num_speculative_tokens=3" in message
+    # Added back as it was: resumes, and it is no longer retired once bound again.
+    again = plan(tmp_path)
+    check_resume(rebound, again, tmp_path / "out", force=False)
+    assert bind(rebound, again, force=False).retired_servers == {}
 
 
 def test_a_record_written_before_later_fields_still_resumes(tmp_path):

@@ -205,6 +205,18 @@ def test_dry_run_prints_shards_and_batch_scripts_without_slurm(tmp_path):
     assert not out.exists()  # nothing written, nothing submitted
 
 
+def test_the_dry_run_is_the_submitters_preflight_a_missing_dataset_is_one_line(tmp_path):
+    missing = tmp_path / "gone.jsonl"
+    suite = write(tmp_path, suite_text().replace(str(DATA), str(missing)))
+    command = ["run", str(suite), "--output", str(tmp_path / "r"), "--executor", "slurm"]
+    no_sbatch = {**os.environ, "PATH": str(Path(sys.executable).parent)}
+    result = run_cli(*command, "--dry-run", timeout=120, env=no_sbatch)
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""  # refused before the suite or a script is printed
+    (line,) = [x for x in result.stderr.splitlines() if x.startswith("error:")]
+    assert str(missing) in line
+
+
 def test_a_workload_selection_reaches_the_shards_and_their_jobs(tmp_path):
     from specbench.run.plan import RunOptions
     from specbench.slurm.executor import SlurmRun, _job_options
