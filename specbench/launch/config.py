@@ -137,13 +137,6 @@ class ServerConfig(Frozen):
     """One server config of a suite: everything needed to start it, bar host and port."""
 
     engine: Engine = Field(default="vllm", description="`vllm` (real server) or `emulator`.")
-    vllm_version: str | None = Field(
-        default=None,
-        description="The vLLM release the server must be (`0.32.0`; a local label such as "
-        "`+rocm` in the server's version is allowed): preflight asks a server to start "
-        "(`vllm --version`) and an attached one (GET /version) and refuses another. "
-        "None: any.",
-    )
     baseline: bool = Field(
         default=False, description="The suite's reference config (usually speculation off)."
     )
@@ -186,6 +179,13 @@ class ServerConfig(Frozen):
     )
     emulator: EmulatorOverrides | None = Field(
         default=None, description="Emulator settings; only with engine = 'emulator'."
+    )
+    vllm_version: str | None = Field(
+        default=None,
+        description="The vLLM release the server must be (`0.32.0`; a local label such as "
+        "`+rocm` in the server's version is allowed): preflight asks a server to start "
+        "(`vllm --version`) and an attached one (GET /version) and refuses another. "
+        "None: any.",
     )
 
     @field_validator("env", mode="before")
