@@ -1,14 +1,16 @@
 #!/bin/sh
-# `make test`: five pytest lanes side by side, each with its own --durations and log;
+# `make test`: six pytest lanes side by side, each with its own --durations and log;
 # exits 1 when any lane failed (each lane's exit code is printed). Most tests wait on an
-# emulator's steps, a scheduler or a subprocess rather than compute, so five lanes share
+# emulator's steps, a scheduler or a subprocess rather than compute, so six lanes share
 # two cores without slowing one another much.
 #   lane vllm:   the tests that start a real vLLM (marker `vllm`): CPU-bound, a vLLM start
 #                at a time (tests/e2e/vllm_pool.py)
 #   lane slurm:  the tests on the real two-node Slurm (marker `slurm`): one Slurm instance
-#   lanes e2e-a, e2e-b: the other end-to-end tests (emulator, Chromium), tests/e2e split
-#                by file name into halves of about equal time (the gate's noise test,
-#                the pilot and the faults are its longest files)
+#   lanes e2e-a, e2e-b, e2e-c: the other end-to-end tests (emulator, Chromium), tests/e2e
+#                split by file name into thirds of about equal time (on a fresh machine:
+#                a = bench, campaign, cuts, faults ~500 s; b = gate, lossless, report,
+#                resume ~420 s; c = the cuts pipeline and test_p* (pilot, plan, precision,
+#                preflight) ~400 s)
 #   lane unit:   everything else
 # Extra arguments go to every lane (`make coverage` passes --cov); each lane writes its own
 # coverage file (.coverage.<lane>), combined afterwards.
@@ -31,15 +33,19 @@ lane() {  # lane NAME [PYTEST_ARGS...]: in the background, exit code to LOG_DIR/
 }
 lane vllm -m "vllm" "$@"
 lane slurm -m "slurm" "$@"
-lane e2e-a -m "not vllm and not slurm" tests/e2e/test_[a-f]*.py "$@"
+pipeline=tests/e2e/test_cuts_pipeline_emulator.py
+# shellcheck disable=SC2046 # the file names, one word each
+lane e2e-a -m "not vllm and not slurm" $(ls tests/e2e/test_[a-f]*.py | grep -vx $pipeline) "$@"
 # The gate's tests compare throughput and latency across reruns, so they come last in
 # their lane, once the vLLM lane (the demo starts three servers at once) is done.
-lane e2e-b -m "not vllm and not slurm" tests/e2e/test_[h-z]*.py tests/e2e/test_g*.py "$@"
+lane e2e-b -m "not vllm and not slurm" tests/e2e/test_[h-o]*.py tests/e2e/test_[q-z]*.py \
+  tests/e2e/test_g*.py "$@"
+lane e2e-c -m "not vllm and not slurm" $pipeline tests/e2e/test_p*.py "$@"
 lane unit -m "not vllm and not slurm" --ignore=tests/e2e "$@"
 wait
 status=0
 summary=""
-for name in unit e2e-a e2e-b slurm vllm; do
+for name in unit e2e-a e2e-b e2e-c slurm vllm; do
   echo "=================== lane $name ($logs/$name.log) ==================="
   cat "$logs/$name.log"
   rc=$(cat "$logs/$name.rc" 2>/dev/null || echo 1)
