@@ -509,11 +509,15 @@ def test_a_node_lost_mid_cell_finishes_on_the_other_node_through_retries(
     args = ("run", suite, "--output", out, "--executor", "slurm", "--poll-interval", "0.3")
     process = popen(*args, "--retries", "1", env=env)
     try:
-        # Lose eagle3's node while its second cell is being measured.
-        in_flight = eagle / "c2" / "r0" / "requests.jsonl"
-        wait_for(lambda: in_flight.exists() and in_flight.stat().st_size > 0, 180)
+        # Lose eagle3's node while its second cell is being measured. The job and its node
+        # are read first (noted when the job starts), so the kill follows the cell's first
+        # record within one poll.
+        wait_for(lambda: submitted_jobs(out) == 2, 180)
+        wait_for(lambda: started(out, "eagle3"), 180)
         lost_job = manifest(out)["slurm"]["shards"]["eagle3"]["job_id"]
         lost_node = jobs_of(out, "eagle3")[lost_job]["node"]
+        in_flight = eagle / "c2" / "r0" / "requests.jsonl"
+        wait_for(lambda: in_flight.exists() and in_flight.stat().st_size > 0, 180)
         kill_node(state, lost_node)
         killed_at = time.time()
         assert not (eagle / "c2" / "r0" / "summary.json").exists()  # killed mid-cell

@@ -14,13 +14,12 @@ if [[ -z $namespace || $namespace == "$(readlink /proc/self/ns/uts)" ]]; then
   exit 2
 fi
 for _ in 1 2 3; do
-  killed=0
-  for proc in /proc/[0-9]*; do
-    if [[ $(readlink "$proc/ns/uts" 2>/dev/null) == "$namespace" ]]; then
-      kill -KILL "${proc#/proc/}" 2>/dev/null && killed=$((killed + 1))
-    fi
-  done
-  ((killed == 0)) && break
+  # One find over /proc (not a readlink per process): the kill lands within milliseconds
+  # on a loaded machine, while the cell it interrupts is still in flight.
+  mapfile -t pids < <(find /proc -mindepth 3 -maxdepth 3 -path '/proc/[0-9]*/ns/uts' \
+    -printf '%l %h\n' 2>/dev/null | awk -v ns="$namespace" '$1 == ns {split($2, p, "/"); print p[3]}')
+  ((${#pids[@]} == 0)) && break
+  kill -KILL "${pids[@]}" 2>/dev/null
   sleep 0.2
 done
 echo "node $node down"
