@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -124,9 +122,10 @@ def prepare(
         return
     if output is None:
         raise SpecbenchError("--output DIR is required (the folder to write)")
+    from specbench.cli.progress import config_bars
     from specbench.data.prepare.pipeline import prepare as run_prepare
 
-    with _bars() as progress:
+    with config_bars() as progress:
         content = run_prepare(configs, output, mirror, revision, skip_gated, progress, flavour)
     console = make_console()
     for name, entry in content["configs"].items():
@@ -157,38 +156,6 @@ def _print_sources(configs: list[str], mirror: Path | None, revision: str) -> No
         )
     if note:
         console.print(note, soft_wrap=True, markup=False, highlight=False)
-
-
-@contextmanager
-def _bars() -> Iterator[Callable[[str, int, int], None]]:
-    """One bar per config, rows resolved of the config's rows."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TaskID,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    from specbench.cli.console import make_console
-
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=make_console(stderr=True),
-        transient=False,
-    ) as bars:
-        tasks: dict[str, TaskID] = {}
-
-        def step(config: str, done: int, total: int) -> None:
-            if config not in tasks:  # a bar appears when its config starts
-                tasks[config] = bars.add_task(config, total=total)
-            bars.update(tasks[config], completed=done)
-
-        yield step
 
 
 @data_app.command(name="verify")

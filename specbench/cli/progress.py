@@ -1,9 +1,13 @@
-"""Progress bars (on stderr) and result tables (on stdout) of the measuring commands."""
+"""Progress bars (on stderr) and result tables (on stdout) of the measuring commands.
+
+Also `data prepare`'s bars (one per config).
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from rich.progress import (
     BarColumn,
@@ -232,3 +236,24 @@ def run_table(plan: Plan, result: RunResult) -> Table:
             reset_mark(summary),
         )
     return table
+
+
+@contextmanager
+def config_bars() -> Iterator[Callable[[str, int, int], None]]:
+    """`data prepare`: one bar per config, rows resolved of the config's rows."""
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=make_console(stderr=True),
+        transient=False,
+    ) as bars:
+        tasks: dict[str, TaskID] = {}
+
+        def step(config: str, done: int, total: int) -> None:
+            if config not in tasks:  # a bar appears when its config starts
+                tasks[config] = bars.add_task(config, total=total)
+            bars.update(tasks[config], completed=done)
+
+        yield step

@@ -147,6 +147,16 @@ class RichSlurmWatcher(SlurmWatcher):
         self._live.update(Group(jobs_table(status), Text(totals(status))))
 
 
+def print_status(status: CampaignStatus) -> None:
+    """The jobs table, its totals, earlier attempts and failures, on stdout (`run`, `status`)."""
+    results_console.print(jobs_table(status))
+    results_console.print(totals(status))
+    for text in earlier_attempts(status):
+        results_console.print(text, markup=False, soft_wrap=True)
+    if status.failed:
+        results_console.print(failures(status))
+
+
 def run_slurm(suite: Suite, request: SlurmRun, *, dry_run: bool = False) -> None:
     """Submit and (unless detached) watch; failures are one line each plus the log tail.
 
@@ -175,12 +185,7 @@ def run_slurm(suite: Suite, request: SlurmRun, *, dry_run: bool = False) -> None
             )
             raise typer.Exit(code) from None
     # The jobs table and what it sums up are the results: stdout (progress stays on stderr).
-    results_console.print(jobs_table(status))
-    results_console.print(totals(status))
-    for text in earlier_attempts(status):
-        results_console.print(text, markup=False, soft_wrap=True)
-    if status.failed:
-        results_console.print(failures(status))
+    print_status(status)
     if request.detach and status.active:
         jobs = " ".join(row.job_id for row in status.active if row.job_id)
         results_console.print(

@@ -17,14 +17,7 @@ def status(
 ) -> None:
     """Show each shard's job (state, node, start and end), its cells completed, and the
     shard's earlier attempts."""
-    from specbench.cli.progress import results_console as console
-    from specbench.cli.slurm import earlier_attempts, failures, jobs_table, totals
+    from specbench.cli.slurm import print_status
     from specbench.slurm.status import collect_status
 
-    current = collect_status(results)
-    console.print(jobs_table(current))
-    console.print(totals(current))
-    for text in earlier_attempts(current):
-        console.print(text, markup=False, soft_wrap=True)
-    if current.failed:
-        console.print(failures(current))
+    print_status(collect_status(results))
