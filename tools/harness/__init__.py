@@ -27,6 +27,7 @@ from harness.cli import (
 )
 from harness.disk import fill, small_disk
 from harness.emulator import (
+    emulator_process,
     free_port,
     in_process_emulator,
     pids_of,
@@ -66,6 +67,7 @@ __all__ = [
     "bench_argv",
     "campaign_timings",
     "cli_env",
+    "emulator_process",
     "fault_proxy",
     "fill",
     "free_port",
