@@ -131,11 +131,16 @@ def write_campaign_suite(
     concurrency: Sequence[int] = (1, 4),
     max_tokens: int = 32,
     env: str = "",
+    datasets: Sequence[Path] = (DATA,),
+    repeats: int | None = 1,
+    servers_extra: str = "",
 ) -> tuple[Path, str]:
     """folder/suite.toml: baseline and eagle3 on DATA; (its path, its served model name).
 
     The served model name is unique (`emu-` and a random hex): it finds the run's servers
-    among the processes (`harness.emulator.server_pids`). `env`: further `[target]` lines.
+    among the processes (`harness.emulator.server_pids`). `env`: further `[target]` lines;
+    `datasets`: one workload each; `repeats` None leaves the key out; `servers_extra`:
+    tables after the servers'.
     """
     tag = f"emu-{uuid.uuid4().hex[:10]}"
     suite = folder / "suite.toml"
@@ -145,7 +150,9 @@ def write_campaign_suite(
             model=tag,
             timings=campaign_timings(step_ms),
             target_extra=env,
-            workloads=workload(DATA, concurrency, max_tokens),
+            workloads="".join(workload(path, concurrency, max_tokens) for path in datasets),
+            repeats=repeats,
+            servers_extra=servers_extra,
         )
     )
     return suite, tag
