@@ -46,6 +46,8 @@ from harness.suite import (
     suite_toml,
     workload,
     write_campaign_suite,
+    write_conversations,
+    write_fixed_suite,
     write_prompt_suite,
     write_prompts,
 )
@@ -89,6 +91,8 @@ __all__ = [
     "wait_until",
     "workload",
     "write_campaign_suite",
+    "write_conversations",
+    "write_fixed_suite",
     "write_prompt_suite",
     "write_prompts",
 ]

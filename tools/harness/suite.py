@@ -11,8 +11,10 @@ import json
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from harness.cli import REPO, run_cli
+from specbench.data.conversation import Conversation
 
 #: 12 conversations, 14 turns (tests/fixtures/custom).
 DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
@@ -120,6 +122,43 @@ def write_prompt_suite(
         suite_toml(
             name=name, model=model, timings=GATE_TIMINGS, workloads=workloads, repeats=repeats
         )
+    )
+    return suite
+
+
+def write_conversations(path: Path, rows: Sequence[dict[str, Any]]) -> list[Conversation]:
+    """`rows` (question_id, category, turns) as a JSONL dataset; the conversations they are."""
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return [
+        Conversation(question_id=r["question_id"], category=r["category"], turns=r["turns"])
+        for r in rows
+    ]
+
+
+def write_fixed_suite(
+    folder: Path, *, name: str, dataset: Path, concurrency: Sequence[int], servers: str = ""
+) -> Path:
+    """folder/suite.toml: a `baseline` emulator of 5 ms steps (then the `servers` tables)
+    and one workload, `fixed`, on `dataset` (64 tokens, one warmup request); its path.
+
+    Its served model name is unique (`emu-` and a random hex)."""
+    suite = folder / "suite.toml"
+    suite.write_text(
+        f"""
+name = "{name}"
+[target]
+engine = "emulator"
+model = "emu-{uuid.uuid4().hex[:10]}"
+emulator = {{ prefill_ms = 5.0, step_ms = 5.0, per_request_step_ms = 0.1, seed = 1 }}
+[servers.baseline]
+baseline = true
+{servers}[[workloads]]
+name = "fixed"
+dataset = "{dataset}"
+concurrency = {list(concurrency)}
+max_tokens = 64
+warmup = 1
+"""
     )
     return suite
 
