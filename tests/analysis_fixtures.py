@@ -179,42 +179,23 @@ def _baseline_categories() -> dict[str, CategoryAcceptance]:
 def write_campaign(root: Path) -> Path:
     """The campaign the table tests compute by hand (see the module docstring)."""
     write_manifest(root, ["baseline"], ["eagle3"])
-    # Concurrency 48, qualitative, two repeats each: the card's serving table as the means.
-    write_cell(
-        root,
-        summary(
-            label="eagle3", dataset=QUALITATIVE, concurrency=48, repeat=0,
-            tok_s_per_gpu=415.0, e2e_ms=9670.0, ttft_ms=150.0,
-            spec=spec_decode(1000, [800, 550, 350]),
-            per_category=_qualitative_categories(3.30, 100),
-        ),
-    )  # fmt: skip
-    write_cell(
-        root,
-        summary(
-            label="eagle3", dataset=QUALITATIVE, concurrency=48, repeat=1,
-            tok_s_per_gpu=415.4, e2e_ms=9690.0, ttft_ms=158.0,
-            spec=spec_decode(4000, [3300, 2400, 1600]),
-            per_category=_qualitative_categories(3.40, 50),
-        ),
-    )  # fmt: skip
-    write_cell(
-        root,
-        summary(
-            label="eagle3", dataset=QUALITATIVE, concurrency=1, repeat=0,
-            tok_s_per_gpu=29.0, e2e_ms=5000.0, ttft_ms=40.0,
-            spec=spec_decode(1000, [850, 600, 410]),
-            per_category=_qualitative_categories(10 / 3, 30),
-        ),
-    )  # fmt: skip
-    write_cell(
-        root,
-        summary(
-            label="eagle3", dataset=QUALITATIVE, concurrency=2,
-            tok_s_per_gpu=55.0, e2e_ms=5200.0, ttft_ms=42.0,
-            spec=spec_decode(1000, [800, 560, 450]),
-        ),
-    )  # fmt: skip
+    # Qualitative: concurrency 48 (two repeats: the card's serving table as the means), 1
+    # and 2. (concurrency, repeat, tok/s per GPU, e2e ms, TTFT ms, spec_decode's drafts and
+    # accepted per position, coding's AL and steps.)
+    for concurrency, repeat, tok, e2e, ttft, (drafts, accepted), coding in [
+        (48, 0, 415.0, 9670.0, 150.0, (1000, [800, 550, 350]), (3.30, 100)),
+        (48, 1, 415.4, 9690.0, 158.0, (4000, [3300, 2400, 1600]), (3.40, 50)),
+        (1, 0, 29.0, 5000.0, 40.0, (1000, [850, 600, 410]), (10 / 3, 30)),
+        (2, 0, 55.0, 5200.0, 42.0, (1000, [800, 560, 450]), None),
+    ]:
+        write_cell(
+            root,
+            summary(
+                label="eagle3", dataset=QUALITATIVE, concurrency=concurrency, repeat=repeat,
+                tok_s_per_gpu=tok, e2e_ms=e2e, ttft_ms=ttft, spec=spec_decode(drafts, accepted),
+                per_category=None if coding is None else _qualitative_categories(*coding),
+            ),
+        )  # fmt: skip
     for repeat, (tok, e2e, ttft) in enumerate([(281.5, 13140.0, 130.0), (281.9, 13160.0, 130.0)]):
         write_cell(
             root,

@@ -3,7 +3,7 @@
 rich wraps at the console width, which otherwise comes from the terminal pytest runs in (a
 developer's) or rich's 80 columns (CI), and a wrapped line breaks where the length of a
 printed path (the checkout's, pytest's tmp_path) puts it. Every `specbench` the tests run,
-in a subprocess or in process, prints at one fixed wide width instead (helpers.CONSOLE_ENV);
+in a subprocess or in process, prints at one fixed wide width instead (harness.CONSOLE_ENV);
 FORCE_COLOR and friends would put escape codes between the words tests look for.
 
 A pytest started in the background from a script (`make test &`) inherits SIGINT as

@@ -42,12 +42,12 @@ from pathlib import Path
 from typing import Any
 
 from harness import (
-    CLI,
     DATA,
     REPO,
     FaultProxy,
     Outcome,
     bench_argv,
+    emulator_process,
     fault_proxy,
     fill,
     free_port,
@@ -133,6 +133,20 @@ class Check:
             self.that(outcome.last.startswith(prefix), f"the last line does not start {prefix!r}")
         if contains is not None:
             self.that(contains in outcome.last, f"the message lacks {contains!r}")
+
+    def interrupted(self, outcome: Outcome, sig: int, code: int) -> None:
+        """Stopped by `sig`: exit `code`, the message `interrupted: interrupted by SIG…`."""
+        name = signal.Signals(sig).name
+        self.clean_exit(
+            outcome, (code,), f"interrupted by {name}", one_line=False, prefix="interrupted: "
+        )
+
+    def ignored(self, outcome: Outcome, out: Path, cells: int) -> None:
+        """A signal that stayed ignored: exit 0, all `cells` cells saved."""
+        self.clean_exit(outcome, (0,), one_line=False, prefix="")
+        self.that(
+            len(summary_bytes(out)) == cells, f"{len(summary_bytes(out))} of {cells} cells saved"
+        )
 
     def kept(self, before: dict[Path, bytes], after: dict[Path, bytes]) -> None:
         """Completed cells are byte-identical afterwards (data loss otherwise)."""
@@ -244,6 +258,12 @@ class Sweep:
 
         return popen_cli(*args, preexec_fn=sigint, **kwargs)
 
+    def rerun(self, check: Check, suite: Path, out: Path, *extra: str) -> Outcome:
+        """`run SUITE --output OUT` again, which must exit 0."""
+        again = self.cli("run", suite, "--output", out, *extra)
+        check.that(again.code == 0, f"the rerun exited {again.code}: {again.last}")
+        return again
+
     @staticmethod
     def finish(process: subprocess.Popen[str], timeout: float = 180) -> Outcome:
         try:
@@ -305,15 +325,22 @@ class Case:
 CASES: list[Case] = []
 
 
-def fault(
-    name: str, expected: str, tests: str = ""
-) -> Callable[[Callable[[Sweep, Check], None]], Callable[[Sweep, Check], None]]:
-    def register(function: Callable[[Sweep, Check], None]) -> Callable[[Sweep, Check], None]:
-        number = sum(c.kind == "fault" for c in CASES) + 1
-        CASES.append(Case(f"F{number:02d}", "fault", name, expected, tests, function))
-        return function
+def register(
+    kind: str, name: str, expected: str, tests: str, run: Callable[[Sweep, Check], None]
+) -> None:
+    """Add a case, numbered in the order added within its kind: F01… faults, I01… inputs."""
+    number = sum(c.kind == kind for c in CASES) + 1
+    prefix = {"fault": "F", "input": "I"}[kind]
+    CASES.append(Case(f"{prefix}{number:02d}", kind, name, expected, tests, run))
 
-    return register
+
+def bound(run: Callable[..., object], *args: Any, **options: Any) -> Callable[[Sweep, Check], None]:
+    """A case of a runner that several cases share: `run(sweep, check, *args, **options)`."""
+
+    def case(sweep: Sweep, check: Check) -> None:
+        run(sweep, check, *args, **options)
+
+    return case
 
 
 def stop_mid_cell(sweep: Sweep, check: Check, sig: int, code: int, ignore: bool = False) -> None:
@@ -334,51 +361,27 @@ def stop_mid_cell(sweep: Sweep, check: Check, sig: int, code: int, ignore: bool 
             time.sleep(0.05)
     outcome = sweep.finish(process)
     if ignore:
-        check.clean_exit(outcome, (0,), one_line=False, prefix="")
-        check.that(len(summary_bytes(out)) == 4, f"{len(summary_bytes(out))} of 4 cells saved")
+        check.ignored(outcome, out, 4)
     else:
-        name = signal.Signals(sig).name
-        check.clean_exit(
-            outcome, (code,), f"interrupted by {name}", one_line=False, prefix="interrupted: "
-        )
+        check.interrupted(outcome, sig, code)
         check.that(summary_bytes(out) == kept, "the in-flight cell was saved", loss=True)
     check.consistent(out)
     check.no_leftovers(tag)
     if not ignore:
-        rerun = sweep.cli("run", suite, "--output", out)
-        check.that(rerun.code == 0, f"the rerun exited {rerun.code}: {rerun.last}")
-        measured = f"{4 - len(kept)} cells measured, {len(kept)} already complete"
-        check.that(measured in rerun.stdout, f"the rerun did not say {measured!r}")
-        check.kept(kept, summary_bytes(out))
+        measured = rerun_measures_the_rest(sweep, check, suite, out, kept)
         check.observe(outcome, f"kept {len(kept)} cells; rerun: {measured}")
 
 
-@fault(
-    "SIGTERM mid-cell",
-    "exit 143, `interrupted: …SIGTERM`; in-flight cell not saved; rerun measures the rest",
-    f"{FAULTS_TEST}::test_sigterm_mid_cell_discards_the_cell_exits_143_and_keeps_the_others",
-)
-def f_sigterm_mid_cell(sweep: Sweep, check: Check) -> None:
-    stop_mid_cell(sweep, check, signal.SIGTERM, 143)
-
-
-@fault(
-    "SIGINT (Ctrl-C) mid-cell",
-    "exit 130, `interrupted: …SIGINT`; in-flight cell not saved; rerun measures the rest",
-    "tests/e2e/test_campaign_emulator.py::test_sigint_mid_campaign_stops_servers_keeps_cells_and_"
-    "rerun_completes",
-)
-def f_sigint_mid_cell(sweep: Sweep, check: Check) -> None:
-    stop_mid_cell(sweep, check, signal.SIGINT, 130)
-
-
-@fault(
-    "SIGINT inherited as ignored, mid-cell",
-    "the signal stays ignored: exit 0, all 4 cells saved with no request broken",
-    f"{FAULTS_TEST}::test_sigint_inherited_as_ignored_stays_ignored",
-)
-def f_sigint_ignored_mid_cell(sweep: Sweep, check: Check) -> None:
-    stop_mid_cell(sweep, check, signal.SIGINT, 0, ignore=True)
+def rerun_measures_the_rest(
+    sweep: Sweep, check: Check, suite: Path, out: Path, kept: dict[Path, bytes]
+) -> str:
+    """A rerun of the 4-cell campaign measures the cells not `kept` and leaves those
+    byte-identical; what it said."""
+    rerun = sweep.rerun(check, suite, out)
+    measured = f"{4 - len(kept)} cells measured, {len(kept)} already complete"
+    check.that(measured in rerun.stdout, f"the rerun did not say {measured!r}")
+    check.kept(kept, summary_bytes(out))
+    return measured
 
 
 def stop_mid_start(sweep: Sweep, check: Check, sig: int, code: int, ignore: bool = False) -> None:
@@ -396,68 +399,20 @@ def stop_mid_start(sweep: Sweep, check: Check, sig: int, code: int, ignore: bool
         outcome = sweep.finish(process)
         check.observe(outcome)
         check.no_leftovers(tag)
-        rerun = sweep.cli("run", suite, "--output", out)
-        check.that(rerun.code == 0, f"the rerun exited {rerun.code}: {rerun.last}")
+        rerun = sweep.rerun(check, suite, out)
         check.observe(outcome, f"server gone; rerun exit {rerun.code}")
     else:
         process.send_signal(sig)
         outcome = sweep.finish(process)
         if ignore:
-            check.clean_exit(outcome, (0,), one_line=False, prefix="")
-            check.that(len(summary_bytes(out)) == 2, f"{len(summary_bytes(out))} of 2 cells saved")
+            check.ignored(outcome, out, 2)
         else:
-            name = signal.Signals(sig).name
-            check.clean_exit(
-                outcome, (code,), f"interrupted by {name}", one_line=False, prefix="interrupted: "
-            )
+            check.interrupted(outcome, sig, code)
             check.that(not summary_bytes(out), "a cell was saved", loss=True)
         check.no_leftovers(tag)
     check.consistent(out)
 
 
-@fault(
-    "SIGTERM while the first server starts",
-    "exit 143, one `interrupted` line, the starting server stopped, no cell saved",
-    "tests/e2e/test_launch_emulator.py::test_sigterm_inside_the_block_stops_the_server_and_"
-    "restores_the_handler",
-)
-def f_sigterm_mid_start(sweep: Sweep, check: Check) -> None:
-    stop_mid_start(sweep, check, signal.SIGTERM, 143)
-
-
-@fault(
-    "SIGINT while the first server starts",
-    "exit 130, one `interrupted` line, the starting server stopped, no cell saved",
-    "tests/e2e/test_launch_emulator.py::test_sigint_during_startup_kills_the_starting_server",
-)
-def f_sigint_mid_start(sweep: Sweep, check: Check) -> None:
-    stop_mid_start(sweep, check, signal.SIGINT, 130)
-
-
-@fault(
-    "SIGINT inherited as ignored, while the server starts",
-    "ignored: exit 0, both cells saved",
-    "tests/unit/common/test_interrupt.py",
-)
-def f_sigint_ignored_mid_start(sweep: Sweep, check: Check) -> None:
-    stop_mid_start(sweep, check, signal.SIGINT, 0, ignore=True)
-
-
-@fault(
-    "kill -9 of the campaign while its server starts",
-    "the starting server dies with the campaign (no orphan); a rerun completes, exit 0",
-    "tests/e2e/test_faults_emulator.py::test_kill_9_of_the_campaign_takes_its_server_down_and_a_"
-    "rerun_completes",
-)
-def f_kill9_mid_start(sweep: Sweep, check: Check) -> None:
-    stop_mid_start(sweep, check, signal.SIGKILL, 0)
-
-
-@fault(
-    "kill -9 of the campaign mid-cell",
-    "no orphan server; the lock is released; rerun measures the rest, completed cells identical",
-    f"{FAULTS_TEST}::test_kill_9_of_the_campaign_takes_its_server_down_and_a_rerun_completes",
-)
 def f_kill9_mid_cell(sweep: Sweep, check: Check) -> None:
     folder = sweep.dir("kill9")
     suite, tag = sweep.suite(folder, step_ms=6.0, concurrency=(1, 8), max_tokens=48)
@@ -468,33 +423,18 @@ def f_kill9_mid_cell(sweep: Sweep, check: Check) -> None:
     process.kill()
     outcome = sweep.finish(process)
     check.no_leftovers(tag)
-    rerun = sweep.cli("run", suite, "--output", out)
-    check.that(rerun.code == 0, f"the rerun exited {rerun.code}: {rerun.last}")
-    measured = f"{4 - len(kept)} cells measured, {len(kept)} already complete"
-    check.that(measured in rerun.stdout, f"the rerun did not say {measured!r}")
-    check.kept(kept, summary_bytes(out))
+    measured = rerun_measures_the_rest(sweep, check, suite, out, kept)
     check.consistent(out)
     check.observe(outcome, f"no orphan; rerun: {measured}")
 
 
-@fault(
-    "a server left running by a dead campaign",
-    "the rerun names it (pid) and stops it, exit 0; a reused pid is left alone",
-    f"{FAULTS_TEST}::test_a_rerun_stops_a_server_a_dead_campaign_left_running",
-)
 def f_left_server(sweep: Sweep, check: Check) -> None:
     from specbench.launch.host import process_identity
     from specbench.store.manifest import update_manifest
 
     suite, out = sweep.campaign_copy("left-server")
     tag = uuid.uuid4().hex[:12]
-    port = free_port()
-    left = subprocess.Popen(
-        [*CLI, "emulate", "--port", str(port), "--model", f"left-{tag}"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    left = emulator_process(free_port(), "--model", f"left-{tag}")
     try:
         wait_until(lambda: left.pid in pids_of(tag), 30)
         identity = process_identity(left.pid)
@@ -513,11 +453,6 @@ def f_left_server(sweep: Sweep, check: Check) -> None:
         left.wait()
 
 
-@fault(
-    "two writers on one --output",
-    "the second exits 2 naming the holder (pid, host, since); the first exits 0, records intact",
-    f"{FAULTS_TEST}::test_a_second_writer_is_refused_naming_the_holder_and_the_first_run_is_intact",
-)
 def f_two_writers(sweep: Sweep, check: Check) -> None:
     folder = sweep.dir("two-writers")
     suite, tag = sweep.suite(folder, step_ms=25.0, concurrency=(1,), max_tokens=64)
@@ -555,31 +490,6 @@ def restart_inside_window(sweep: Sweep, check: Check, climb: bool) -> None:
         check.observe(outcome, f"failure.json: {message[:90]}")
 
 
-@fault(
-    "server restart between the scrapes, counters climb back above",
-    "cell failed by the server's identity (process_start_time_seconds), exit 1, no summary",
-    f"{FAULTS_TEST}::test_a_server_restart_inside_the_window_fails_the_cell_even_when_counters_"
-    "climb",
-)
-def f_restart_climb(sweep: Sweep, check: Check) -> None:
-    restart_inside_window(sweep, check, climb=True)
-
-
-@fault(
-    "server restart between the scrapes, counters go down",
-    "cell failed (a restart), exit 1, no summary",
-    "tests/unit/metrics/test_prometheus.py::test_a_counter_that_went_down_is_a_restart_error",
-)
-def f_restart_fresh(sweep: Sweep, check: Check) -> None:
-    restart_inside_window(sweep, check, climb=False)
-
-
-@fault(
-    "the server killed (kill -9) mid-campaign",
-    "restarted (restart 1/2); that cell failed, later cells saved; exit 1; rerun completes",
-    "tests/e2e/test_campaign_emulator.py::test_a_server_killed_mid_campaign_is_restarted_and_"
-    "later_cells_succeed",
-)
 def f_server_killed(sweep: Sweep, check: Check) -> None:
     folder = sweep.dir("server-killed")
     suite, tag = sweep.suite(folder, step_ms=6.0, concurrency=(1, 2, 4), max_tokens=48)
@@ -596,8 +506,7 @@ def f_server_killed(sweep: Sweep, check: Check) -> None:
     check.kept(kept, summary_bytes(out))
     check.consistent(out)
     check.no_leftovers(tag)
-    rerun = sweep.cli("run", suite, "--output", out, "--server", "eagle3")
-    check.that(rerun.code == 0, f"the rerun exited {rerun.code}: {rerun.last}")
+    rerun = sweep.rerun(check, suite, out, "--server", "eagle3")
     check.that(
         len(summary_bytes(out)) == 3, f"{len(summary_bytes(out))} of 3 cells after the rerun"
     )
@@ -640,20 +549,6 @@ def only_summary(out: Path) -> dict[str, Any]:
     return json.loads(found[0].read_text()) if len(found) == 1 else {}
 
 
-@fault(
-    "HTTP 500 on every generation request",
-    "the cell fails (`all N requests failed`), failure.json, exit 1, no summary",
-    "tests/e2e/test_bench_emulator.py (http_500 records: tests/unit/client)",
-)
-def f_http500_all(sweep: Sweep, check: Check) -> None:
-    proxied_bench(sweep, check, "http500")
-
-
-@fault(
-    "HTTP 500 on every 3rd generation request",
-    "the cell is saved with the failures counted (num_failed ≥ injected), warned, exit 0",
-    "tests/unit/measure/test_checks.py::test_failures_skipped_turns_and_preemptions_are_stated",
-)
 def f_http500_some(sweep: Sweep, check: Check) -> None:
     outcome, out, proxy = proxied_bench(sweep, check, "http500", every=3, codes=(0,), contains=None)
     summary = only_summary(out)
@@ -664,20 +559,6 @@ def f_http500_some(sweep: Sweep, check: Check) -> None:
     )
 
 
-@fault(
-    "stalled stream (no byte for longer than --request-timeout)",
-    "each stalled request is a `timeout` record; all stalled: cell failed, exit 1",
-    "tests/unit/client/test_client_timeout.py::test_stalled_stream_becomes_a_timeout_record",
-)
-def f_stall(sweep: Sweep, check: Check) -> None:
-    proxied_bench(sweep, check, "stall", timeout="1")
-
-
-@fault(
-    "malformed SSE (lines that are no field, comments, unknown fields)",
-    "ignored as the SSE spec says: exit 0, no failed request, tokens match the server",
-    "tests/unit/client/test_sse.py::test_multiline_data_comments_and_missing_final_blank_line",
-)
 def f_malformed_sse(sweep: Sweep, check: Check) -> None:
     outcome, out, _ = proxied_bench(sweep, check, "malformed_sse", codes=(0,), contains=None)
     summary = only_summary(out)
@@ -685,57 +566,6 @@ def f_malformed_sse(sweep: Sweep, check: Check) -> None:
     check.observe(outcome, f"num_failed {summary.get('num_failed')}")
 
 
-@fault(
-    "invalid JSON chunk in the stream",
-    "a `bad_chunk` record per stream; all broken: cell failed, exit 1",
-    "tests/unit/client/test_client_fixtures.py",
-)
-def f_invalid_json(sweep: Sweep, check: Check) -> None:
-    proxied_bench(sweep, check, "invalid_json")
-
-
-@fault(
-    "connection reset mid-stream",
-    "failed records (ClientPayloadError…); all reset: cell failed, exit 1",
-    "tests/unit/client/test_client_fixtures.py::test_a_stream_cut_before_done_is_a_failed_record",
-)
-def f_reset(sweep: Sweep, check: Check) -> None:
-    proxied_bench(sweep, check, "reset")
-
-
-@fault(
-    "stream ended cleanly before [DONE]",
-    "`incomplete_stream` records; all cut: cell failed, exit 1",
-    "tests/unit/client/test_client_fixtures.py::test_aiohttp_a_stream_cut_just_before_done_is_a_"
-    "failed_record",
-)
-def f_truncate(sweep: Sweep, check: Check) -> None:
-    proxied_bench(sweep, check, "truncate")
-
-
-@fault(
-    "non-vLLM endpoint answering HTML pages",
-    "refused before any cell: exit 2, one line naming the endpoint",
-    "tests/e2e/test_bench_emulator.py::test_bad_input_gets_one_line_and_exit_2",
-)
-def f_html_endpoint(sweep: Sweep, check: Check) -> None:
-    proxied_bench(sweep, check, "html", codes=(2,), contains="/")
-
-
-@fault(
-    "non-vLLM endpoint answering 404 everywhere",
-    "refused before any cell: exit 2, one line naming the endpoint",
-    "tests/e2e/test_bench_emulator.py::test_bad_input_gets_one_line_and_exit_2",
-)
-def f_404_endpoint(sweep: Sweep, check: Check) -> None:
-    proxied_bench(sweep, check, "not_found", codes=(2,), contains="/")
-
-
-@fault(
-    "endpoint refusing connections",
-    "exit 2, one line: the endpoint is unreachable",
-    "tests/e2e/test_bench_emulator.py::test_bad_input_gets_one_line_and_exit_2",
-)
 def f_unreachable(sweep: Sweep, check: Check) -> None:
     out = sweep.dir("unreachable") / "o"
     port = free_port()
@@ -773,68 +603,33 @@ def said_why(check: Check, outcome: Outcome, out: Path, reason: str) -> None:
     check.observe(outcome, f"failure.json: {message[:100]}")
 
 
-@fault(
-    "a server that never becomes ready (--ready-timeout 3)",
-    "one failure (exit 3, a server would not start) naming the timeout on stderr and in "
-    "failure.json; server killed",
-    "tests/e2e/test_launch_emulator.py::test_ready_timeout_kills_a_server_that_never_serves",
-)
-def f_never_ready(sweep: Sweep, check: Check) -> None:
-    folder = sweep.dir("never-ready")
+def server_never_starts(
+    sweep: Sweep,
+    check: Check,
+    name: str,
+    body: str,
+    reason: str,
+    *options: str,
+    quoted: str | None = None,
+) -> None:
+    """`run` with a stand-in `vllm` running `body` (`options` after `--vllm-bin`, no
+    restarts): one failure saying `reason`, no cell saved, no process left; `quoted`, a
+    line of the server's log that stderr must quote."""
+    folder = sweep.dir(name)
     tag = uuid.uuid4().hex[:12]
-    vllm = fake_vllm(folder, tag, "print('loading', flush=True)\ntime.sleep(300)")
+    vllm = fake_vllm(folder, tag, body)
     out = folder / "results"
-    outcome = sweep.cli(
-        "run",
-        vllm_suite(folder, tag),
-        "--output",
-        out,
-        "--vllm-bin",
-        vllm,
-        "--ready-timeout",
-        "3",
-        "--max-restarts",
-        "0",
-    )
+    suite = vllm_suite(folder, tag)
+    restarts = ("--max-restarts", "0")
+    outcome = sweep.cli("run", suite, "--output", out, "--vllm-bin", vllm, *options, *restarts)
     check.clean_exit(outcome, (3,), "would not start", one_line=False)
-    said_why(check, outcome, out, "was not ready after 3 s")
+    said_why(check, outcome, out, reason)
+    if quoted is not None:
+        check.that(quoted in outcome.stderr, "the log is not quoted")
     check.that(not summary_bytes(out), "a cell was saved", loss=True)
     check.no_leftovers(tag)
 
 
-@fault(
-    "a server that exits during start-up",
-    "one failure (exit 3, a server would not start), the log's last line quoted; no process left",
-    "tests/e2e/test_launch_emulator.py::test_fake_vllm_start_error_and_port_in_use",
-)
-def f_start_error(sweep: Sweep, check: Check) -> None:
-    folder = sweep.dir("start-error")
-    tag = uuid.uuid4().hex[:12]
-    vllm = fake_vllm(folder, tag, "sys.exit('vllm serve: error: CUDA out of memory (injected)')")
-    out = folder / "results"
-    outcome = sweep.cli(
-        "run",
-        vllm_suite(folder, tag),
-        "--output",
-        out,
-        "--vllm-bin",
-        vllm,
-        "--max-restarts",
-        "0",
-    )
-    check.clean_exit(outcome, (3,), "would not start", one_line=False)
-    said_why(check, outcome, out, "exited with code 1 before it was ready; ")
-    check.that("CUDA out of memory (injected)" in outcome.stderr, "the log is not quoted")
-    check.that(not summary_bytes(out), "a cell was saved", loss=True)
-    check.no_leftovers(tag)
-
-
-@fault(
-    "disk full mid-campaign (4 MB tmpfs filled while a cell runs)",
-    "exit 2, one line naming the file and `the disk is full`; completed cells kept, no *.tmp; "
-    "after freeing space a rerun completes",
-    f"{FAULTS_TEST}::test_disk_full_mid_campaign_keeps_cells_and_a_rerun_completes",
-)
 def f_disk_full_run(sweep: Sweep, check: Check) -> None:
     folder = sweep.dir("disk-full")
     suite, tag = sweep.suite(folder, step_ms=6.0, concurrency=(1, 8), max_tokens=48)
@@ -853,18 +648,12 @@ def f_disk_full_run(sweep: Sweep, check: Check) -> None:
         check.consistent(out)
         check.no_leftovers(tag)
         filler.unlink()
-        rerun = sweep.cli("run", suite, "--output", out)
-        check.that(rerun.code == 0, f"the rerun exited {rerun.code}: {rerun.last}")
+        rerun = sweep.rerun(check, suite, out)
         check.kept(kept, summary_bytes(out))
         check.that(len(summary_bytes(out)) == 4, "the rerun did not complete the campaign")
         check.observe(outcome, f"kept {len(kept)}; rerun exit {rerun.code}")
 
 
-@fault(
-    "disk full during `report`",
-    "exit 2, one line `the disk is full`; no 0-byte figure or *.partial left",
-    f"{FAULTS_TEST}::test_disk_full_mid_campaign_keeps_cells_and_a_rerun_completes",
-)
 def f_disk_full_report(sweep: Sweep, check: Check) -> None:
     _, results = sweep.campaign_copy("disk-full-report")
     with small_disk(results.parent / "disk", "2m") as disk:
@@ -880,11 +669,6 @@ def f_disk_full_report(sweep: Sweep, check: Check) -> None:
         check.that(not list(report.rglob("*.partial")), "*.partial left")
 
 
-@fault(
-    "read-only results folder (tmpfs remounted ro)",
-    "exit 2, one line `the file system is read-only`, no server started",
-    f"{FAULTS_TEST}::test_read_only_results_dir_is_one_line_exit_2",
-)
 def f_read_only(sweep: Sweep, check: Check) -> None:
     folder = sweep.dir("read-only")
     suite, tag = sweep.suite(folder, concurrency=(1,), max_tokens=8)
@@ -898,11 +682,6 @@ def f_read_only(sweep: Sweep, check: Check) -> None:
     check.no_leftovers(tag)
 
 
-@fault(
-    "immutable results folder (chattr +i) holding completed cells",
-    "exit 2, one line naming the file (not a temporary name); completed cells untouched",
-    "tests/unit/store/test_files.py::test_a_folder_refusing_the_temporary_file_is_named_by_the_file",
-)
 def f_immutable(sweep: Sweep, check: Check) -> None:
     suite, out = sweep.campaign_copy("immutable")
     shutil.rmtree(out / "eagle3" / "tiny" / "c2")  # a cell left to measure
@@ -920,11 +699,6 @@ def f_immutable(sweep: Sweep, check: Check) -> None:
     check.kept(kept, summary_bytes(out))
 
 
-@fault(
-    "--output naming a file",
-    "exit 2, one line `a file stands where a folder is needed`; the file untouched",
-    f"{FAULTS_TEST}::test_output_that_is_a_file_is_one_line_exit_2",
-)
 def f_output_file(sweep: Sweep, check: Check) -> None:
     folder = sweep.dir("output-file")
     suite, tag = sweep.suite(folder, concurrency=(1,), max_tokens=8)
@@ -964,42 +738,41 @@ def corrupt_for_reader(sweep: Sweep, check: Check, kind: str, reader: str) -> No
     check.clean_exit(outcome, (2,), f"error: {path}: ")
 
 
-for _kind in CORRUPT:
-    fault(
-        f"{_kind} summary.json, then `run` (resume)",
-        "exit 2, one line naming the file and what to do; other cells untouched",
-        "tests/unit/cli/test_corrupt_results.py::test_a_corrupt_summary_is_one_line_for_every_reader",
-    )(lambda sweep, check, kind=_kind: corrupt_for_run(sweep, check, kind))
-    for _reader in ("report", "gate", "lossless"):
-        fault(
-            f"{_kind} summary.json, then `{_reader}`",
-            "exit 2, one line naming the file and what to do",
-            "tests/unit/cli/test_corrupt_results.py::test_a_corrupt_summary_is_one_line_for_every_"
-            "reader",
-        )(
-            lambda sweep, check, kind=_kind, reader=_reader: corrupt_for_reader(
-                sweep, check, kind, reader
+CORRUPT_SUMMARY = (
+    "tests/unit/cli/test_corrupt_results.py::test_a_corrupt_summary_is_one_line_for_every_reader"
+)
+
+
+def corrupt_summary_cases() -> list[tuple[str, str, str, Callable[[Sweep, Check], None]]]:
+    """Each corrupt summary.json, read back by `run` (resume) and by each reader."""
+    cases = []
+    for kind in CORRUPT:
+        cases.append(
+            (
+                f"{kind} summary.json, then `run` (resume)",
+                "exit 2, one line naming the file and what to do; other cells untouched",
+                CORRUPT_SUMMARY,
+                bound(corrupt_for_run, kind),
             )
         )
+        cases += [
+            (
+                f"{kind} summary.json, then `{reader}`",
+                "exit 2, one line naming the file and what to do",
+                CORRUPT_SUMMARY,
+                bound(corrupt_for_reader, kind, reader),
+            )
+            for reader in ("report", "gate", "lossless")
+        ]
+    return cases
 
 
-@fault(
-    "binary manifest.json, then `report`",
-    "exit 2, one line naming manifest.json and what to do",
-    "tests/unit/cli/test_corrupt_results.py::test_a_corrupt_manifest_is_one_line_with_what_to_do",
-)
 def f_corrupt_manifest(sweep: Sweep, check: Check) -> None:
     run = sweep.recorded_copy("corrupt-manifest")
     (run / "manifest.json").write_bytes(CORRUPT["binary"])
     check.clean_exit(sweep.cli("report", run), (2,), "manifest.json")
 
 
-@fault(
-    "cut-off last record in a finished cell, then `lossless`",
-    "the cut-off file is named (records < summary), the check cannot pass (exit ≠ 0)",
-    "tests/unit/lossless/test_lossless_recorded_run.py::test_a_cut_off_last_record_is_said_and_the_"
-    "check_cannot_pass",
-)
 def f_truncated_record(sweep: Sweep, check: Check) -> None:
     run = sweep.recorded_copy("truncated-record")
     records = run / RECORDED_CELL / "requests.jsonl"
@@ -1012,11 +785,6 @@ def f_truncated_record(sweep: Sweep, check: Check) -> None:
     check.observe(outcome, "cut-off file named")
 
 
-@fault(
-    "deleted summary.json, then resume",
-    "the rerun measures exactly that cell (1 measured, 3 complete), the others byte-identical",
-    "tests/e2e/test_campaign_emulator.py::test_campaign_runs_every_cell_then_a_rerun_measures_none",
-)
 def f_deleted_summary(sweep: Sweep, check: Check) -> None:
     suite, out = sweep.campaign_copy("deleted-summary")
     path = out / "baseline" / "tiny" / "c2" / "r0" / "summary.json"
@@ -1032,11 +800,6 @@ def f_deleted_summary(sweep: Sweep, check: Check) -> None:
     check.observe(outcome, said)
 
 
-@fault(
-    "a cell folder deleted, then `report` and `lossless`",
-    "both name the missing cell and how to measure it",
-    f"{FAULTS_TEST}::test_report_and_lossless_name_the_cells_a_campaign_did_not_measure",
-)
 def f_missing_cell(sweep: Sweep, check: Check) -> None:
     _, out = sweep.campaign_copy("missing-cell")
     shutil.rmtree(out / "eagle3" / "tiny" / "c2")
@@ -1048,11 +811,6 @@ def f_missing_cell(sweep: Sweep, check: Check) -> None:
     check.observe(report, "missing cell named by report and lossless")
 
 
-@fault(
-    "secrets in a suite's env",
-    "never written: manifest, logs, stdout and stderr hold `<redacted>`",
-    f"{FAULTS_TEST}::test_secrets_in_a_suite_env_never_reach_the_manifest_or_the_screen",
-)
 def f_secrets(sweep: Sweep, check: Check) -> None:
     folder = sweep.dir("secrets")
     secrets = {"HF_TOKEN": "tok-AAAA1111", "MY_SERVICE_KEY": "key-BBBB2222"}
@@ -1072,17 +830,261 @@ def f_secrets(sweep: Sweep, check: Check) -> None:
     check.observe(outcome, "no secret in manifest, logs or output")
 
 
-@fault(
-    "a stale lock file left by a dead writer",
-    "ignored (no process holds it): the run proceeds, exit 0",
-    "tests/unit/store/test_lock.py",
-)
 def f_stale_lock(sweep: Sweep, check: Check) -> None:
     suite, out = sweep.campaign_copy("stale-lock")
     (out / ".specbench.lock").write_text("pid 999999 on nowhere since 2020 (garbled")
     outcome = sweep.cli("run", suite, "--output", out)
     check.clean_exit(outcome, (0,), None, one_line=False, prefix="")
     check.that("0 cells measured, 4 already complete" in outcome.stdout, "not a plain resume")
+
+
+#: The faults, in their order (F01…): (name, expected, the test injecting it, the case).
+FAULTS: list[tuple[str, str, str, Callable[[Sweep, Check], None]]] = [
+    (
+        "SIGTERM mid-cell",
+        "exit 143, `interrupted: …SIGTERM`; in-flight cell not saved; rerun measures the rest",
+        f"{FAULTS_TEST}::test_sigterm_mid_cell_discards_the_cell_exits_143_and_keeps_the_others",
+        bound(stop_mid_cell, signal.SIGTERM, 143),
+    ),
+    (
+        "SIGINT (Ctrl-C) mid-cell",
+        "exit 130, `interrupted: …SIGINT`; in-flight cell not saved; rerun measures the rest",
+        "tests/e2e/test_campaign_emulator.py::test_sigint_mid_campaign_stops_servers_keeps_cells_and_"
+        "rerun_completes",
+        bound(stop_mid_cell, signal.SIGINT, 130),
+    ),
+    (
+        "SIGINT inherited as ignored, mid-cell",
+        "the signal stays ignored: exit 0, all 4 cells saved with no request broken",
+        f"{FAULTS_TEST}::test_sigint_inherited_as_ignored_stays_ignored",
+        bound(stop_mid_cell, signal.SIGINT, 0, ignore=True),
+    ),
+    (
+        "SIGTERM while the first server starts",
+        "exit 143, one `interrupted` line, the starting server stopped, no cell saved",
+        "tests/e2e/test_launch_emulator.py::test_sigterm_inside_the_block_stops_the_server_and_"
+        "restores_the_handler",
+        bound(stop_mid_start, signal.SIGTERM, 143),
+    ),
+    (
+        "SIGINT while the first server starts",
+        "exit 130, one `interrupted` line, the starting server stopped, no cell saved",
+        "tests/e2e/test_launch_emulator.py::test_sigint_during_startup_kills_the_starting_server",
+        bound(stop_mid_start, signal.SIGINT, 130),
+    ),
+    (
+        "SIGINT inherited as ignored, while the server starts",
+        "ignored: exit 0, both cells saved",
+        "tests/unit/common/test_interrupt.py",
+        bound(stop_mid_start, signal.SIGINT, 0, ignore=True),
+    ),
+    (
+        "kill -9 of the campaign while its server starts",
+        "the starting server dies with the campaign (no orphan); a rerun completes, exit 0",
+        "tests/e2e/test_faults_emulator.py::test_kill_9_of_the_campaign_takes_its_server_down_and_a_"
+        "rerun_completes",
+        bound(stop_mid_start, signal.SIGKILL, 0),
+    ),
+    (
+        "kill -9 of the campaign mid-cell",
+        "no orphan server; the lock is released; rerun measures the rest, completed cells "
+        "identical",
+        f"{FAULTS_TEST}::test_kill_9_of_the_campaign_takes_its_server_down_and_a_rerun_completes",
+        f_kill9_mid_cell,
+    ),
+    (
+        "a server left running by a dead campaign",
+        "the rerun names it (pid) and stops it, exit 0; a reused pid is left alone",
+        f"{FAULTS_TEST}::test_a_rerun_stops_a_server_a_dead_campaign_left_running",
+        f_left_server,
+    ),
+    (
+        "two writers on one --output",
+        "the second exits 2 naming the holder (pid, host, since); the first exits 0, records "
+        "intact",
+        f"{FAULTS_TEST}::test_a_second_writer_is_refused_naming_the_holder_and_the_first_run_is_intact",
+        f_two_writers,
+    ),
+    (
+        "server restart between the scrapes, counters climb back above",
+        "cell failed by the server's identity (process_start_time_seconds), exit 1, no summary",
+        f"{FAULTS_TEST}::test_a_server_restart_inside_the_window_fails_the_cell_even_when_counters_"
+        "climb",
+        bound(restart_inside_window, climb=True),
+    ),
+    (
+        "server restart between the scrapes, counters go down",
+        "cell failed (a restart), exit 1, no summary",
+        "tests/unit/metrics/test_prometheus.py::test_a_counter_that_went_down_is_a_restart_error",
+        bound(restart_inside_window, climb=False),
+    ),
+    (
+        "the server killed (kill -9) mid-campaign",
+        "restarted (restart 1/2); that cell failed, later cells saved; exit 1; rerun completes",
+        "tests/e2e/test_campaign_emulator.py::test_a_server_killed_mid_campaign_is_restarted_and_"
+        "later_cells_succeed",
+        f_server_killed,
+    ),
+    (
+        "HTTP 500 on every generation request",
+        "the cell fails (`all N requests failed`), failure.json, exit 1, no summary",
+        "tests/e2e/test_bench_emulator.py (http_500 records: tests/unit/client)",
+        bound(proxied_bench, "http500"),
+    ),
+    (
+        "HTTP 500 on every 3rd generation request",
+        "the cell is saved with the failures counted (num_failed ≥ injected), warned, exit 0",
+        "tests/unit/measure/test_checks.py::test_failures_skipped_turns_and_preemptions_are_stated",
+        f_http500_some,
+    ),
+    (
+        "stalled stream (no byte for longer than --request-timeout)",
+        "each stalled request is a `timeout` record; all stalled: cell failed, exit 1",
+        "tests/unit/client/test_client_timeout.py::test_stalled_stream_becomes_a_timeout_record",
+        bound(proxied_bench, "stall", timeout="1"),
+    ),
+    (
+        "malformed SSE (lines that are no field, comments, unknown fields)",
+        "ignored as the SSE spec says: exit 0, no failed request, tokens match the server",
+        "tests/unit/client/test_sse.py::test_multiline_data_comments_and_missing_final_blank_line",
+        f_malformed_sse,
+    ),
+    (
+        "invalid JSON chunk in the stream",
+        "a `bad_chunk` record per stream; all broken: cell failed, exit 1",
+        "tests/unit/client/test_client_fixtures.py",
+        bound(proxied_bench, "invalid_json"),
+    ),
+    (
+        "connection reset mid-stream",
+        "failed records (ClientPayloadError…); all reset: cell failed, exit 1",
+        "tests/unit/client/test_client_fixtures.py::test_a_stream_cut_before_done_is_a_failed_record",
+        bound(proxied_bench, "reset"),
+    ),
+    (
+        "stream ended cleanly before [DONE]",
+        "`incomplete_stream` records; all cut: cell failed, exit 1",
+        "tests/unit/client/test_client_fixtures.py::test_aiohttp_a_stream_cut_just_before_done_is_a_"
+        "failed_record",
+        bound(proxied_bench, "truncate"),
+    ),
+    (
+        "non-vLLM endpoint answering HTML pages",
+        "refused before any cell: exit 2, one line naming the endpoint",
+        "tests/e2e/test_bench_emulator.py::test_bad_input_gets_one_line_and_exit_2",
+        bound(proxied_bench, "html", codes=(2,), contains="/"),
+    ),
+    (
+        "non-vLLM endpoint answering 404 everywhere",
+        "refused before any cell: exit 2, one line naming the endpoint",
+        "tests/e2e/test_bench_emulator.py::test_bad_input_gets_one_line_and_exit_2",
+        bound(proxied_bench, "not_found", codes=(2,), contains="/"),
+    ),
+    (
+        "endpoint refusing connections",
+        "exit 2, one line: the endpoint is unreachable",
+        "tests/e2e/test_bench_emulator.py::test_bad_input_gets_one_line_and_exit_2",
+        f_unreachable,
+    ),
+    (
+        "a server that never becomes ready (--ready-timeout 3)",
+        "one failure (exit 3, a server would not start) naming the timeout on stderr and in "
+        "failure.json; server killed",
+        "tests/e2e/test_launch_emulator.py::test_ready_timeout_kills_a_server_that_never_serves",
+        bound(
+            server_never_starts,
+            "never-ready",
+            "print('loading', flush=True)\ntime.sleep(300)",
+            "was not ready after 3 s",
+            "--ready-timeout",
+            "3",
+        ),
+    ),
+    (
+        "a server that exits during start-up",
+        "one failure (exit 3, a server would not start), the log's last line quoted; no process "
+        "left",
+        "tests/e2e/test_launch_emulator.py::test_fake_vllm_start_error_and_port_in_use",
+        bound(
+            server_never_starts,
+            "start-error",
+            "sys.exit('vllm serve: error: CUDA out of memory (injected)')",
+            "exited with code 1 before it was ready; ",
+            quoted="CUDA out of memory (injected)",
+        ),
+    ),
+    (
+        "disk full mid-campaign (4 MB tmpfs filled while a cell runs)",
+        "exit 2, one line naming the file and `the disk is full`; completed cells kept, no *.tmp; "
+        "after freeing space a rerun completes",
+        f"{FAULTS_TEST}::test_disk_full_mid_campaign_keeps_cells_and_a_rerun_completes",
+        f_disk_full_run,
+    ),
+    (
+        "disk full during `report`",
+        "exit 2, one line `the disk is full`; no 0-byte figure or *.partial left",
+        f"{FAULTS_TEST}::test_disk_full_mid_campaign_keeps_cells_and_a_rerun_completes",
+        f_disk_full_report,
+    ),
+    (
+        "read-only results folder (tmpfs remounted ro)",
+        "exit 2, one line `the file system is read-only`, no server started",
+        f"{FAULTS_TEST}::test_read_only_results_dir_is_one_line_exit_2",
+        f_read_only,
+    ),
+    (
+        "immutable results folder (chattr +i) holding completed cells",
+        "exit 2, one line naming the file (not a temporary name); completed cells untouched",
+        "tests/unit/store/test_files.py::test_a_folder_refusing_the_temporary_file_is_named_by_the_file",
+        f_immutable,
+    ),
+    (
+        "--output naming a file",
+        "exit 2, one line `a file stands where a folder is needed`; the file untouched",
+        f"{FAULTS_TEST}::test_output_that_is_a_file_is_one_line_exit_2",
+        f_output_file,
+    ),
+    *corrupt_summary_cases(),
+    (
+        "binary manifest.json, then `report`",
+        "exit 2, one line naming manifest.json and what to do",
+        "tests/unit/cli/test_corrupt_results.py::test_a_corrupt_manifest_is_one_line_with_what_to_do",
+        f_corrupt_manifest,
+    ),
+    (
+        "cut-off last record in a finished cell, then `lossless`",
+        "the cut-off file is named (records < summary), the check cannot pass (exit ≠ 0)",
+        "tests/unit/lossless/test_lossless_recorded_run.py::test_a_cut_off_last_record_is_said_and_the_"
+        "check_cannot_pass",
+        f_truncated_record,
+    ),
+    (
+        "deleted summary.json, then resume",
+        "the rerun measures exactly that cell (1 measured, 3 complete), the others byte-identical",
+        "tests/e2e/test_campaign_emulator.py::test_campaign_runs_every_cell_then_a_rerun_measures_none",
+        f_deleted_summary,
+    ),
+    (
+        "a cell folder deleted, then `report` and `lossless`",
+        "both name the missing cell and how to measure it",
+        f"{FAULTS_TEST}::test_report_and_lossless_name_the_cells_a_campaign_did_not_measure",
+        f_missing_cell,
+    ),
+    (
+        "secrets in a suite's env",
+        "never written: manifest, logs, stdout and stderr hold `<redacted>`",
+        f"{FAULTS_TEST}::test_secrets_in_a_suite_env_never_reach_the_manifest_or_the_screen",
+        f_secrets,
+    ),
+    (
+        "a stale lock file left by a dead writer",
+        "ignored (no process holds it): the run proceeds, exit 0",
+        "tests/unit/store/test_lock.py",
+        f_stale_lock,
+    ),
+]
+for _row in FAULTS:
+    register("fault", *_row)
 
 
 # --- bad inputs ---------------------------------------------------------------------------
@@ -1105,9 +1107,7 @@ def bad_input(
         check.clean_exit(outcome, (2,), contains)
         check.that(not (out / "logs").exists() and not list(out.rglob("requests.jsonl")), "wrote")
 
-    number = sum(c.kind == "input" for c in CASES) + 1
-    expected = f"exit 2, one line naming {contains!r}"
-    CASES.append(Case(f"I{number:02d}", "input", name, expected, tests, run))
+    register("input", name, f"exit 2, one line naming {contains!r}", tests, run)
 
 
 BAD_OPTIONS = "tests/unit/cli/test_bad_input_lines.py::test_bad_options_get_one_line_and_exit_2"

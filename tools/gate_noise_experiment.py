@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from emulator_suite import ACCEPTANCE, workload, write_prompt_suite
+from harness import ACCEPTANCE, workload, write_prompt_suite
 
 CLI = [str(Path(sys.executable).with_name("specbench"))]
 

@@ -9,16 +9,19 @@ import shutil
 import signal
 import subprocess
 import time
-import uuid
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 import pytest
-from helpers import popen_cli, run_cli
+from harness import (
+    DATA,
+    REPO,
+    run_cli,
+    server_pids,
+    write_campaign_suite,
+)
 
-REPO = Path(__file__).resolve().parents[2]
-DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
 TOOLS = REPO / "tools" / "slurm"
 
 
@@ -109,53 +112,33 @@ def write_suite(
     two_workloads: bool = False,
     exclusive: bool = False,
 ) -> tuple[Path, str]:
-    """An emulator suite (baseline, eagle3); `exclusive` gives each job a node of its own, as
-    a TP = 8 server on an 8-GPU node would."""
-    tag = uuid.uuid4().hex[:10]  # unique served model name: finds this test's servers in /proc
+    """An emulator suite (baseline, eagle3) with a `[slurm]` table; (its path, its unique
+    served model name, which finds this test's servers in /proc). `exclusive` gives each
+    job a node of its own, as a TP = 8 server on an 8-GPU node would."""
     folder.mkdir(parents=True, exist_ok=True)
-    workloads = f"""
-[[workloads]]
-dataset = "{DATA}"
-concurrency = {list(concurrency)}
-max_tokens = {max_tokens}
-warmup = 1
-"""
+    datasets = [DATA]
     if two_workloads:
-        second = folder / "tiny2.jsonl"
-        shutil.copy(DATA, second)
-        workloads += workloads.replace(str(DATA), str(second))
+        datasets.append(folder / "tiny2.jsonl")
+        shutil.copy(DATA, datasets[-1])
     options = '["--exclusive"]' if exclusive else '["--cpus-per-task=1"]'
-    suite = folder / "suite.toml"
-    suite.write_text(
-        f"""
-name = "emu-{tag}"
-
-[target]
-engine = "emulator"
-model = "emu-{tag}"
-emulator = {{ prefill_ms = 2.0, step_ms = {step_ms}, per_request_step_ms = 0.05, seed = 3 }}
-
-[servers.baseline]
-baseline = true
-
-[servers.eagle3]
-speculative = {{ method = "eagle3", model = "draft", num_speculative_tokens = 3 }}
-emulator = {{ acceptance = [0.8, 0.75, 0.7] }}
-
-[slurm]
-time_limit = "10:00"
-sbatch_options = {options}
-{workloads}"""
+    return write_campaign_suite(
+        folder,
+        step_ms=step_ms,
+        concurrency=concurrency,
+        max_tokens=max_tokens,
+        datasets=datasets,
+        repeats=None,
+        servers_extra=f'\n[slurm]\ntime_limit = "10:00"\nsbatch_options = {options}\n',
     )
-    return suite, tag
 
 
 def cli(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return run_cli(*args, timeout=300, env=env)
 
 
-def popen(*args: str | Path, env: dict[str, str]) -> subprocess.Popen[str]:
-    return popen_cli(*args, env=env)
+def slurm_run(suite: Path, out: Path, *extra: str | Path) -> tuple[str | Path, ...]:
+    """`run SUITE --output OUT --executor slurm`, watching the jobs every 0.3 s, then `extra`."""
+    return ("run", suite, "--output", out, "--executor", "slurm", "--poll-interval", "0.3", *extra)
 
 
 def cells(root: Path) -> set[tuple[str, ...]]:
@@ -170,19 +153,6 @@ def submitter_run(root: Path) -> dict:
     """The run record of `run --executor slurm`, which the watcher (or status) closes."""
     data = manifest(root)
     return next(r for r in data["runs"] if r["id"] == data["slurm"]["run_id"])
-
-
-def server_pids(tag: str) -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if "emulate" in cmdline and tag in cmdline:
-                pids.append(int(entry.name))
-    return pids
 
 
 def stop_orphans(tag: str) -> None:
@@ -200,13 +170,6 @@ def submitted_jobs(out: Path) -> int:
         return 0
     shards = manifest(out).get("slurm", {}).get("shards", {})
     return sum(1 for shard in shards.values() if "job_id" in shard)
-
-
-def wait_for(predicate, timeout_s: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
 
 
 def jobs_of(out: Path, shard: str) -> dict[str, dict]:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from harness import run_cli, running_emulator
+from harness import bench_argv, run_cli, running_emulator
 
 from specbench import store
 from specbench.launch import EmulatorOverrides, ServerConfig, ServerProcess, SpeculativeConfig
@@ -78,6 +78,15 @@ def bench(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return run_cli("bench", *args, timeout=300)
 
 
+def measure(
+    endpoint: str, dataset: Path, out: Path, concurrency: str, max_tokens: str, *options: str
+) -> subprocess.CompletedProcess[str]:
+    """`bench` of `dataset` against `endpoint` into `out` at `concurrency` (a list) and
+    `max_tokens`, with `options`."""
+    argv = bench_argv(endpoint, out, "--concurrency", concurrency, "--max-tokens", max_tokens)
+    return run_cli(*argv, *options, timeout=300)
+
+
 def read_summary(root: Path, label: str, dataset: str, concurrency: int) -> dict:
     path = root / label / dataset / f"c{concurrency}" / "r0" / "summary.json"
     return json.loads(path.read_text())
@@ -85,20 +94,8 @@ def read_summary(root: Path, label: str, dataset: str, concurrency: int) -> dict
 
 def test_acceptance_matches_the_known_process(spec_server, dataset, tmp_path):
     out = tmp_path / "results"
-    result = bench(
-        "--endpoint",
-        spec_server.base_url,
-        "--dataset",
-        dataset,
-        "--concurrency",
-        "1,16",
-        "--max-tokens",
-        "192",
-        "--ignore-eos",
-        "--label",
-        "eagle3",
-        "--output",
-        out,
+    result = measure(
+        spec_server.base_url, dataset, out, "1,16", "192", "--ignore-eos", "--label", "eagle3"
     )
     assert result.returncode == 0, result.stderr
     for concurrency in (1, 16):
@@ -122,18 +119,7 @@ def test_acceptance_matches_the_known_process(spec_server, dataset, tmp_path):
 
 def test_every_figure_recomputes_from_saved_raw_data(spec_server, dataset, tmp_path):
     out = tmp_path / "results"
-    result = bench(
-        "--endpoint",
-        spec_server.base_url,
-        "--dataset",
-        dataset,
-        "--concurrency",
-        "4",
-        "--max-tokens",
-        "64",
-        "--output",
-        out,
-    )
+    result = measure(spec_server.base_url, dataset, out, "4", "64")
     assert result.returncode == 0, result.stderr
     cell = out / "default" / "mixed" / "c4" / "r0"
     summary = json.loads((cell / store.SUMMARY).read_text())
@@ -165,20 +151,7 @@ def test_every_figure_recomputes_from_saved_raw_data(spec_server, dataset, tmp_p
 
 def test_without_speculation_spec_decode_is_null(nospec_server, dataset, tmp_path):
     out = tmp_path / "results"
-    result = bench(
-        "--endpoint",
-        nospec_server.base_url,
-        "--dataset",
-        dataset,
-        "--concurrency",
-        "8",
-        "--max-tokens",
-        "32",
-        "--gpus",
-        "2",
-        "--output",
-        out,
-    )
+    result = measure(nospec_server.base_url, dataset, out, "8", "32", "--gpus", "2")
     assert result.returncode == 0, result.stderr
     summary = read_summary(out, "default", "mixed", 8)
     assert summary["spec_decode"] is None
@@ -220,20 +193,8 @@ def test_rerun_skips_complete_cells_and_force_remeasures(nospec_server, dataset,
 
 def test_openai_client_measures_the_same_tokens(spec_server, dataset, tmp_path):
     out = tmp_path / "results"
-    result = bench(
-        "--endpoint",
-        spec_server.base_url,
-        "--dataset",
-        dataset,
-        "--concurrency",
-        "8",
-        "--max-tokens",
-        "64",
-        "--ignore-eos",
-        "--client",
-        "openai",
-        "--output",
-        out,
+    result = measure(
+        spec_server.base_url, dataset, out, "8", "64", "--ignore-eos", "--client", "openai"
     )
     assert result.returncode == 0, result.stderr
     summary = read_summary(out, "default", "mixed", 8)
@@ -252,10 +213,7 @@ def test_a_server_without_continuous_usage_stats_is_measured_by_both_clients(
     out = tmp_path / "results"
     emulated = ("--model", "emu", "--acceptance", "0.8,0.75,0.7", "--seed", "11")
     with running_emulator(*emulated, "--no-continuous-usage-stats") as base:
-        result = bench(
-            "--endpoint", base, "--dataset", dataset, "--concurrency", "4",
-            "--max-tokens", "32", "--ignore-eos", "--client", client, "--output", out,
-        )  # fmt: skip
+        result = measure(base, dataset, out, "4", "32", "--ignore-eos", "--client", client)
     assert result.returncode == 0, result.stderr
     summary = read_summary(out, "default", "mixed", 4)
     assert summary["num_failed"] == 0 and summary["num_requests"] == 54
@@ -342,18 +300,9 @@ def test_prompts_over_the_context_window_warn_then_stop_the_cell(tmp_path):
         "".join(json.dumps({"category": "long", "turns": ["word " * 300]}) + "\n" for _ in range(3))
     )
     with ServerProcess(config, name="short", log_dir=tmp_path) as server:
-        result = bench(
-            "--endpoint",
-            server.base_url,
-            "--dataset",
-            long_prompts,
-            "--max-tokens",
-            "16",
-            "--warmup",
-            "0",
-            "--output",
-            tmp_path / "out",
-        )
+        options = ("--max-tokens", "16", "--warmup", "0")
+        argv = bench_argv(server.base_url, tmp_path / "out", *options, dataset=long_prompts)
+        result = run_cli(*argv, timeout=300)
     assert result.returncode == 1, result.stderr  # a measured cell failed, as with `run`
     # Warned before any request, from the server's own max_model_len and an estimate.
     assert "warning: long: 3 of 3 conversations may exceed max_model_len 64" in result.stderr
@@ -385,10 +334,9 @@ def test_a_changed_workload_is_refused_then_measured_under_its_own_name(
 
 def test_official_al_is_recorded_and_recomputes_from_the_records(spec_server, dataset, tmp_path):
     out = tmp_path / "results"
-    result = bench(
-        "--endpoint", spec_server.base_url, "--dataset", dataset, "--concurrency", "1",
-        "--max-tokens", "64", "--ignore-eos", "--label", "eagle3", "--output", out,
-    )  # fmt: skip
+    result = measure(
+        spec_server.base_url, dataset, out, "1", "64", "--ignore-eos", "--label", "eagle3"
+    )
     assert result.returncode == 0, result.stderr
     cell = out / "eagle3" / "mixed" / "c1" / "r0"
     summary = json.loads((cell / store.SUMMARY).read_text())

@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -19,13 +18,14 @@ from pathlib import Path
 
 import pytest
 from harness import (
-    CLI,
     DATA,
     REPO,
     background_cli,
     bench_argv,
+    emulator_process,
     fault_proxy,
     fill,
+    free_port,
     in_flight,
     one_line,
     run_cli,
@@ -167,15 +167,7 @@ def test_a_rerun_stops_a_server_a_dead_campaign_left_running(tmp_path):
     out = tmp_path / "results"
     assert run_cli("run", suite, "--output", out).returncode == 0
     # A server as a campaign killed on a system without a parent-death signal leaves it.
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    left = subprocess.Popen(
-        [*CLI, "emulate", "--port", str(port), "--model", tag],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    left = emulator_process(free_port(), "--model", tag)
     try:
         wait_for(lambda: left.pid in server_pids(tag), 30)
         identity = process_identity(left.pid)

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import json
 import re
-import uuid
 from pathlib import Path
 
-from harness import run_cli
+from harness import run_cli, write_conversations, write_fixed_suite
 
 from specbench.data.conversation import Conversation
 from specbench.measure.precision import stratified_order
@@ -37,36 +36,17 @@ def write_dataset(path: Path) -> list[Conversation]:
             rows.append(
                 {"question_id": f"{category}-{index:02d}", "category": category, "turns": turns}
             )
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return [
-        Conversation(question_id=r["question_id"], category=r["category"], turns=r["turns"])
-        for r in rows
-    ]
+    return write_conversations(path, rows)
 
 
 def write_suite(tmp_path: Path, dataset: Path) -> Path:
-    suite = tmp_path / "suite.toml"
-    suite.write_text(
-        f"""
-name = "pilot-emu"
-[target]
-engine = "emulator"
-model = "emu-{uuid.uuid4().hex[:10]}"
-emulator = {{ prefill_ms = 5.0, step_ms = 5.0, per_request_step_ms = 0.1, seed = 1 }}
-[servers.baseline]
-baseline = true
-[servers.speculative]
-speculative = {{ method = "eagle3", model = "emulated-draft", num_speculative_tokens = 3 }}
-emulator = {{ acceptance = [0.8, 0.7, 0.6] }}
-[[workloads]]
-name = "fixed"
-dataset = "{dataset}"
-concurrency = {list(CONCURRENCY)}
-max_tokens = 64
-warmup = 1
+    speculative = """[servers.speculative]
+speculative = { method = "eagle3", model = "emulated-draft", num_speculative_tokens = 3 }
+emulator = { acceptance = [0.8, 0.7, 0.6] }
 """
+    return write_fixed_suite(
+        tmp_path, name="pilot-emu", dataset=dataset, concurrency=CONCURRENCY, servers=speculative
     )
-    return suite
 
 
 def total_s(stdout: str) -> float:

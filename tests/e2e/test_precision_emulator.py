@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-import uuid
 from collections import Counter
 from pathlib import Path
+
+from harness import run_cli, write_conversations, write_fixed_suite
 
 from specbench.data.conversation import Conversation
 from specbench.measure.precision import stratified_order
@@ -33,44 +33,15 @@ def write_dataset(path: Path) -> list[Conversation]:
             question_id = f"{category}-{index:02d}"
             turns = [f"{category} question {index} <|emulator_output_tokens={ANSWER_TOKENS}|>"]
             rows.append({"question_id": question_id, "category": category, "turns": turns})
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return [
-        Conversation(question_id=r["question_id"], category=r["category"], turns=r["turns"])
-        for r in rows
-    ]
+    return write_conversations(path, rows)
 
 
 def write_suite(tmp_path: Path, dataset: Path) -> Path:
-    tag = uuid.uuid4().hex[:10]
-    suite = tmp_path / "suite.toml"
-    suite.write_text(
-        f"""
-name = "precision-emu"
-[target]
-engine = "emulator"
-model = "emu-{tag}"
-emulator = {{ prefill_ms = 5.0, step_ms = 5.0, per_request_step_ms = 0.1, seed = 1 }}
-[servers.baseline]
-baseline = true
-[[workloads]]
-name = "fixed"
-dataset = "{dataset}"
-concurrency = [4]
-max_tokens = 64
-warmup = 1
-"""
-    )
-    return suite
+    return write_fixed_suite(tmp_path, name="precision-emu", dataset=dataset, concurrency=[4])
 
 
 def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "specbench.cli.main", "run", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return run_cli("run", *args)
 
 
 def cell(root: Path) -> dict:

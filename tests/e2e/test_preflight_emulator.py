@@ -8,8 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from emulator_suites import summary_paths, write_campaign_suite
-from helpers import run_cli, running_emulator
+from harness import run_cli, running_emulator, summary_paths, write_campaign_suite
 
 #: A vllm that cannot import its GPU runtime, as a ROCm build on a host without it.
 HIP_VLLM = """#!/bin/sh

@@ -20,8 +20,7 @@ from pathlib import Path
 import pytest
 from analysis_fixtures import QUALITATIVE, category, spec_decode, summary, write_cell
 from browser import Page, open_page, pdf_text
-from emulator_suite import campaign_timings, suite_toml, workload
-from helpers import REPO, run_cli
+from harness import REPO, campaign_timings, run_cli, suite_toml, workload
 
 FIXTURE = REPO / "tests" / "fixtures" / "speed_bench"
 A4_IN = (8.27, 11.69)

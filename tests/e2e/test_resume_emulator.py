@@ -12,11 +12,10 @@ import json
 import shutil
 from pathlib import Path
 
-from emulator_suites import DATA, one_line, write_campaign_suite
-from helpers import REPO, run_cli
+from harness import DATA, REPO, one_line, run_cli, write_campaign_suite
 
 #: A results directory written by main's code at 7b6eecf (before per-cell resuming):
-#: `specbench run` of tests/e2e/emulator_suites.py's campaign suite, c = 1, 4, one repeat.
+#: `specbench run` of harness.write_campaign_suite's suite, c = 1, 4, one repeat.
 #: Its absolute dataset path is stored as @DATA@ (written on another checkout).
 OLD_RESULTS = REPO / "tests" / "fixtures" / "runs" / "resume-7b6eecf"
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import CLI, cli_env
+from harness import CLI, background_cli, cli_env
 from slurm_support import (
     cells,
     cli,
@@ -33,9 +33,9 @@ from slurm_support import (
     node_state,
     on_node,
     overlap_s,
-    popen,
     server_pids,
     slurm_instance,
+    slurm_run,
     stop_orphans,
     submitted_jobs,
     submitter_run,
@@ -90,7 +90,7 @@ def test_shards_run_on_both_nodes_at_once_and_measure_a_local_runs_cells(
     assert local.returncode == 0, local.stderr
 
     out = tmp_path / "slurm"
-    args = ("run", suite, "--output", out, "--executor", "slurm", "--poll-interval", "0.3")
+    args = slurm_run(suite, out)
     started = time.monotonic()
     result = cli(*args, "--shard-by", shard_by, env=slurm_env)
     wall = time.monotonic() - started
@@ -151,42 +151,27 @@ def test_shards_run_on_both_nodes_at_once_and_measure_a_local_runs_cells(
 
 
 def run_and_kill_eagle3(
-    slurm_env: dict[str, str], suite: Path, out: Path, *extra: str
+    slurm_env: dict[str, str], suite: Path, tag: str, out: Path, *extra: str
 ) -> tuple[subprocess.CompletedProcess[str], str]:
-    """Start a Slurm campaign, SIGKILL the eagle3 job's process after its first cell."""
-    process = popen(
-        "run",
-        suite,
-        "--output",
-        out,
-        "--executor",
-        "slurm",
-        "--poll-interval",
-        "0.3",
-        *extra,
-        env=slurm_env,
-    )
+    """Start a Slurm campaign, SIGKILL the eagle3 job's process after its first cell; then
+    stop the servers the killed job left (`stop_orphans`)."""
     try:
-        first = out / "eagle3" / "tiny" / "c1" / "r0" / "summary.json"
-        wait_for(first.exists)
-        shard = manifest(out)["slurm"]["shards"]["eagle3"]
-        killed_job = shard["job_id"]
-        os.kill(shard["jobs"][killed_job]["pid"], signal.SIGKILL)
-        stdout, stderr = process.communicate(timeout=180)
+        with background_cli(*slurm_run(suite, out, *extra), env=slurm_env) as process:
+            first = out / "eagle3" / "tiny" / "c1" / "r0" / "summary.json"
+            wait_for(first.exists)
+            shard = manifest(out)["slurm"]["shards"]["eagle3"]
+            killed_job = shard["job_id"]
+            os.kill(shard["jobs"][killed_job]["pid"], signal.SIGKILL)
+            stdout, stderr = process.communicate(timeout=180)
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        stop_orphans(tag)
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr), killed_job
 
 
 def test_a_killed_job_is_reported_failed_and_a_rerun_completes_it(slurm_env, tmp_path):
     suite, tag = write_suite(tmp_path, step_ms=8.0, concurrency=(1, 2, 4), max_tokens=48)
     out = tmp_path / "results"
-    try:
-        result, killed = run_and_kill_eagle3(slurm_env, suite, out)
-    finally:
-        stop_orphans(tag)
+    result, killed = run_and_kill_eagle3(slurm_env, suite, tag, out)
     assert result.returncode == 1, result.stderr
     assert f"eagle3: job {killed} FAILED (exit 0:9" in result.stdout  # the closing failures
     assert "done eagle3/tiny/c1/r0" in result.stdout  # the log tail of the killed job
@@ -199,17 +184,7 @@ def test_a_killed_job_is_reported_failed_and_a_rerun_completes_it(slurm_env, tmp
     assert status.returncode == 0, status.stderr
     assert "1 done, 1 failed" in status.stdout and "FAILED" in status.stdout
 
-    rerun = cli(
-        "run",
-        suite,
-        "--output",
-        out,
-        "--executor",
-        "slurm",
-        "--poll-interval",
-        "0.3",
-        env=slurm_env,
-    )
+    rerun = cli(*slurm_run(suite, out), env=slurm_env)
     assert rerun.returncode == 0, rerun.stderr
     assert "skip baseline: complete" in rerun.stderr
     assert "submitted eagle3: job" in rerun.stderr and "(attempt 2)" in rerun.stderr
@@ -223,10 +198,7 @@ def test_a_killed_job_is_reported_failed_and_a_rerun_completes_it(slurm_env, tmp
 def test_retries_resubmit_a_killed_job(slurm_env, tmp_path):
     suite, tag = write_suite(tmp_path, step_ms=8.0, concurrency=(1, 2, 4), max_tokens=48)
     out = tmp_path / "results"
-    try:
-        result, killed = run_and_kill_eagle3(slurm_env, suite, out, "--retries", "1")
-    finally:
-        stop_orphans(tag)
+    result, killed = run_and_kill_eagle3(slurm_env, suite, tag, out, "--retries", "1")
     assert result.returncode == 0, result.stderr
     assert f"eagle3: job {killed} FAILED" in result.stderr
     assert "submitted eagle3: job" in result.stderr and "(attempt 2)" in result.stderr
@@ -254,17 +226,7 @@ def test_detach_returns_at_once_and_status_follows_the_jobs(slurm_env, tmp_path)
     assert "PENDING" in early.stdout or "RUNNING" in early.stdout
 
     # A rerun while the jobs run watches them instead of submitting again.
-    watch = cli(
-        "run",
-        suite,
-        "--output",
-        out,
-        "--executor",
-        "slurm",
-        "--poll-interval",
-        "0.3",
-        env=slurm_env,
-    )
+    watch = cli(*slurm_run(suite, out), env=slurm_env)
     assert watch.returncode == 0, watch.stderr
     assert "submitted" not in watch.stderr and "watching it" in watch.stderr
 
@@ -280,25 +242,10 @@ def test_detach_returns_at_once_and_status_follows_the_jobs(slurm_env, tmp_path)
 def test_ctrl_c_while_watching_cancels_nothing(slurm_env, tmp_path):
     suite, tag = write_suite(tmp_path, step_ms=4.0, concurrency=(1, 2), max_tokens=32)
     out = tmp_path / "results"
-    process = popen(
-        "run",
-        suite,
-        "--output",
-        out,
-        "--executor",
-        "slurm",
-        "--poll-interval",
-        "0.3",
-        env=slurm_env,
-    )
-    try:
+    with background_cli(*slurm_run(suite, out), env=slurm_env) as process:
         wait_for(lambda: submitted_jobs(out) == 2)
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert process.returncode == 130, stderr
     assert "nothing was cancelled and the jobs keep running" in stderr
     assert "Traceback" not in stderr
@@ -348,8 +295,7 @@ def test_bad_input_is_one_line_and_exit_2(slurm_state, slurm_env, tmp_path):
     # A results folder the nodes cannot see: this machine's STATE/local, which each node
     # has as a private (empty) disk of its own. Nothing is measured; no retry is made.
     unseen = slurm_state / "local" / f"results-{tag}"
-    args = ("run", suite, "--output", unseen, "--executor", "slurm", "--poll-interval", "0.3")
-    hidden = error_line(cli(*args, "--retries", "2", env=slurm_env))
+    hidden = error_line(cli(*slurm_run(suite, unseen, "--retries", "2"), env=slurm_env))
     assert f"error: --output {unseen}: job " in hidden
     assert "could not open its log on node node" in hidden and "JobLaunchFailure" in hidden
     assert "not visible (or not writable) there" in hidden
@@ -430,20 +376,13 @@ def test_secrets_stay_out_of_every_campaign_file_and_reach_the_servers(slurm_env
     out = tmp_path / "results"
     # The submitter's own environment lacks them: they reach the jobs from the suite only.
     env = {name: value for name, value in slurm_env.items() if name not in SECRETS}
-    process = popen(
-        "run", suite, "--output", out, "--executor", "slurm", "--poll-interval", "0.3", env=env
-    )
     seen: dict[int, dict[str, str]] = {}  # each server process's environment, read from /proc
-    try:
+    with background_cli(*slurm_run(suite, out), env=env) as process:
         while process.poll() is None:
             for pid in server_pids(tag):
                 seen.setdefault(pid, process_environ(pid))
             time.sleep(0.05)
         _, stderr = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert process.returncode == 0, stderr
     assert len(cells(out)) == 4
     servers = [environ for environ in seen.values() if environ]
@@ -506,9 +445,7 @@ def test_a_node_lost_mid_cell_finishes_on_the_other_node_through_retries(
     )
     out = tmp_path / "results"
     eagle = out / "eagle3" / "tiny"
-    args = ("run", suite, "--output", out, "--executor", "slurm", "--poll-interval", "0.3")
-    process = popen(*args, "--retries", "1", env=env)
-    try:
+    with background_cli(*slurm_run(suite, out, "--retries", "1"), env=env) as process:
         # Lose eagle3's node while its second cell is being measured. The job and its node
         # are read first (noted when the job starts), so the kill follows the cell's first
         # record within one poll.
@@ -524,10 +461,6 @@ def test_a_node_lost_mid_cell_finishes_on_the_other_node_through_retries(
         partial_lines = len(in_flight.read_bytes().splitlines())
         c1 = (eagle / "c1" / "r0" / "summary.json").stat().st_mtime_ns
         _, stderr = process.communicate(timeout=300)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert process.returncode == 0, stderr
     assert f"eagle3: job {lost_job} NODE_FAIL" in stderr
     assert "submitted eagle3: job" in stderr and "(attempt 2)" in stderr
@@ -586,18 +519,13 @@ def test_a_killed_submitter_restarted_reattaches_to_its_jobs(slurm_env, tmp_path
         tmp_path, step_ms=8.0, concurrency=(1, 2, 4), max_tokens=64, exclusive=True
     )
     out = tmp_path / "results"
-    args = ("run", suite, "--output", out, "--executor", "slurm", "--poll-interval", "0.3")
-    first = popen(*args, env=slurm_env)
-    try:
+    args = slurm_run(suite, out)
+    with background_cli(*args, env=slurm_env) as first:
         wait_for(lambda: submitted_jobs(out) == 2)
         shards = ("baseline", "eagle3")
         wait_for(lambda: all(started(out, shard) for shard in shards))
         first.kill()  # SIGKILL: no handler runs, the kernel drops its locks
         first.communicate(timeout=30)
-    finally:
-        if first.poll() is None:
-            first.kill()
-            first.wait()
     submitted = {shard: manifest(out)["slurm"]["shards"][shard]["job_id"] for shard in shards}
     assert len(cells(out)) < 6
     again = cli(*args, env=slurm_env)
@@ -618,7 +546,7 @@ def test_a_second_campaign_from_another_node_is_refused_with_the_holders_line(
 ):
     suite, tag = write_suite(tmp_path, step_ms=8.0, concurrency=(1, 2), max_tokens=48)
     out = tmp_path / "results"
-    args = ("run", suite, "--output", out, "--executor", "slurm", "--poll-interval", "0.3")
+    args = slurm_run(suite, out)
     # The first campaign is submitted from node2, as from a shell on that node.
     first = subprocess.Popen(
         on_node(slurm_state, "node2", *CLI, *args),

@@ -95,44 +95,41 @@ def run(out: Path, quick: bool) -> dict[str, Any]:
     }
     rounds = 1 if quick else 2
 
-    log("agreement on the emulator")
-    with server(
-        emulator(20.0, 10.0, 0.2), "/health", out / "agreement-emulator" / "server.log"
-    ) as url:
-        results["agreement_emulator"] = agreement(
-            url, EMULATOR_MODEL, out / "agreement-emulator",
-            concurrency=16, num_prompts=128 // scale, max_tokens=128, rounds=rounds,
-        )  # fmt: skip
-    results["agreement_emulator"]["server"] = (
-        "specbench emulate --prefill-ms 20 --step-ms 10 --per-request-step-ms 0.2 (K=3, "
-        "acceptance 0.8,0.75,0.7)"
-    )
-    checkpoint(out, results)
-
-    log("agreement on the emulator at concurrency 1 (no step-grid phase effects)")
-    folder = out / "agreement-emulator-c1"
-    with server(emulator(20.0, 5.0, 0.0), "/health", folder / "server.log") as url:
-        results["agreement_emulator_c1"] = agreement(
-            url, EMULATOR_MODEL, folder,
-            concurrency=1, num_prompts=32 // scale, max_tokens=32, rounds=rounds,
-        )  # fmt: skip
-    results["agreement_emulator_c1"]["server"] = (
-        "specbench emulate --prefill-ms 20 --step-ms 5 --per-request-step-ms 0 (K=3, "
-        "acceptance 0.8,0.75,0.7)"
-    )
-    checkpoint(out, results)
-
-    log("agreement on a real vLLM (CPU, tiny model, n-gram speculation); start-up ~30-60 s")
-    with server(tiny_vllm, "/health", out / "agreement-vllm" / "server.log", timeout_s=300) as url:
-        results["agreement_vllm"] = agreement(
-            url, "tiny", out / "agreement-vllm",
-            concurrency=8, num_prompts=128 // scale, max_tokens=64, rounds=rounds + 1,
-            server_warmup=True,
-        )  # fmt: skip
-    results["agreement_vllm"]["server"] = (
-        "vllm serve (0.32.0 CPU) tiny random Llama, fp32, --enforce-eager, ngram speculation K=3"
-    )
-    checkpoint(out, results)
+    # Agreement: (what the log says, the results key (its folder with dashes), the server,
+    # its model, how it is described, seconds to start, the `agreement` workload).
+    for title, key, launch, model, described, timeout_s, workload in [
+        (
+            "agreement on the emulator",
+            "agreement_emulator", emulator(20.0, 10.0, 0.2), EMULATOR_MODEL,
+            "specbench emulate --prefill-ms 20 --step-ms 10 --per-request-step-ms 0.2 (K=3, "
+            "acceptance 0.8,0.75,0.7)",
+            180.0,
+            {"concurrency": 16, "num_prompts": 128 // scale, "max_tokens": 128, "rounds": rounds},
+        ),
+        (
+            "agreement on the emulator at concurrency 1 (no step-grid phase effects)",
+            "agreement_emulator_c1", emulator(20.0, 5.0, 0.0), EMULATOR_MODEL,
+            "specbench emulate --prefill-ms 20 --step-ms 5 --per-request-step-ms 0 (K=3, "
+            "acceptance 0.8,0.75,0.7)",
+            180.0,
+            {"concurrency": 1, "num_prompts": 32 // scale, "max_tokens": 32, "rounds": rounds},
+        ),
+        (
+            "agreement on a real vLLM (CPU, tiny model, n-gram speculation); start-up ~30-60 s",
+            "agreement_vllm", tiny_vllm, "tiny",
+            "vllm serve (0.32.0 CPU) tiny random Llama, fp32, --enforce-eager, ngram speculation "
+            "K=3",
+            300.0,
+            {"concurrency": 8, "num_prompts": 128 // scale, "max_tokens": 64,
+             "rounds": rounds + 1, "server_warmup": True},
+        ),
+    ]:  # fmt: skip
+        log(title)
+        folder = out / key.replace("_", "-")
+        with server(launch, "/health", folder / "server.log", timeout_s=timeout_s) as url:
+            results[key] = agreement(url, model, folder, **workload)
+        results[key]["server"] = described
+        checkpoint(out, results)
 
     results["fidelity"] = []
     for concurrency, prefill_ms, step_ms, num_prompts in FIDELITY_LEVELS:

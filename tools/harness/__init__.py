@@ -27,6 +27,7 @@ from harness.cli import (
 )
 from harness.disk import fill, small_disk
 from harness.emulator import (
+    emulator_process,
     free_port,
     in_process_emulator,
     pids_of,
@@ -45,6 +46,8 @@ from harness.suite import (
     suite_toml,
     workload,
     write_campaign_suite,
+    write_conversations,
+    write_fixed_suite,
     write_prompt_suite,
     write_prompts,
 )
@@ -66,6 +69,7 @@ __all__ = [
     "bench_argv",
     "campaign_timings",
     "cli_env",
+    "emulator_process",
     "fault_proxy",
     "fill",
     "free_port",
@@ -87,6 +91,8 @@ __all__ = [
     "wait_until",
     "workload",
     "write_campaign_suite",
+    "write_conversations",
+    "write_fixed_suite",
     "write_prompt_suite",
     "write_prompts",
 ]

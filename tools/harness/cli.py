@@ -56,13 +56,15 @@ def popen_cli(*args: str | Path, **kwargs: Any) -> subprocess.Popen[str]:
 
 @contextlib.contextmanager
 def background_cli(*args: str | Path, **kwargs: Any) -> Iterator[subprocess.Popen[str]]:
-    """`popen_cli(ARGS)` for the block; killed on the way out if it is still running."""
+    """`popen_cli(ARGS)` for the block; killed (and reaped) on the way out if it is still
+    running."""
     process = popen_cli(*args, **kwargs)
     try:
         yield process
     finally:
         if process.poll() is None:
             process.kill()
+            process.wait()
 
 
 @dataclass

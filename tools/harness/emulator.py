@@ -26,16 +26,22 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@contextlib.contextmanager
-def running_emulator(*args: str, ready_s: float = 60.0) -> Iterator[str]:
-    """`specbench emulate ARGS` on a free port in its own process group; yields its URL."""
-    port = free_port()
-    process = subprocess.Popen(
+def emulator_process(port: int, *args: str) -> subprocess.Popen[bytes]:
+    """`specbench emulate --port PORT ARGS` in its own process group (`os.killpg` stops it),
+    its output discarded; not waited for."""
+    return subprocess.Popen(
         [*CLI, "emulate", "--port", str(port), *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+
+
+@contextlib.contextmanager
+def running_emulator(*args: str, ready_s: float = 60.0) -> Iterator[str]:
+    """`specbench emulate ARGS` on a free port in its own process group; yields its URL."""
+    port = free_port()
+    process = emulator_process(port, *args)
     base = f"http://127.0.0.1:{port}"
 
     def healthy() -> bool:

@@ -11,8 +11,10 @@ import json
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from harness.cli import REPO, run_cli
+from specbench.data.conversation import Conversation
 
 #: 12 conversations, 14 turns (tests/fixtures/custom).
 DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
@@ -124,6 +126,43 @@ def write_prompt_suite(
     return suite
 
 
+def write_conversations(path: Path, rows: Sequence[dict[str, Any]]) -> list[Conversation]:
+    """`rows` (question_id, category, turns) as a JSONL dataset; the conversations they are."""
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return [
+        Conversation(question_id=r["question_id"], category=r["category"], turns=r["turns"])
+        for r in rows
+    ]
+
+
+def write_fixed_suite(
+    folder: Path, *, name: str, dataset: Path, concurrency: Sequence[int], servers: str = ""
+) -> Path:
+    """folder/suite.toml: a `baseline` emulator of 5 ms steps (then the `servers` tables)
+    and one workload, `fixed`, on `dataset` (64 tokens, one warmup request); its path.
+
+    Its served model name is unique (`emu-` and a random hex)."""
+    suite = folder / "suite.toml"
+    suite.write_text(
+        f"""
+name = "{name}"
+[target]
+engine = "emulator"
+model = "emu-{uuid.uuid4().hex[:10]}"
+emulator = {{ prefill_ms = 5.0, step_ms = 5.0, per_request_step_ms = 0.1, seed = 1 }}
+[servers.baseline]
+baseline = true
+{servers}[[workloads]]
+name = "fixed"
+dataset = "{dataset}"
+concurrency = {list(concurrency)}
+max_tokens = 64
+warmup = 1
+"""
+    )
+    return suite
+
+
 def write_campaign_suite(
     folder: Path,
     *,
@@ -131,11 +170,16 @@ def write_campaign_suite(
     concurrency: Sequence[int] = (1, 4),
     max_tokens: int = 32,
     env: str = "",
+    datasets: Sequence[Path] = (DATA,),
+    repeats: int | None = 1,
+    servers_extra: str = "",
 ) -> tuple[Path, str]:
     """folder/suite.toml: baseline and eagle3 on DATA; (its path, its served model name).
 
     The served model name is unique (`emu-` and a random hex): it finds the run's servers
-    among the processes (`harness.emulator.server_pids`). `env`: further `[target]` lines.
+    among the processes (`harness.emulator.server_pids`). `env`: further `[target]` lines;
+    `datasets`: one workload each; `repeats` None leaves the key out; `servers_extra`:
+    tables after the servers'.
     """
     tag = f"emu-{uuid.uuid4().hex[:10]}"
     suite = folder / "suite.toml"
@@ -145,7 +189,9 @@ def write_campaign_suite(
             model=tag,
             timings=campaign_timings(step_ms),
             target_extra=env,
-            workloads=workload(DATA, concurrency, max_tokens),
+            workloads="".join(workload(path, concurrency, max_tokens) for path in datasets),
+            repeats=repeats,
+            servers_extra=servers_extra,
         )
     )
     return suite, tag

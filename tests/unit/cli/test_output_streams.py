@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from helpers import run_cli
+from harness import run_cli
 
 from specbench import __version__
 

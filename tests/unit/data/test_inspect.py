@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 from harness import run_cli
+from hf_offline import offline_env
 from rich.console import Console
 
 from specbench.common.errors import SpecbenchError
@@ -87,14 +87,7 @@ def test_table_shows_counts_and_the_preparation_hint() -> None:
 
 
 def _cli(*args: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "HF_DATASETS_OFFLINE": "1",
-        "HF_HUB_OFFLINE": "1",
-        "HF_HOME": str(tmp_path / "hf"),
-    }
-    env.pop("SPECBENCH_SPEED_BENCH_REPO", None)
-    return run_cli("data", "inspect", *args, timeout=120, env=env)
+    return run_cli("data", "inspect", *args, timeout=120, env=offline_env(tmp_path))
 
 
 def test_cli_prints_the_table_and_maps_errors_to_exit_code_2(tmp_path: Path) -> None:

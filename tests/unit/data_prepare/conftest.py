@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hf_offline import go_offline, offline_env
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 MIRROR = FIXTURES / "speed_bench_mirror"
@@ -26,38 +26,15 @@ CONFIGS = (
 def offline(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[None]:
-    cache = tmp_path_factory.mktemp("hf-cache")
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(cache))
-    monkeypatch.setenv("HF_DATASETS_CACHE", str(cache / "datasets"))
     monkeypatch.delenv("HF_TOKEN", raising=False)
-    import datasets.config
-    import huggingface_hub.constants
-
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", True)
-    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", cache / "datasets")
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    go_offline(tmp_path_factory.mktemp("hf-cache"), monkeypatch)
     yield
-
-
-def cli_env(tmp_path: Path) -> dict[str, str]:
-    env = {
-        **os.environ,
-        "HF_DATASETS_OFFLINE": "1",
-        "HF_HUB_OFFLINE": "1",
-        "HF_HOME": str(tmp_path / "hf"),
-    }
-    env.pop("SPECBENCH_SPEED_BENCH_REPO", None)
-    env.pop("HF_TOKEN", None)
-    return env
 
 
 @pytest.fixture(scope="session")
 def prepared(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`data prepare all --mirror FIXTURE --output DIR`, run once through the CLI."""
-    from helpers import run_cli
+    from harness import run_cli
 
     base = tmp_path_factory.mktemp("prepared")
     out = base / "data"
@@ -69,7 +46,7 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Path:
         MIRROR,
         "--output",
         out,
-        env=cli_env(base),
+        env=offline_env(base),
         timeout=300,
     )
     assert result.returncode == 0, result.stderr

@@ -5,16 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from harness import run_cli
+from hf_offline import offline_env
 
 from specbench.common.errors import SpecbenchError
 from specbench.data.prepare import pipeline
 
-from .conftest import MIRROR, cli_env, mirror_copy
+from .conftest import MIRROR, mirror_copy
 
 
 def _prepare(tmp_path: Path, *args: str | Path):
-    return run_cli("data", "prepare", *args, env=cli_env(tmp_path), timeout=300)
+    return run_cli("data", "prepare", *args, env=offline_env(tmp_path), timeout=300)
 
 
 def _one_line(result) -> str:

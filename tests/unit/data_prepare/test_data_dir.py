@@ -5,14 +5,15 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from helpers import REPO, run_cli
+from harness import REPO, run_cli
+from hf_offline import offline_env
 
 from specbench.data.check import with_data_dir
 from specbench.run.preflight import load_plan_workload
 from specbench.suite import load_suite
 from specbench.suite.model import workload_keys
 
-from .conftest import MIRROR, cli_env
+from .conftest import MIRROR
 
 CARD = REPO / "suites" / "minimax-m3-mxfp4-eagle3.toml"
 
@@ -51,7 +52,7 @@ def test_a_suite_data_dir_applies_to_every_speed_bench_workload(
 def test_card_dry_run_passes_on_the_prepared_folder_and_fails_on_placeholders(
     prepared: Path, tmp_path: Path
 ) -> None:
-    env = cli_env(tmp_path)
+    env = offline_env(tmp_path)
     # The dry run's preflight resolves the vllm executable as the launch does: a stand-in.
     vllm = tmp_path / "vllm"
     vllm.write_text("#!/bin/sh\nexit 0\n")

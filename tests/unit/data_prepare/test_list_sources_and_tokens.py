@@ -6,15 +6,18 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from harness import run_cli
+from hf_offline import offline_env
 
 from specbench.data.prepare import tokens
 
-from .conftest import MIRROR, cli_env
+from .conftest import MIRROR
 
 
 def test_list_sources_prints_every_repo_and_url_with_its_command(tmp_path: Path) -> None:
-    result = run_cli("data", "prepare", "--list-sources", "--mirror", MIRROR, env=cli_env(tmp_path))
+    result = run_cli(
+        "data", "prepare", "--list-sources", "--mirror", MIRROR, env=offline_env(tmp_path)
+    )
     assert result.returncode == 0, result.stderr
     text = result.stdout
     assert (
@@ -28,7 +31,9 @@ def test_list_sources_prints_every_repo_and_url_with_its_command(tmp_path: Path)
     # Before SPEED-Bench is in the mirror, it says so instead of guessing the URLs.
     empty = tmp_path / "empty"
     empty.mkdir()
-    partial = run_cli("data", "prepare", "--list-sources", "--mirror", empty, env=cli_env(tmp_path))
+    partial = run_cli(
+        "data", "prepare", "--list-sources", "--mirror", empty, env=offline_env(tmp_path)
+    )
     assert partial.returncode == 0
     assert "URL files not listed: SPEED-Bench is not readable yet" in partial.stdout
 

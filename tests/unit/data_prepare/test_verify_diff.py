@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from helpers import run_cli
+from harness import run_cli
+from hf_offline import offline_env
 
 from specbench.data.prepare.diff import diff_config
 from specbench.data.prepare.verify import verify
 
-from .conftest import NVIDIA, cli_env
+from .conftest import NVIDIA
 
 
 def _edit(folder: Path, config: str, change) -> None:
@@ -30,9 +31,9 @@ def _copy(prepared: Path, tmp_path: Path) -> Path:
 
 def test_a_fresh_folder_verifies_and_matches_nvidia(prepared: Path, tmp_path: Path) -> None:
     assert verify(prepared, published=False) == []
-    ok = run_cli("data", "verify", prepared, "--recorded-counts", env=cli_env(tmp_path))
+    ok = run_cli("data", "verify", prepared, "--recorded-counts", env=offline_env(tmp_path))
     assert ok.returncode == 0 and ok.stdout.strip() == f"{prepared}: verified"
-    same = run_cli("data", "diff", prepared, NVIDIA, env=cli_env(tmp_path))
+    same = run_cli("data", "diff", prepared, NVIDIA, env=offline_env(tmp_path))
     assert same.returncode == 0, same.stderr
     assert "qualitative: 21/21 rows identical; 0 only in A, 0 only in B" in same.stdout
     assert "throughput_32k: 12/12 rows identical" in same.stdout
@@ -65,7 +66,7 @@ def test_changed_missing_and_placeholder_rows(prepared: Path, tmp_path: Path) ->
         in problems
     )
     assert any(p.startswith("qualitative: row ") and p.endswith(" is missing") for p in problems)
-    result = run_cli("data", "verify", copy, "--recorded-counts", env=cli_env(tmp_path))
+    result = run_cli("data", "verify", copy, "--recorded-counts", env=offline_env(tmp_path))
     assert result.returncode == 1 and result.stdout.splitlines()[0] == problems[0]
 
     diff = diff_config("qualitative", copy, NVIDIA)
@@ -75,7 +76,9 @@ def test_changed_missing_and_placeholder_rows(prepared: Path, tmp_path: Path) ->
     ]
     assert first[0] == "turns[0]"
     assert "Summarise" in first[1] and "Summarize" in first[2]
-    shown = run_cli("data", "diff", copy, NVIDIA, "--config", "qualitative", env=cli_env(tmp_path))
+    shown = run_cli(
+        "data", "diff", copy, NVIDIA, "--config", "qualitative", env=offline_env(tmp_path)
+    )
     assert shown.returncode == 1
     assert "qualitative: 18/20 rows identical; 0 only in A, 1 only in B" in shown.stdout
     assert f"  {changed['question_id']} turns[0]: A 'Summarise" in shown.stdout

@@ -1,5 +1,5 @@
 """Shared helpers for the emulator tests: read SSE, scrape metrics (the in-process emulator
-is harness.in_process_emulator; `running_emulator` here is its old name, an alias)."""
+is harness.in_process_emulator)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,7 @@ from typing import Any
 
 import aiohttp
 import orjson
-from harness import in_process_emulator
 from prometheus_client.parser import text_string_to_metric_families
-
-#: The old name of harness.in_process_emulator, for imports not yet moved.
-running_emulator = in_process_emulator
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "vllm"
 

@@ -55,37 +55,27 @@ def test_recorded_env_keeps_gpu_variables_and_redacts_secrets() -> None:
 
 
 def test_redact_argv_hides_secret_flags_and_token_shaped_values() -> None:
+    serve = ["vllm", "serve", "/work/main/.cache/tiny-models/target"]
+    # Plain options, kept as they are.
+    tail = ["--max-model-len", "2048", "--num-speculative-tokens", "3"]
+    tail += ["--max-num-batched-tokens", "8192"]
     argv = [
-        "vllm",
-        "serve",
-        "/work/main/.cache/tiny-models/target",
+        *serve,
         "--api-key",
         "abc",
         "--hf-token=hf_abcdefghijklmnopqrstuv",
         "--served-model-name",
         "sk-abcdefghijklmnopqrstuvwx",
-        "--max-model-len",
-        "2048",
-        "--num-speculative-tokens",
-        "3",
-        "--max-num-batched-tokens",
-        "8192",
+        *tail,
     ]
     assert redact_argv(argv) == [
-        "vllm",
-        "serve",
-        "/work/main/.cache/tiny-models/target",
+        *serve,
         "--api-key",
         REDACTED,
         f"--hf-token={REDACTED}",
         "--served-model-name",
         REDACTED,
-        "--max-model-len",
-        "2048",
-        "--num-speculative-tokens",
-        "3",
-        "--max-num-batched-tokens",
-        "8192",
+        *tail,
     ]
 
 

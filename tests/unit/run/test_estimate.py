@@ -5,49 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from analysis_fixtures import summary as cell_summary
 
-from specbench.metrics.latency import distribution
 from specbench.run.estimate import _cell_estimate, _point
-from specbench.store.summary import CellSummary
 from specbench.suite.model import Cell
 
 
 def summary(concurrency: int, conversations: int, duration_s: float, steady_s: float) -> Any:
-    return CellSummary(
+    return cell_summary(
         label="baseline",
         workload="w",
         dataset="mt-bench",
-        categories=None,
-        entropy_tiers=None,
-        category=None,
         concurrency=concurrency,
-        repeat=0,
         gpus=1,
-        model="m",
-        endpoint="http://x",
-        api="chat",
-        client="aiohttp",
-        max_tokens=16,
-        temperature=0.0,
-        started_at="t0",
-        finished_at="t1",
         num_requests=conversations,
-        num_conversations=conversations,
-        num_failed=0,
         duration_s=duration_s,
         steady_state_duration_s=steady_s,
-        input_tokens=100,
-        output_tokens=160,
-        output_tok_s=160.0,
-        output_tok_s_per_gpu=160.0,
-        request_per_s=10.0,
-        ttft_ms=distribution([1.0]),
-        tpot_ms=distribution([1.0]),
-        e2e_ms=distribution([1.0]),
-        step_gap_ms=distribution([1.0]),
-        server_generation_tokens=160,
-        spec_decode=None,
-        per_category={},
     )
 
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from harness import run_cli
 
 from specbench.common.errors import SpecbenchError
 from specbench.slurm.resources import gpu_request
