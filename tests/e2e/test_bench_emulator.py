@@ -83,7 +83,9 @@ def measure(
 ) -> subprocess.CompletedProcess[str]:
     """`bench` of `dataset` against `endpoint` into `out` at `concurrency` (a list) and
     `max_tokens`, with `options`."""
-    argv = bench_argv(endpoint, out, "--concurrency", concurrency, "--max-tokens", max_tokens)
+    argv = bench_argv(
+        endpoint, out, "--concurrency", concurrency, "--max-tokens", max_tokens, dataset=dataset
+    )
     return run_cli(*argv, *options, timeout=300)
 
 

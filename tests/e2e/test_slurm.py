@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from harness import CLI, background_cli, cli_env
+from harness import CLI, background_cli, cli_env, wait_for
 from slurm_support import (
     cells,
     cli,
@@ -39,7 +39,6 @@ from slurm_support import (
     stop_orphans,
     submitted_jobs,
     submitter_run,
-    wait_for,
     write_suite,
 )
 
