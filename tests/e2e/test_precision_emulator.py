@@ -74,8 +74,11 @@ def test_a_precision_targeted_cell_stops_early_and_agrees_with_the_full_cell(tmp
     assert FLOOR <= used < len(conversations)
     assert precision["conversations_available"] == len(conversations)
     assert part["throughput_window"] == "steady_state"
+    # The recorded intervals are recomputed at the end with the drained conversations and
+    # twice the resamples of the check that stopped the cell, so one may sit a little above
+    # the target (docs/cost-and-precision.md; CI under six lanes: 0.519 at 0.5).
     for figure in ("output_tok_s_per_gpu", "e2e_ms_median", "ttft_ms_median"):
-        assert precision["figures"][figure]["relative_half_width"] <= TARGET
+        assert precision["figures"][figure]["relative_half_width"] <= 1.1 * TARGET
 
     # Known truths: the measured set is the first `used` of the stratified order, every
     # category in proportion, every answer exactly ANSWER_TOKENS long.
