@@ -25,11 +25,13 @@ def parse_flag_help(text: str) -> bool | None:
     return None
 
 
-@functools.cache
-def _supports(executable: str, flag: str, env_items: tuple[tuple[str, str], ...]) -> bool | None:
+def _ask(
+    argv: list[str], env_items: tuple[tuple[str, str], ...]
+) -> subprocess.CompletedProcess[str] | None:
+    """`argv`'s output within HELP_TIMEOUT_S; None when it could not run or took longer."""
     try:
-        done = subprocess.run(
-            [executable, "serve", f"--help={flag}"],
+        return subprocess.run(
+            argv,
             capture_output=True,
             text=True,
             timeout=HELP_TIMEOUT_S,
@@ -38,7 +40,12 @@ def _supports(executable: str, flag: str, env_items: tuple[tuple[str, str], ...]
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return parse_flag_help(done.stdout + done.stderr)
+
+
+@functools.cache
+def _supports(executable: str, flag: str, env_items: tuple[tuple[str, str], ...]) -> bool | None:
+    done = _ask([executable, "serve", f"--help={flag}"], env_items)
+    return None if done is None else parse_flag_help(done.stdout + done.stderr)
 
 
 def supports_flag(executable: str, flag: str, env: Mapping[str, str]) -> bool | None:
@@ -48,16 +55,8 @@ def supports_flag(executable: str, flag: str, env: Mapping[str, str]) -> bool | 
 
 @functools.cache
 def _version(executable: str, env_items: tuple[tuple[str, str], ...]) -> str | None:
-    try:
-        done = subprocess.run(
-            [executable, "--version"],
-            capture_output=True,
-            text=True,
-            timeout=HELP_TIMEOUT_S,
-            env=dict(env_items),
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+    done = _ask([executable, "--version"], env_items)
+    if done is None:
         return None
     lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
     return lines[-1] if done.returncode == 0 and lines else None
