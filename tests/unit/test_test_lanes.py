@@ -32,7 +32,7 @@ def lane_arguments(tmp_path: Path) -> dict[str, list[str]]:
 
 def test_every_e2e_file_runs_in_exactly_one_emulator_lane(tmp_path: Path) -> None:
     lanes = lane_arguments(tmp_path)
-    assert sorted(lanes) == ["e2e-a", "e2e-b", "e2e-c", "slurm", "unit", "vllm"]
+    assert sorted(lanes) == ["e2e-a", "e2e-b", "e2e-c", "quiet", "slurm", "unit", "vllm"]
     for name, args in lanes.items():
         assert args[:4] == ["-q", "-ra", "--durations=20", "-m"], name
         assert args[-1] == "--extra", name  # make coverage's --cov reaches every lane
@@ -40,10 +40,15 @@ def test_every_e2e_file_runs_in_exactly_one_emulator_lane(tmp_path: Path) -> Non
     given = [a for n in ("e2e-a", "e2e-b", "e2e-c") for a in lanes[n] if a.endswith(".py")]
     assert sorted(given) == files  # each once, none left out
     for name in ("e2e-a", "e2e-b", "e2e-c"):
-        assert lanes[name][4] == "not vllm and not slurm"
+        assert lanes[name][4] == "not vllm and not slurm and not quiet"
     assert lanes["vllm"][4:] == ["vllm", "--extra"]
     assert lanes["slurm"][4:] == ["slurm", "--extra"]
-    assert lanes["unit"][4:] == ["not vllm and not slurm", "--ignore=tests/e2e", "--extra"]
+    assert lanes["unit"][4:] == [
+        "not vllm and not slurm and not quiet",
+        "--ignore=tests/e2e",
+        "--extra",
+    ]
+    assert lanes["quiet"][4:] == ["quiet", "tests/e2e", "--extra"]
     # The gate's tests come last in their lane (after the vLLM lane's demo start).
     b = [a for a in lanes["e2e-b"] if a.endswith(".py")]
     assert all("test_gate" in a for a in b[-2:]) and not any("test_gate" in a for a in b[:-2])
