@@ -110,16 +110,12 @@ def run(
         accept_server_values=accept_server_values,
     )
     if dry_run and executor == "local":
-        from specbench.run.dry_run import describe_dry_run
-        from specbench.run.preflight import preflight
-        from specbench.run.resume import check_resume
-        from specbench.store.manifest import read_manifest
+        from specbench.run.dry_run import check_dry_run, describe_dry_run
 
-        checked = preflight(
+        checked = check_dry_run(
             plan_suite(loaded, options), options, accept_server_values=accept_server_values
         )
         plan = checked.plan
-        check_resume(read_manifest(options.output), plan, options.output, force=force)
         typer.echo(describe_dry_run(checked, options.output, force=force))
         piloted: PilotSettings | None = None
         if pilot:

@@ -8,7 +8,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from specbench.launch import ServerConfig
-from specbench.run.preflight import Checked, ServerAnswer
+from specbench.run.plan import Plan, RunOptions
+from specbench.run.preflight import Checked, ServerAnswer, preflight
+from specbench.run.resume import check_resume
+from specbench.store.manifest import read_manifest
+
+
+def check_dry_run(plan: Plan, options: RunOptions, *, accept_server_values: bool) -> Checked:
+    """What `run` would refuse, refused the same way: the preflight, then a changed measured
+    field of results already in `--output` (`check_resume`, as the journal does at start)."""
+    checked = preflight(plan, options, accept_server_values=accept_server_values)
+    check_resume(read_manifest(options.output), checked.plan, options.output, force=options.force)
+    return checked
 
 
 def describe_dry_run(checked: Checked, output: Path, *, force: bool = False) -> str:
