@@ -166,18 +166,25 @@ def _cuts_and_speedup(
     speculative = list(selection.speculative)
     if not speculative:
         return
-    table = try_table(outcome, partial(al_by_position, cells, speculative))
-    if table is not None:
-        title = "Acceptance length by output position (step-weighted)"
-        figure = P.al_by_position(table.data, title)
-        shown = FigureShown(basis=figure_cells(frame, speculative), al="step_weighted")
-        add_figure(outcome, "al_by_position", title, figure, options.formats, shown)
-    table = try_table(outcome, partial(thinking_vs_answer, cells, speculative))
-    if table is not None:
-        title = "Acceptance length, thinking vs answer, by domain (step-weighted)"
-        figure = P.thinking_vs_answer(table.data, title)
-        shown = FigureShown(basis=figure_cells(frame, speculative), al="step_weighted")
-        add_figure(outcome, "thinking_vs_answer", title, figure, options.formats, shown)
+    cuts = (
+        (
+            "al_by_position",
+            al_by_position,
+            P.al_by_position,
+            "Acceptance length by output position (step-weighted)",
+        ),
+        (
+            "thinking_vs_answer",
+            thinking_vs_answer,
+            P.thinking_vs_answer,
+            "Acceptance length, thinking vs answer, by domain (step-weighted)",
+        ),
+    )
+    shown = FigureShown(basis=figure_cells(frame, speculative), al="step_weighted")
+    for name, build, plot, title in cuts:
+        table = try_table(outcome, partial(build, cells, speculative))
+        if table is not None:
+            add_figure(outcome, name, title, plot(table.data, title), options.formats, shown)
     for comparison in selection.comparisons:
         workloads = mixed_workloads(cells, comparison)
         if not workloads:
