@@ -49,6 +49,11 @@ def speculative_config_json(spec: SpeculativeConfig) -> str:
     return json.dumps(speculative_config_dict(spec), separators=(",", ":"))
 
 
+def _flags_with_values(*flags: tuple[str, object]) -> list[str]:
+    """`flag value` for each (flag, value) whose value is set, in the order given."""
+    return [token for flag, value in flags if value is not None for token in (flag, str(value))]
+
+
 def _vllm_argv(config: ServerConfig, executable: str) -> list[str]:
     argv = [executable, "serve", config.model]
     if config.served_model_name is not None:
@@ -61,16 +66,13 @@ def _vllm_argv(config: ServerConfig, executable: str) -> list[str]:
         argv += ["--pipeline-parallel-size", str(config.pipeline_parallel_size)]
     if config.data_parallel_size != 1:
         argv += ["--data-parallel-size", str(config.data_parallel_size)]
-    valued = [
+    argv += _flags_with_values(
         ("--block-size", config.block_size),
         ("--attention-backend", config.attention_backend),
         ("--moe-backend", config.moe_backend),
         ("--max-model-len", config.max_model_len),
         ("--gpu-memory-utilization", config.gpu_memory_utilization),
-    ]
-    for flag, value in valued:
-        if value is not None:
-            argv += [flag, str(value)]
+    )
     argv += config.extra_args
     if config.speculative is not None:
         argv += ["--speculative-config", speculative_config_json(config.speculative)]
@@ -102,7 +104,7 @@ def _emulator_argv(config: ServerConfig, python: str) -> list[str]:
                 "--reasoning-acceptance",
                 ",".join(repr(p) for p in settings.reasoning_acceptance),
             ]
-        valued = [
+        argv += _flags_with_values(
             ("--prefill-ms", settings.prefill_ms),
             ("--step-ms", settings.step_ms),
             ("--per-request-step-ms", settings.per_request_step_ms),
@@ -113,10 +115,7 @@ def _emulator_argv(config: ServerConfig, python: str) -> list[str]:
             ("--reasoning-output", settings.reasoning_output),
             ("--acceptance-decay", settings.acceptance_decay),
             ("--acceptance-decay-tokens", settings.acceptance_decay_tokens),
-        ]
-        for flag, value in valued:
-            if value is not None:
-                argv += [flag, str(value)]
+        )
     if config.max_model_len is not None:
         argv += ["--max-model-len", str(config.max_model_len)]
     return argv

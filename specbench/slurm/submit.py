@@ -39,12 +39,12 @@ def sbatch_directives(
     the lost attempt.
     """
     options = [f"--job-name={job_name}", f"--output={log_path}", f"--nodes={settings.nodes}"]
-    if settings.partition:
-        options.append(f"--partition={settings.partition}")
-    if settings.account:
-        options.append(f"--account={settings.account}")
-    if settings.time_limit:
-        options.append(f"--time={settings.time_limit}")
+    written = (
+        ("--partition", settings.partition),
+        ("--account", settings.account),
+        ("--time", settings.time_limit),
+    )
+    options += [f"{flag}={value}" for flag, value in written if value]
     if gpus is not None:
         options.extend(gpus)
     elif settings.gpus_per_node:
