@@ -117,7 +117,7 @@ async def measure_cell(
 ) -> CellSummary:
     """Warm up, reset the prefix cache, scrape, run the window, scrape, summarize, store."""
     progress = progress or CellProgress()
-    replay = replay_for(spec.history, spec.tokenizer)
+    replay = replay_for(spec.settings.history, spec.settings.tokenizer)
     await _warm_up(spec, conversations, sender, replay)
     prefix_cache = await _reset_prefix_cache(spec, session, api_key)
     before = await scrape_when_idle(session, spec.endpoint, api_key)
@@ -139,7 +139,7 @@ async def measure_cell(
             order,
             spec.concurrency,
             sender,
-            spec.api,
+            spec.settings.api,
             on_record,
             window_start_ns=window_start,
             replay=replay,
@@ -184,7 +184,7 @@ async def _warm_up(
         warmup,
         min(spec.concurrency, len(warmup)),
         sender,
-        spec.api,
+        spec.settings.api,
         lambda _record: None,
         window_start_ns=time.perf_counter_ns(),
         replay=replay,
@@ -213,7 +213,7 @@ def _record_sink(
     kept, appended to `requests.jsonl`, shown, and given to the stopping rule."""
 
     def on_record(record: RequestRecord) -> None:
-        if not spec.save_outputs:
+        if not spec.settings.keeps_outputs:
             record.output_text = None
             record.output_token_ids = None
             record.reasoning_text = None
@@ -253,9 +253,9 @@ def _stopping_rule(
     if spec.precision is None:
         return None, conversations
     rule = StoppingRule(
-        spec.precision, spec.min_conversations, spec.concurrency, spec.seed, executor
+        spec.precision, spec.min_conversations, spec.concurrency, spec.settings.seed, executor
     )
-    return rule, stratified_order(conversations, spec.seed)
+    return rule, stratified_order(conversations, spec.settings.seed)
 
 
 async def _report_live_acceptance(

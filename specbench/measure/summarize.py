@@ -12,9 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from specbench.client.record import RequestRecord
-from specbench.client.sender import Api, Client
 from specbench.measure.cuts import cell_cuts
-from specbench.measure.history import History
 from specbench.measure.loop import SKIPPED_AFTER_FAILED_TURN
 from specbench.measure.official_al import cell_official, official_summary
 from specbench.measure.precision import (
@@ -105,38 +103,6 @@ class CellSpec:
         """The one category selected, if exactly one is."""
         chosen = self.settings.categories
         return chosen[0] if chosen and len(chosen) == 1 else None
-
-    @property
-    def api(self) -> Api:
-        return self.settings.api
-
-    @property
-    def client(self) -> Client:
-        return self.settings.client
-
-    @property
-    def max_tokens(self) -> int:
-        return self.settings.max_tokens
-
-    @property
-    def temperature(self) -> float:
-        return self.settings.temperature
-
-    @property
-    def save_outputs(self) -> bool:
-        return self.settings.keeps_outputs
-
-    @property
-    def history(self) -> History:
-        return self.settings.history
-
-    @property
-    def tokenizer(self) -> str | None:
-        return self.settings.tokenizer
-
-    @property
-    def seed(self) -> int:
-        return self.settings.seed
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,7 +212,7 @@ def summarize_cell(
     )
     summary = with_precision(summary, records, spec)
     return summary.model_copy(
-        update={"standard_errors": cell_errors(records, summary, seed=spec.seed)}
+        update={"standard_errors": cell_errors(records, summary, seed=spec.settings.seed)}
     )
 
 
@@ -264,11 +230,11 @@ def _cell_labels(spec: CellSpec, window: Window) -> dict[str, Any]:
         "gpus": spec.gpus,
         "model": spec.model,
         "endpoint": spec.endpoint,
-        "api": spec.api,
-        "client": spec.client,
-        "max_tokens": spec.max_tokens,
-        "temperature": spec.temperature,
-        "history": spec.history,
+        "api": spec.settings.api,
+        "client": spec.settings.client,
+        "max_tokens": spec.settings.max_tokens,
+        "temperature": spec.settings.temperature,
+        "history": spec.settings.history,
         "started_at": window.started_at,
         "finished_at": window.finished_at,
     }
@@ -369,7 +335,7 @@ def _acceptance_figures(
         "spec_decode": acceptance,
         "per_category": with_official(category_acceptance(records, speculating=True), records),
         "official_acceptance": official_summary(cell_official(records)),
-        "acceptance_cuts": cell_cuts(records, spec.max_tokens, positions),
+        "acceptance_cuts": cell_cuts(records, spec.settings.max_tokens, positions),
     }
 
 
@@ -424,7 +390,7 @@ def with_precision(
     intervals = bootstrap_intervals(
         records,
         spec.concurrency,
-        seed=spec.seed,
+        seed=spec.settings.seed,
         throughput_value=float(reported),  # type: ignore[arg-type]
     )
     if spec.gpus is None and "output_tok_s_per_gpu" in intervals:
@@ -456,6 +422,6 @@ def with_precision(
             for name, i in intervals.items()
         },
         bootstrap_resamples=BOOTSTRAP_RESAMPLES,
-        seed=spec.seed,
+        seed=spec.settings.seed,
     )
     return summary.model_copy(update=update)
