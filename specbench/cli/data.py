@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from specbench.cli import options as o
+
 data_app = typer.Typer(
     name="data",
     help="Inspect datasets; prepare, verify and diff SPEED-Bench with its placeholders filled.",
@@ -30,14 +32,8 @@ def inspect(
         str | None,
         typer.Option(help="Hugging Face tokenizer folder for token counts (needs transformers)."),
     ] = None,
-    dataset_revision: Annotated[
-        str | None,
-        typer.Option(help="Hub revision of nvidia/SPEED-Bench (default: the pinned commit)."),
-    ] = None,
-    category: Annotated[
-        list[str] | None,
-        typer.Option(help="Only this category (repeatable)."),
-    ] = None,
+    dataset_revision: o.DatasetRevision = None,
+    category: o.Category = None,
 ) -> None:
     """Rows, multi-turn share, placeholder count and prompt lengths, per category."""
     from specbench.cli.console import make_console
@@ -85,10 +81,7 @@ def prepare(
             "no network."
         ),
     ] = None,
-    dataset_revision: Annotated[
-        str | None,
-        typer.Option(help="Revision of nvidia/SPEED-Bench (default: the pinned commit)."),
-    ] = None,
+    dataset_revision: o.DatasetRevision = None,
     skip_gated: Annotated[
         bool,
         typer.Option(

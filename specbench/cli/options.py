@@ -122,7 +122,11 @@ EntropyTier = Annotated[
     typer.Option(help="Throughput splits: keep this tier (repeatable).", rich_help_panel=DATASET),
 ]
 DatasetRevision = Annotated[
-    str | None, typer.Option(help="Hub revision of SPEED-Bench.", rich_help_panel=DATASET)
+    str | None,
+    typer.Option(
+        help="Revision of nvidia/SPEED-Bench (default: the pinned commit).",
+        rich_help_panel=DATASET,
+    ),
 ]
 Tokenizer = Annotated[
     str | None,
