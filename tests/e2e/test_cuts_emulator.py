@@ -36,6 +36,14 @@ from specbench.metrics.cuts import (
 )
 
 K = 3
+#: Both tests: the per-step arrays (exact alignment) and no step clock (the tests read
+#: counts, not times).
+EXACT_AND_UNTIMED: dict[str, Any] = {
+    "per_step_spec_metrics": True,
+    "prefill_ms": 0.0,
+    "step_ms": 0.0,
+    "per_request_step_ms": 0.0,
+}
 
 
 @dataclass
@@ -161,10 +169,7 @@ def test_thinking_vs_answer_within_one_percent(tmp_path: Path, reasoning_output:
         reasoning_acceptance=[0.5, 0.45, 0.4],
         reasoning_tokens=400,
         reasoning_output=reasoning_output,
-        per_step_spec_metrics=True,
-        prefill_ms=0.0,
-        step_ms=0.0,
-        per_request_step_ms=0.0,
+        **EXACT_AND_UNTIMED,
         seed=18,
     )
     answers = _serve_and_stream(tmp_path, settings, requests=160, max_tokens=800)
@@ -200,10 +205,7 @@ def test_position_bins_with_decay_and_inline_thinking_within_one_percent(tmp_pat
         reasoning_output="inline",
         acceptance_decay=0.8,
         acceptance_decay_tokens=256,
-        per_step_spec_metrics=True,
-        prefill_ms=0.0,
-        step_ms=0.0,
-        per_request_step_ms=0.0,
+        **EXACT_AND_UNTIMED,
         seed=7,
     )
     answers = _serve_and_stream(tmp_path, settings, requests=200, max_tokens=1024)

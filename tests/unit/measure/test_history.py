@@ -26,27 +26,39 @@ class SpecialTokenTokenizer:
         )
 
 
-class AnsweringSender:
-    """Answers every turn with ids [7, 1, 8]; streamed text drops the special token."""
+#: Every turn's answer: ids [7, 1, 8], whose streamed text drops the special token.
+PLAIN = {"output_token_ids": [7, 1, 8], "output_text": "78"}
+#: A reasoning server's: thinking sent apart (`delta.reasoning`), then the answer.
+THINKING = {
+    "output_token_ids": [7, 8],
+    "output_text": "answer",
+    "reasoning_text": "thought",
+    "reasoning_source": "reasoning",
+}
 
-    def __init__(self) -> None:
+
+class AnsweringSender:
+    """Answers every turn in two chunks with the same record fields (`answer`)."""
+
+    def __init__(self, answer: dict[str, object]) -> None:
+        self.answer = answer
         self.prompts: list[Prompt] = []
 
     async def send(self, prompt: Prompt, record: RequestRecord) -> None:
         self.prompts.append(prompt)
         record.chunk_tokens = [1, 2]
-        record.output_token_ids = [7, 1, 8]
-        record.output_text = "78"
+        for name, value in self.answer.items():
+            setattr(record, name, value)
 
 
-def _run(replay) -> list[Prompt]:  # type: ignore[no-untyped-def]
-    sender = AnsweringSender()
+def _run(replay, answer: dict[str, object] = PLAIN) -> list[Prompt]:  # type: ignore[no-untyped-def]
+    sender = AnsweringSender(answer)
     conversation = Conversation(question_id="q", category="c", turns=("first", "second"))
     kept: list[RequestRecord] = []
 
     def drop_outputs(record: RequestRecord) -> None:
         # like a cell that does not keep outputs: history must be taken before this
-        record.output_text = None
+        record.output_text = record.reasoning_text = None
         record.output_token_ids = None
         kept.append(record)
 
@@ -86,45 +98,15 @@ def test_decoded_history_needs_a_tokenizer(tmp_path: Path) -> None:
     assert replay_for("streamed_text", None) is streamed_text
 
 
-class ThinkingSender:
-    """A reasoning server: thinking sent apart (`delta.reasoning`), then the answer."""
-
-    def __init__(self) -> None:
-        self.prompts: list[Prompt] = []
-
-    async def send(self, prompt: Prompt, record: RequestRecord) -> None:
-        self.prompts.append(prompt)
-        record.chunk_tokens = [1, 2]
-        record.output_token_ids = [7, 8]
-        record.output_text = "answer"
-        record.reasoning_text = "thought"
-        record.reasoning_source = "reasoning"
-
-
-def _run_thinking(replay) -> list[Prompt]:  # type: ignore[no-untyped-def]
-    sender = ThinkingSender()
-    conversation = Conversation(question_id="q", category="c", turns=("first", "second"))
-
-    def drop_outputs(record: RequestRecord) -> None:
-        record.output_text = record.reasoning_text = None
-
-    asyncio.run(
-        run_closed_loop(
-            [conversation], 1, sender, "chat", drop_outputs, window_start_ns=0, replay=replay
-        )
-    )
-    return sender.prompts
-
-
 def test_earlier_thinking_goes_back_in_the_reasoning_field_for_the_template() -> None:
-    second = _run_thinking(streamed_text)[1]
+    second = _run(streamed_text, THINKING)[1]
     assert second == [
         {"role": "user", "content": "first"},
         {"role": "assistant", "content": "answer", "reasoning": "thought"},
         {"role": "user", "content": "second"},
     ]
     # A decoded replay already holds the thinking in its ids: no field added.
-    decoded = _run_thinking(DecodedHistory(SpecialTokenTokenizer()))[1]
+    decoded = _run(DecodedHistory(SpecialTokenTokenizer()), THINKING)[1]
     assert isinstance(decoded, list)
     assert decoded[1] == {"role": "assistant", "content": "78"}
 
