@@ -90,46 +90,50 @@ def summary(
     input_tokens: int | None = None,
     **extra: Any,
 ) -> CellSummary:
-    """A valid summary; throughput figures are consistent with `tok_s_per_gpu`."""
+    """A valid summary; throughput figures are consistent with `tok_s_per_gpu`.
+
+    `extra` sets any other field of `CellSummary`, or replaces one this sets (the gate's
+    fixtures give their own model, output cap and distributions).
+    """
     output_tok_s = tok_s_per_gpu * gpus
     if categories is None and category is not None:
         categories = [category]
-    return CellSummary(
-        label=label,
-        workload=workload or selection_key(dataset, categories or (), entropy_tiers or ()),
-        dataset=dataset,
-        categories=categories,
-        entropy_tiers=entropy_tiers,
-        category=category,
-        concurrency=concurrency,
-        repeat=repeat,
-        gpus=gpus,
-        model="minimax-m3",
-        endpoint="http://127.0.0.1:8000",
-        api="chat",
-        client="aiohttp",
-        max_tokens=2048,
-        temperature=0.0,
-        started_at="2026-01-01T00:00:00Z",
-        finished_at="2026-01-01T00:01:40Z",
-        num_requests=num_requests,
-        num_conversations=extra.pop("num_conversations", num_requests),
-        num_failed=0,
-        duration_s=duration_s,
-        input_tokens=num_requests * 500 if input_tokens is None else input_tokens,
-        output_tokens=round(output_tok_s * duration_s),
-        output_tok_s=output_tok_s,
-        output_tok_s_per_gpu=tok_s_per_gpu,
-        request_per_s=num_requests / duration_s,
-        ttft_ms=distribution(ttft_ms),
-        tpot_ms=distribution(20.0),
-        e2e_ms=distribution(e2e_ms),
-        step_gap_ms=distribution(40.0),
-        server_generation_tokens=round(output_tok_s * duration_s),
-        spec_decode=spec,
-        per_category=per_category or {},
-        **extra,
-    )
+    fields: dict[str, Any] = {
+        "label": label,
+        "workload": workload or selection_key(dataset, categories or (), entropy_tiers or ()),
+        "dataset": dataset,
+        "categories": categories,
+        "entropy_tiers": entropy_tiers,
+        "category": category,
+        "concurrency": concurrency,
+        "repeat": repeat,
+        "gpus": gpus,
+        "model": "minimax-m3",
+        "endpoint": "http://127.0.0.1:8000",
+        "api": "chat",
+        "client": "aiohttp",
+        "max_tokens": 2048,
+        "temperature": 0.0,
+        "started_at": "2026-01-01T00:00:00Z",
+        "finished_at": "2026-01-01T00:01:40Z",
+        "num_requests": num_requests,
+        "num_conversations": num_requests,
+        "num_failed": 0,
+        "duration_s": duration_s,
+        "input_tokens": num_requests * 500 if input_tokens is None else input_tokens,
+        "output_tokens": round(output_tok_s * duration_s),
+        "output_tok_s": output_tok_s,
+        "output_tok_s_per_gpu": tok_s_per_gpu,
+        "request_per_s": num_requests / duration_s,
+        "ttft_ms": distribution(ttft_ms, count=num_requests),
+        "tpot_ms": distribution(20.0, count=num_requests),
+        "e2e_ms": distribution(e2e_ms, count=num_requests),
+        "step_gap_ms": distribution(40.0, count=num_requests),
+        "server_generation_tokens": round(output_tok_s * duration_s),
+        "spec_decode": spec,
+        "per_category": per_category or {},
+    }
+    return CellSummary(**(fields | extra))
 
 
 def category(al: float | None, steps: int, requests: int = 8) -> CategoryAcceptance:

@@ -6,49 +6,26 @@ per-repeat ALs differ, so a test can tell which one the gate uses.
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import analysis_fixtures as shared
+
 from specbench.store.summary import CategoryAcceptance, CellSummary, Distribution, SpecDecodeSummary
+
+#: Counters and the rates derived from them, as for the analysis tests.
+spec_decode = shared.spec_decode
 
 
 def distribution(median: float) -> Distribution:
-    return Distribution(mean=median, median=median, p90=median * 1.5, p99=median * 2, count=16)
-
-
-def spec_decode(drafts: int, accepted_per_position: Sequence[int]) -> SpecDecodeSummary:
-    accepted = sum(accepted_per_position)
-    rates = [a / drafts for a in accepted_per_position]
-    return SpecDecodeSummary(
-        acceptance_length=1 + accepted / drafts,
-        draft_acceptance_rate=accepted / (drafts * len(rates)),
-        per_position_acceptance=rates,
-        conditional_acceptance=[rates[0], *(b / a for a, b in itertools.pairwise(rates))],
-        num_drafts=drafts,
-        num_draft_tokens=drafts * len(rates),
-        num_accepted_tokens=accepted,
-        num_accepted_tokens_per_position=list(accepted_per_position),
-    )
+    return shared.distribution(median, count=16)
 
 
 def per_category(als: dict[str, tuple[float, int]]) -> dict[str, CategoryAcceptance]:
-    """Category → (AL, spec steps) as per-request metrics would give them."""
-    return {
-        name: CategoryAcceptance(
-            num_requests=4,
-            acceptance_length=al,
-            acceptance_source="per_request_metrics",
-            definition="step_weighted",
-            draft_acceptance_rate=(al - 1) / 3,
-            per_position_acceptance=None,
-            num_spec_steps=steps,
-            output_tokens=400,
-        )
-        for name, (al, steps) in als.items()
-    }
+    """Category → (AL, spec steps) as per-request metrics would give them (4 requests)."""
+    return {name: shared.category(al, steps, requests=4) for name, (al, steps) in als.items()}
 
 
 def summary(
@@ -67,48 +44,35 @@ def summary(
     workload: str = "speed-bench-qualitative",
     **extra: Any,
 ) -> CellSummary:
-    extra.setdefault("categories", None)
-    extra.setdefault("entropy_tiers", None)
-    return CellSummary(
+    """One GPU, 16 requests in 10 s: `tests/analysis_fixtures.summary` at the gate's scale."""
+    extra.setdefault("num_conversations", 0)
+    return shared.summary(
         label=label,
-        workload=workload,
         dataset=dataset,
-        category=None,
         concurrency=concurrency,
         repeat=repeat,
+        tok_s_per_gpu=tok_s,
         gpus=1,
-        model="m",
-        endpoint="http://127.0.0.1:8000",
-        api="chat",
-        client="aiohttp",
-        max_tokens=max_tokens,
-        temperature=0.0,
-        started_at="2026-01-01T00:00:00Z",
-        finished_at="2026-01-01T00:00:10Z",
         num_requests=16,
-        num_failed=num_failed,
         duration_s=10.0,
         input_tokens=1600,
-        output_tokens=round(tok_s * 10),
-        output_tok_s=tok_s,
-        output_tok_s_per_gpu=tok_s,
-        request_per_s=1.6,
-        ttft_ms=distribution(ttft_ms),
+        spec=spec,
+        per_category=categories,
+        workload=workload,
+        model="m",
+        max_tokens=max_tokens,
+        finished_at="2026-01-01T00:00:10Z",
+        num_failed=num_failed,
+        ttft_ms=ttft_ms,
+        e2e_ms=e2e_ms,
         tpot_ms=distribution(10.0),
-        e2e_ms=distribution(e2e_ms),
         step_gap_ms=distribution(20.0),
-        server_generation_tokens=round(tok_s * 10),
-        spec_decode=spec,
-        per_category=categories or {},
         **extra,
     )
 
 
 def write_cell(root: Path, cell: CellSummary, dataset_dir: str = "speed-bench-qualitative") -> Path:
-    directory = root / cell.label / dataset_dir / f"c{cell.concurrency}" / f"r{cell.repeat}"
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "summary.json").write_text(cell.model_dump_json(indent=2), encoding="utf-8")
-    return directory
+    return shared.write_cell(root, cell, dataset_dir).parent
 
 
 def write_manifest(
