@@ -23,7 +23,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import Any
 
 from specbench.client.record import RequestRecord
 from specbench.measure.official_al import cell_official
@@ -31,53 +31,36 @@ from specbench.metrics.per_request import mean_chunk_acceptance_length, pool_req
 from specbench.store.summary import SpecDecodeSummary
 
 
-@dataclass(frozen=True, slots=True)
-class AcceptanceLengths:
-    """One cell's acceptance length by each definition, with what each was computed from."""
-
-    server_counters: float | None
-    num_drafts: int | None
-    per_request_pooled: float | None
-    num_spec_steps: int
-    #: Successful requests that carried vLLM's per-request object / successful requests.
-    per_request_coverage: float | None
-    tokens_per_chunk: float | None
-    #: Successful requests with ≥ 2 token-carrying chunks (the ones with an estimate).
-    num_chunk_requests: int
-    #: How chunk token counts were known: usage (exact), token_ids (exact), chunks (1 each).
-    chunk_token_sources: tuple[str, ...]
-    num_requests: int
-    #: The official SPEED-Bench AL (mean over questions) and merged chunks seen.
-    official: float | None = None
-    official_merged_chunks: int | None = None
-
-    @property
-    def pooled_vs_counters(self) -> float | None:
-        """per_request_pooled / server_counters − 1 (0 when the two definitions agree)."""
-        if self.per_request_pooled is None or not self.server_counters:
-            return None
-        return self.per_request_pooled / self.server_counters - 1.0
+def pooled_vs_counters(pooled: float | None, counters: float | None) -> float | None:
+    """per_request_pooled / server_counters − 1 (0 when the two definitions agree)."""
+    if pooled is None or not counters:
+        return None
+    return pooled / counters - 1.0
 
 
 def acceptance_lengths(
     spec_decode: SpecDecodeSummary | None, records: Sequence[RequestRecord]
-) -> AcceptanceLengths:
-    """Every definition over one cell (records: its `requests.jsonl`)."""
+) -> dict[str, Any]:
+    """Every definition over one cell (records: its `requests.jsonl`), with what each was
+    computed from: the figures of `lossless.model.AcceptanceRow`, by its field names."""
     ok = [r for r in records if r.ok]
     objects = [r.spec_decode for r in ok if r.spec_decode]
     pooled = pool_request_metrics(objects) if objects else None
     with_chunks = [r.chunk_tokens for r in ok if len(r.chunk_tokens) >= 2]
     official = cell_official(records)
-    return AcceptanceLengths(
-        server_counters=spec_decode.acceptance_length if spec_decode else None,
-        num_drafts=spec_decode.num_drafts if spec_decode else None,
-        per_request_pooled=pooled.acceptance_length if pooled else None,
-        num_spec_steps=pooled.num_spec_steps if pooled else 0,
-        per_request_coverage=len(objects) / len(ok) if ok else None,
-        tokens_per_chunk=mean_chunk_acceptance_length(with_chunks),
-        num_chunk_requests=len(with_chunks),
-        chunk_token_sources=tuple(sorted({r.token_count_source for r in ok})),
-        num_requests=len(ok),
-        official=official.official.overall if official else None,
-        official_merged_chunks=official.merged_chunks if official else None,
-    )
+    server_counters = spec_decode.acceptance_length if spec_decode else None
+    per_request_pooled = pooled.acceptance_length if pooled else None
+    return {
+        "server_counters_al": server_counters,
+        "num_drafts": spec_decode.num_drafts if spec_decode else None,
+        "per_request_pooled_al": per_request_pooled,
+        "num_spec_steps": pooled.num_spec_steps if pooled else 0,
+        "per_request_coverage": len(objects) / len(ok) if ok else None,
+        "pooled_vs_counters": pooled_vs_counters(per_request_pooled, server_counters),
+        "tokens_per_chunk_al": mean_chunk_acceptance_length(with_chunks),
+        "official_al": official.official.overall if official else None,
+        "official_merged_chunks": official.merged_chunks if official else None,
+        "num_chunk_requests": len(with_chunks),
+        "chunk_token_sources": sorted({r.token_count_source for r in ok}),
+        "num_requests": len(ok),
+    }

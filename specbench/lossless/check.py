@@ -217,25 +217,13 @@ def _skipped_cell(spec: CompleteCell, base: CompleteCell, root: Path, reason: st
 
 
 def acceptance_row(cell: CompleteCell, records: Sequence[RequestRecord]) -> AcceptanceRow:
-    lengths = acceptance_lengths(cell.summary.spec_decode, records)
     return AcceptanceRow(
         label=cell.label,
         dataset=cell.summary.dataset,
         dataset_dir=cell.dataset_dir,
         concurrency=cell.summary.concurrency,
         repeat=cell.summary.repeat,
-        server_counters_al=lengths.server_counters,
-        num_drafts=lengths.num_drafts,
-        per_request_pooled_al=lengths.per_request_pooled,
-        num_spec_steps=lengths.num_spec_steps,
-        per_request_coverage=lengths.per_request_coverage,
-        pooled_vs_counters=lengths.pooled_vs_counters,
-        tokens_per_chunk_al=lengths.tokens_per_chunk,
-        official_al=lengths.official,
-        official_merged_chunks=lengths.official_merged_chunks,
-        num_chunk_requests=lengths.num_chunk_requests,
-        chunk_token_sources=list(lengths.chunk_token_sources),
-        num_requests=lengths.num_requests,
+        **acceptance_lengths(cell.summary.spec_decode, records),
     )
 
 
