@@ -80,8 +80,6 @@ def run(
     launcher: o.Launcher = None,
 ) -> None:
     """Start each server once, measure every missing cell, and print AL, tok/s/GPU and speedup."""
-    from specbench.cli.progress import RichRunProgress, results_console, run_table
-    from specbench.run.orchestrator import run_plan
     from specbench.run.plan import RunOptions, parse_endpoints, plan_suite
     from specbench.suite import load_suite
 
@@ -109,22 +107,22 @@ def run(
         api_key_env=api_key_env,
         accept_server_values=accept_server_values,
     )
+    # The [slurm] settings the command line overrides (None or [] keeps the suite's).
+    slurm_settings = {
+        "partition": partition,
+        "account": account,
+        "time_limit": time_limit,
+        "nodes": nodes,
+        "gpus_per_node": gpus_per_node,
+        "gres": gres,
+        "constraint": constraint,
+        "sbatch_options": sbatch_option,
+        "setup": setup,
+        "launcher": launcher,
+    }
     if dry_run and executor == "local":
-        from specbench.run.dry_run import check_dry_run, describe_dry_run
-
-        checked = check_dry_run(
-            plan_suite(loaded, options), options, accept_server_values=accept_server_values
-        )
-        plan = checked.plan
-        typer.echo(describe_dry_run(checked, options.output, force=force))
-        piloted: PilotSettings | None = None
-        if pilot:
-            from specbench.run.pilot import PilotSettings, check_output, default_output
-
-            where = pilot_output or default_output(options.output)
-            check_output(where, options.output)
-            piloted = PilotSettings(where, pilot_size, tuple(pilot_concurrency or ()))
-        dry_run_estimate(plan, options, estimate_from or [], piloted)
+        pilot_asked = (pilot_output, pilot_size, tuple(pilot_concurrency or ())) if pilot else None
+        _dry_run(plan_suite(loaded, options), options, estimate_from or [], pilot_asked)
         return
     options.api_key()  # an unset variable is bad input before anything starts
     if executor == "slurm":
@@ -133,42 +131,55 @@ def run(
 
         if endpoint:
             raise SpecbenchError("--endpoint: not with --executor slurm (each job starts servers)")
-        settings = settings_with(
-            loaded.slurm,
-            partition=partition,
-            account=account,
-            time_limit=time_limit,
-            nodes=nodes,
-            gpus_per_node=gpus_per_node,
-            gres=gres,
-            constraint=constraint,
-            sbatch_options=sbatch_option,
-            setup=setup,
-            launcher=launcher,
+        slurm_run = SlurmRun(
+            options=options,
+            settings=settings_with(loaded.slurm, **slurm_settings),
+            shard_by=shard_by,
+            shard_patterns=tuple(shard or ()),
+            retries=retries,
+            detach=detach,
+            poll_interval_s=poll_interval,
         )
-        run_slurm(
-            loaded,
-            SlurmRun(
-                options=options,
-                settings=settings,
-                shard_by=shard_by,
-                shard_patterns=tuple(shard or ()),
-                retries=retries,
-                detach=detach,
-                poll_interval_s=poll_interval,
-            ),
-            dry_run=dry_run,
-        )
+        run_slurm(loaded, slurm_run, dry_run=dry_run)
         return
-    slurm_only = (shard, partition, account, time_limit, nodes, gpus_per_node, gres, constraint)
-    if detach or retries or sbatch_option or setup or launcher or any(slurm_only):
+    if detach or retries or shard or any(slurm_settings.values()):
         raise SpecbenchError(f"options of the {o.PANEL} need --executor slurm")
-    plan = plan_suite(loaded, options)
+    _run_local(plan_suite(loaded, options), options)
+
+
+def _dry_run(
+    plan: Plan,
+    options: RunOptions,
+    estimate_from: list[Path],
+    pilot: tuple[Path | None, int, tuple[int, ...]] | None,
+) -> None:
+    """Preflight and resume checks, the selected cells and commands, then the cost (from
+    `estimate_from`, else from the pilot asked for: its output, size and concurrencies)."""
+    from specbench.run.dry_run import check_dry_run, describe_dry_run
+
+    checked = check_dry_run(plan, options, accept_server_values=options.accept_server_values)
+    typer.echo(describe_dry_run(checked, options.output, force=options.force))
+    settings: PilotSettings | None = None
+    if pilot is not None:
+        from specbench.run.pilot import PilotSettings, check_output, default_output
+
+        where, size, concurrencies = pilot
+        where = where or default_output(options.output)
+        check_output(where, options.output)
+        settings = PilotSettings(where, size, concurrencies)
+    dry_run_estimate(checked.plan, options, estimate_from, settings)
+
+
+def _run_local(plan: Plan, options: RunOptions) -> None:
+    """Measure the plan here; print its table, acceptance checks and tally; exit 3 or 1 on
+    servers that would not start or failed cells."""
+    from specbench.analysis.al_consistency import check_acceptance, describe_checks
+    from specbench.cli.progress import RichRunProgress, results_console, run_table
+    from specbench.run.orchestrator import run_plan
+
     with RichRunProgress() as progress:
         result = run_plan(plan, options, progress)
     results_console.print(run_table(plan, result))
-    from specbench.analysis.al_consistency import check_acceptance, describe_checks
-
     for line in describe_checks(check_acceptance(options.output)):
         results_console.print(line)
     skipped = len(result.outcomes) - len(result.measured) - len(result.failed)
