@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from harness import run_cli
+from harness import DATA, run_cli
 
 from specbench.common.errors import SpecbenchError
 from specbench.run.plan import suite_hash
@@ -22,30 +22,7 @@ from specbench.slurm.submit import batch_script
 from specbench.store.manifest import read_manifest, update_manifest
 from specbench.suite import SlurmSettings, load_suite
 
-REPO = Path(__file__).resolve().parents[3]
-DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
-
-
-def suite_text(slurm: str = "", workloads: int = 2) -> str:
-    body = """
-name = "units"
-[target]
-engine = "emulator"
-model = "m"
-[servers.base]
-baseline = true
-[servers.spec]
-speculative = { method = "ngram", num_speculative_tokens = 2 }
-"""
-    for index in range(workloads):
-        body += f"""
-[[workloads]]
-dataset = "{DATA}"
-categories = ["{["chat", "code", "math"][index]}"]
-concurrency = [1, 2]
-max_tokens = 8
-"""
-    return body + slurm
+from .suites import suite_text
 
 
 def write(tmp_path: Path, text: str) -> Path:
