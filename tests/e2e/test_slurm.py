@@ -305,24 +305,12 @@ def test_bad_input_is_one_line_and_exit_2(slurm_state, slurm_env, tmp_path):
 def test_a_job_slurm_has_no_record_of_is_lost_and_without_slurm_the_state_is_not_guessed(
     slurm_env, tmp_path
 ):
-    from specbench.slurm.paths import write_suite as save_suite
-    from specbench.store.manifest import update_manifest
-    from specbench.suite import load_suite
+    from slurm_fixtures import record_running_job
 
     suite, _ = write_suite(tmp_path)
     out = tmp_path / "results"
-    save_suite(out, load_suite(suite))
-    recorded = {
-        "shard_ids": ["baseline"],
-        "shards": {
-            "baseline": {
-                "cells": ["baseline/tiny/c1/r0", "baseline/tiny/c4/r0"],
-                "job_id": "987654",
-                "jobs": {"987654": {"state": "RUNNING", "node": "gone-node"}},
-            }
-        },
-    }
-    update_manifest(out, lambda m: m.with_slurm(recorded))
+    cells = ["baseline/tiny/c1/r0", "baseline/tiny/c4/r0"]
+    record_running_job(out, suite, "baseline", cells, job_id="987654", node="gone-node")
     # No Slurm tools (say, results copied to a laptop): the last recorded state, marked.
     no_tools = {**slurm_env, "PATH": str(Path(sys.executable).parent)}
     unreachable = cli("status", out, env=no_tools)

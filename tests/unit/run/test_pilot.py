@@ -21,17 +21,12 @@ from specbench.run.pilot import (
 from specbench.run.plan import RunOptions, plan_suite, suite_hash
 from specbench.suite import load_suite
 
-SUITE = """
-name = "card"
-repeats = 2
-[target]
-engine = "emulator"
-model = "m"
-[servers.baseline]
-baseline = true
-[servers.eagle3]
-speculative = { method = "eagle3", model = "d", num_speculative_tokens = 3 }
-[[workloads]]
+from .suites import suite_text
+
+SUITE = suite_text(
+    "card",
+    top="repeats = 2\n",
+    workloads="""[[workloads]]
 dataset = "mt-bench"
 concurrency = [1, 2, 4, 8, 16, 32, 64, 128]
 max_tokens = 64
@@ -43,7 +38,8 @@ dataset = "mt-bench"
 concurrency = [4, 16]
 max_tokens = 512
 max_model_len = 4096
-"""
+""",
+)
 
 #: The card's qualitative split: 880 conversations, 11 categories; the second is smaller.
 FACTS = {"mt-bench": WorkloadFacts(880, 11), "long": WorkloadFacts(40, 8)}

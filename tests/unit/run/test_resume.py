@@ -13,24 +13,20 @@ from specbench.run.resume import bind, check_resume, recorded_workload, with_sui
 from specbench.store.manifest import Manifest, new_run, read_manifest, update_manifest
 from specbench.suite import load_suite
 
+from .suites import suite_text
+
 TINY = Path(__file__).resolve().parents[2] / "fixtures" / "custom" / "tiny.jsonl"
 
-SUITE = """
-name = "sweep"
-description = "first pass"
-[target]
-engine = "emulator"
-model = "m"
-env = { HF_TOKEN = "hf_old" }
-[servers.baseline]
-baseline = true
-[servers.eagle3]
-speculative = { method = "eagle3", model = "d", num_speculative_tokens = 3 }
-[[workloads]]
+SUITE = suite_text(
+    "sweep",
+    top='description = "first pass"\n',
+    target='env = { HF_TOKEN = "hf_old" }\n',
+    workloads="""[[workloads]]
 dataset = "mt-bench"
 concurrency = [1, 4]
 max_tokens = 64
-"""
+""",
+)
 
 
 def plan(tmp_path: Path, *overrides: str, command: str = "run", extra: str = ""):

@@ -8,27 +8,18 @@ import os
 from pathlib import Path
 
 import pytest
-from harness import run_cli
+from harness import DATA, run_cli
 
 from specbench.store.lock import results_lock, submitter_lock
 
-REPO = Path(__file__).resolve().parents[3]
-DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
+from .suites import suite_head
 
 
 def suite_file(folder: Path, workload: str = f'dataset = "{DATA}"') -> Path:
     path = folder / "suite.toml"
     path.write_text(
-        f"""
-name = "submitter"
-[target]
-engine = "emulator"
-model = "m"
-[servers.base]
-baseline = true
-[servers.spec]
-speculative = {{ method = "ngram", num_speculative_tokens = 2 }}
-[[workloads]]
+        suite_head("submitter")
+        + f"""[[workloads]]
 {workload}
 concurrency = [1]
 max_tokens = 8

@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from harness import run_cli
+from harness import DATA, run_cli
+from slurm_fixtures import record_running_job
 
 from specbench.common.errors import SpecbenchError
 from specbench.run.plan import suite_hash
@@ -22,30 +23,7 @@ from specbench.slurm.submit import batch_script
 from specbench.store.manifest import read_manifest, update_manifest
 from specbench.suite import SlurmSettings, load_suite
 
-REPO = Path(__file__).resolve().parents[3]
-DATA = REPO / "tests" / "fixtures" / "custom" / "tiny.jsonl"
-
-
-def suite_text(slurm: str = "", workloads: int = 2) -> str:
-    body = """
-name = "units"
-[target]
-engine = "emulator"
-model = "m"
-[servers.base]
-baseline = true
-[servers.spec]
-speculative = { method = "ngram", num_speculative_tokens = 2 }
-"""
-    for index in range(workloads):
-        body += f"""
-[[workloads]]
-dataset = "{DATA}"
-categories = ["{["chat", "code", "math"][index]}"]
-concurrency = [1, 2]
-max_tokens = 8
-"""
-    return body + slurm
+from .suites import suite_text
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -233,21 +211,10 @@ def test_a_workload_selection_reaches_the_shards_and_their_jobs(tmp_path):
 
 
 def test_status_prints_its_table_and_totals_on_stdout(tmp_path):
-    from specbench.slurm.paths import write_suite as save_suite
-
     out = tmp_path / "results"
-    save_suite(out, load_suite(write(tmp_path, suite_text(workloads=1))))
-    recorded = {
-        "shard_ids": ["base"],
-        "shards": {
-            "base": {
-                "cells": ["base/tiny+chat/c1/r0", "base/tiny+chat/c2/r0"],
-                "job_id": "987654",
-                "jobs": {"987654": {"state": "RUNNING", "node": "node7"}},
-            }
-        },
-    }
-    update_manifest(out, lambda m: m.with_slurm(recorded))
+    suite = write(tmp_path, suite_text(workloads=1))
+    cells = ["base/tiny+chat/c1/r0", "base/tiny+chat/c2/r0"]
+    record_running_job(out, suite, "base", cells, job_id="987654", node="node7")
     # No Slurm tools (results copied to a laptop): the last recorded state, marked.
     no_tools = {**os.environ, "PATH": str(Path(sys.executable).parent)}
     result = run_cli("status", str(out), timeout=120, env=no_tools)
