@@ -21,7 +21,7 @@ from specbench.run.pilot import (
 from specbench.run.plan import RunOptions, plan_suite, suite_hash
 from specbench.suite import load_suite
 
-from .suites import suite_text
+from .pilot_resume_suites import suite_text
 
 SUITE = suite_text(
     "card",

@@ -13,7 +13,7 @@ from specbench.run.resume import bind, check_resume, recorded_workload, with_sui
 from specbench.store.manifest import Manifest, new_run, read_manifest, update_manifest
 from specbench.suite import load_suite
 
-from .suites import suite_text
+from .pilot_resume_suites import suite_text
 
 TINY = Path(__file__).resolve().parents[2] / "fixtures" / "custom" / "tiny.jsonl"
 

@@ -12,7 +12,7 @@ from harness import DATA, run_cli
 
 from specbench.store.lock import results_lock, submitter_lock
 
-from .suites import suite_head
+from .slurm_suites import suite_head
 
 
 def suite_file(folder: Path, workload: str = f'dataset = "{DATA}"') -> Path:

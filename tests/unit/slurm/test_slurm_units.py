@@ -23,7 +23,7 @@ from specbench.slurm.submit import batch_script
 from specbench.store.manifest import read_manifest, update_manifest
 from specbench.suite import SlurmSettings, load_suite
 
-from .suites import suite_text
+from .slurm_suites import suite_text
 
 
 def write(tmp_path: Path, text: str) -> Path:
