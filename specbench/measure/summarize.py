@@ -86,10 +86,6 @@ class CellSpec:
         return self.settings.precision_at(self.concurrency)
 
     @property
-    def dataset(self) -> str:
-        return self.settings.dataset
-
-    @property
     def categories(self) -> tuple[str, ...] | None:
         chosen = self.settings.categories
         return tuple(chosen) if chosen is not None else None
@@ -221,7 +217,7 @@ def _cell_labels(spec: CellSpec, window: Window) -> dict[str, Any]:
     return {
         "label": spec.label,
         "workload": spec.workload,
-        "dataset": spec.dataset,
+        "dataset": spec.settings.dataset,
         "categories": list(spec.categories) if spec.categories is not None else None,
         "entropy_tiers": list(spec.entropy_tiers) if spec.entropy_tiers is not None else None,
         "category": spec.category,
