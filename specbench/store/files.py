@@ -40,11 +40,29 @@ def named(error: OSError, path: Path) -> OSError:
     return error
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux says it (/proc, kernel 4.7+).
+
+    Elsewhere it is set and put back at once, the only portable way to read it.
+    """
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: Path, data: bytes | str) -> None:
     """Write via a temporary file in the same folder and rename, so a reader never sees half.
 
-    A failure removes the temporary file and names `path`, the file meant (the OS would
-    name the temporary one, which is gone).
+    The file gets the mode `open` would give it (0666 less the umask): `mkstemp` makes its
+    file 0600, which would leave every results file readable by its writer alone. A failure
+    removes the temporary file and names `path`, the file meant (the OS would name the
+    temporary one, which is gone).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode() if isinstance(data, str) else data
@@ -52,6 +70,7 @@ def write_atomic(path: Path, data: bytes | str) -> None:
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), 0o666 & ~_umask())
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
