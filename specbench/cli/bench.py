@@ -63,7 +63,7 @@ def bench(
     strict: o.Strict = False,
 ) -> None:
     """Measure AL, acceptance, TTFT, TPOT, E2E and tok/s/GPU against a running server."""
-    from specbench.cli.progress import RichRunProgress, cells_table, results_console
+    from specbench.cli.progress import campaign_progress, cells_table, results_console
     from specbench.run.orchestrator import run_plan
     from specbench.run.plan import RunOptions, parse_concurrencies, plan_endpoint
     from specbench.suite.load import workload_from_options
@@ -90,7 +90,7 @@ def bench(
     )
     options = RunOptions(output=output, force=force, api_key_env=api_key_env)
     plan = plan_endpoint(endpoint, workload, label=label, model=model, gpus=gpus, repeats=repeats)
-    with RichRunProgress(campaign_bar=False) as progress:
+    with campaign_progress(campaign_bar=False) as progress:
         result = run_plan(plan, options, progress)
     summaries = [o.summary for o in result.outcomes.values() if o.summary is not None]
     results_console.print(cells_table(summaries))

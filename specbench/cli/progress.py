@@ -22,6 +22,7 @@ from rich.table import Table
 
 from specbench.cli.console import make_console
 from specbench.cli.lines import line, plain
+from specbench.cli.log_progress import LogRunProgress
 from specbench.client.record import RequestRecord
 from specbench.common.text import formatted
 from specbench.measure.cell import CellOutcome, CellProgress, CellSpec
@@ -194,6 +195,14 @@ class RichRunProgress(RunProgress):
             self._progress.console.print(plain(f"skip {cell.key}: already complete", "dim"))
         if self._task is not None:
             self._progress.advance(self._task)
+
+
+def campaign_progress(*, campaign_bar: bool = True) -> RichRunProgress | LogRunProgress:
+    """Live bars on a terminal; log lines (one per cell, heartbeats) when stderr is a file or
+    a pipe, as in CI."""
+    if console.is_terminal:
+        return RichRunProgress(campaign_bar=campaign_bar)
+    return LogRunProgress(console)
 
 
 def run_table(plan: Plan, result: RunResult) -> Table:

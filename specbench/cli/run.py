@@ -174,10 +174,10 @@ def _run_local(plan: Plan, options: RunOptions) -> None:
     """Measure the plan here; print its table, acceptance checks and tally; exit 3 or 1 on
     servers that would not start or failed cells."""
     from specbench.analysis.al_consistency import check_acceptance, describe_checks
-    from specbench.cli.progress import RichRunProgress, results_console, run_table
+    from specbench.cli.progress import campaign_progress, results_console, run_table
     from specbench.run.orchestrator import run_plan
 
-    with RichRunProgress() as progress:
+    with campaign_progress() as progress:
         result = run_plan(plan, options, progress)
     results_console.print(run_table(plan, result))
     for line in describe_checks(check_acceptance(options.output)):
@@ -215,11 +215,11 @@ def dry_run_estimate(
         if pilot is not None:
             typer.echo("pilot: not run (--estimate-from gave an estimate)")
         return
-    from specbench.cli.progress import RichRunProgress
+    from specbench.cli.progress import campaign_progress
     from specbench.run.pilot import describe_pilot, run_pilot
 
     options.api_key()  # the pilot sends requests: an unset variable is bad input now
-    with RichRunProgress() as progress:
+    with campaign_progress() as progress:
         measured = run_pilot(plan, options, pilot, progress)
     typer.echo(describe_pilot(measured))
     estimate = estimate_plan(plan, [pilot.output])
