@@ -161,6 +161,10 @@ def verify(
             "(and skip the token-length check)."
         ),
     ] = False,
+    max_problems: Annotated[
+        int,
+        typer.Option(min=0, help="Print at most this many problems, then how many more (0: all)."),
+    ] = 20,
 ) -> None:
     """No placeholder, the expected rows per category, every row's text as recorded; else exit 1."""
     from specbench.cli.console import make_console
@@ -168,11 +172,32 @@ def verify(
 
     problems = check(folder, published=not recorded_counts)
     console = make_console()
-    for problem in problems:
-        console.print(problem, soft_wrap=True, markup=False, highlight=False)
+    for text in describe_problems(problems, max_problems, published=not recorded_counts):
+        console.print(text, soft_wrap=True, markup=False, highlight=False)
     if problems:
         raise typer.Exit(1)
     console.print(f"{folder}: verified", markup=False, highlight=False)
+
+
+def describe_problems(problems: list[str], shown: int, *, published: bool) -> list[str]:
+    """The first `shown` problems (0: all), `and N more`, then one summary line."""
+    if not problems:
+        return []
+    lines = problems[:shown] if shown else list(problems)
+    if len(problems) > len(lines):
+        lines.append(f"and {len(problems) - len(lines)} more (--max-problems 0 shows all)")
+    from specbench.data.prepare.verify import is_count_problem
+
+    configs = len({problem.split(":", 1)[0] for problem in problems})
+    summary = f"{len(problems)} problem(s) in {configs} config(s)"
+    counts = sum(map(is_count_problem, problems))
+    if published and counts:
+        summary += (
+            f"; {counts} are row counts against SPEED-Bench's published ones: a folder "
+            "prepared from a partial mirror or a subset checks against its own prepared.json "
+            "with --recorded-counts"
+        )
+    return [*lines, summary]
 
 
 @data_app.command(name="diff")

@@ -40,6 +40,19 @@ def test_a_fresh_folder_verifies_and_matches_nvidia(prepared: Path, tmp_path: Pa
     # Against SPEED-Bench's published counts the 21-row fixture is short, and says so.
     published = verify(prepared)
     assert "qualitative: category coding has 3 rows, expected 80" in published
+    counts = [p for p in published if " rows, expected " in p]
+    assert len(counts) == 11 + 5 * 3  # 11 categories; 3 tiers in each of 5 throughput configs
+    short = run_cli("data", "verify", prepared, "--max-problems", "2", env=offline_env(tmp_path))
+    assert short.returncode == 1
+    assert short.stdout.splitlines() == [
+        *published[:2],
+        f"and {len(published) - 2} more (--max-problems 0 shows all)",
+        f"{len(published)} problem(s) in 6 config(s); {len(counts)} are row counts against "
+        "SPEED-Bench's published ones: a folder prepared from a partial mirror or a subset "
+        "checks against its own prepared.json with --recorded-counts",
+    ]
+    every = run_cli("data", "verify", prepared, "--max-problems", "0", env=offline_env(tmp_path))
+    assert every.stdout.splitlines()[:-1] == published
 
 
 def test_changed_missing_and_placeholder_rows(prepared: Path, tmp_path: Path) -> None:
