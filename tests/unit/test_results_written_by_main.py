@@ -40,13 +40,23 @@ CELLS = [
 ]
 
 
+#: What every write of the manifest stamps: the code that wrote it last.
+STAMPS = ("git_sha", "python", "specbench_version")
+
+
 def file_hashes(root: Path) -> dict[str, str]:
-    """sha256 of every file under `root` but the run's locks."""
+    """sha256 of every file under `root` but the run's locks and the manifest."""
     return {
         str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
         for path in sorted(root.rglob("*"))
-        if path.is_file() and not path.name.endswith(".lock")
+        if path.is_file() and not path.name.endswith(".lock") and path.name != "manifest.json"
     }
+
+
+def unstamped_manifest(root: Path) -> dict[str, object]:
+    """The manifest without `STAMPS`."""
+    manifest = json.loads((root / "manifest.json").read_text())
+    return {name: value for name, value in manifest.items() if name not in STAMPS}
 
 
 def test_todays_code_hashes_the_suite_and_keys_the_cells_as_main_recorded() -> None:
@@ -127,6 +137,7 @@ def test_a_rerun_finds_every_cell_complete_and_measures_nothing(tmp_path: Path) 
     out = tmp_path / "results"
     shutil.copytree(RESULTS, out)
     before = file_hashes(out)
+    assert len(before) == 6 * 2 + 2  # summary and requests per cell, two server logs
     dry = run_cli("run", SUITE, "--output", out, "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert (
@@ -139,4 +150,6 @@ def test_a_rerun_finds_every_cell_complete_and_measures_nothing(tmp_path: Path) 
     assert rerun.returncode == 0, rerun.stderr
     assert "0 cells measured, 6 already complete, 0 failed" in rerun.stdout
     assert "starting" not in rerun.stdout + rerun.stderr  # no server was started
-    assert file_hashes(out) == before  # nothing written, the manifest included
+    assert file_hashes(out) == before  # every cell's files, byte for byte
+    # The manifest is written again but records nothing new: no run, no cell, same suite.
+    assert unstamped_manifest(out) == unstamped_manifest(RESULTS)
