@@ -16,7 +16,6 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from specbench.analysis.stats import student_t_quantile
 from specbench.results.columns import (
     ACCEPTANCE_DEFINITION,
     ACCEPTANCE_LENGTH,
@@ -35,6 +34,7 @@ from specbench.results.columns import (
     SCHEMA,
     position_columns,
 )
+from specbench.stats.student_t import student_t_quantile
 
 if TYPE_CHECKING:
     import pandas as pd

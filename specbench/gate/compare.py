@@ -1,7 +1,7 @@
 """Cell-by-cell comparison of current results with a baseline: one verdict per cell × metric.
 
 A metric is a regression only when it got worse by more than its tolerance AND the
-worsening is significant (`gate.significance`): a one-sided t test of the change against
+worsening is significant (`stats.significance`): a one-sided t test of the change against
 the standard error of the difference, √(se_b² + se_c²), from each side's stored errors
 (within-run cluster bootstrap, combined with the spread over repeats), at level α / m with
 m the figures × cells tested (Bonferroni). Each row records which rule decided it, the
@@ -31,7 +31,6 @@ from typing import Any
 from specbench.common.errors import SpecbenchError
 from specbench.gate.baseline import Baseline, SuiteIdentity
 from specbench.gate.rules import CATEGORY_FAMILY, PER_POSITION_FAMILY, GateRules, MetricRule
-from specbench.gate.significance import bonferroni_level
 from specbench.gate.snapshot import CellStats, MetricStats, Snapshot
 from specbench.gate.suites import check_suites, server_notes
 from specbench.gate.verdict import (
@@ -48,6 +47,7 @@ from specbench.gate.verdict import (
     tested,
 )
 from specbench.results.columns import ACCEPTANCE_LENGTH, PER_POSITION_PREFIX
+from specbench.stats.significance import bonferroni_level
 
 __all__ = [
     "ALL_METRICS",

@@ -1,6 +1,6 @@
 """The verdict on one metric of one cell: tolerance AND significance, or the older rule.
 
-`judge` decides one row (see `gate.compare` for the rules and `gate.significance` for the
+`judge` decides one row (see `gate.compare` for the rules and `stats.significance` for the
 test); `Comparison` is the row, with the interval of the change at its level, what decided
 it and the smallest regression its test detects.
 """
@@ -13,14 +13,10 @@ from typing import Any, Literal
 
 from specbench.common.errors import SpecbenchError
 from specbench.gate.rules import MetricRule
-from specbench.gate.significance import (
-    critical_value,
-    detectable_worsening,
-    difference_error,
-    welch_df,
-    worsening_p_value,
-)
 from specbench.gate.snapshot import MetricStats
+from specbench.stats.power import detectable_worsening
+from specbench.stats.significance import critical_value, welch_df, worsening_p_value
+from specbench.stats.standard_errors import difference_error
 
 Verdict = Literal["pass", "improved", "within_noise", "regression", "new", "missing"]
 #: What decided a row: the significance test, the older repeat noise band, the tolerance

@@ -1,7 +1,8 @@
 """Is a worsening real? A one-sided t test per figure, Bonferroni over the figures gated.
 
-Each side of a comparison carries its figure's standard error (`MetricStats.se`: the
-within-run cluster bootstrap, combined with the between-repeat spread). For one figure,
+Each side of a comparison carries its figure's standard error (the within-run cluster
+bootstrap, combined with the between-repeat spread: `stats.standard_errors`). For one
+figure,
 
     worsening  d = (baseline − current) for higher-is-better, (current − baseline) else,
     SE_d       = √(se_b² + se_c²)                              (independent runs),
@@ -19,46 +20,17 @@ at most α (0.05 by default) whatever m is. Bonferroni rather than Holm: every r
 judged at the same level, so the interval a row shows decides it on its own, and the power
 the gate prints is the power it has (Holm would only help rows after the first rejection).
 
-A figure regresses when d exceeds its tolerance AND p ≤ α / m. Power: a true worsening Δ
-is caught when the observed d clears both bars, max(tolerance, z_{1−α/m}·SE_d); d is
-normal around Δ with sd SE_d, so it is caught with probability `power` once
-
-    Δ ≥ max(tolerance, t_{1−α/m}·SE_d) + t_power·SE_d       (minimum detectable worsening).
+A figure regresses when d exceeds its tolerance AND p ≤ α / m; `stats.power` says which
+worsening that rule catches.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from statistics import NormalDist
 
-from specbench.analysis.stats import student_t_cdf, student_t_quantile
+from specbench.stats.student_t import student_t_cdf, student_t_quantile
 
 _NORMAL = NormalDist()
-
-
-def combined_standard_error(
-    within: Sequence[float], std_over_repeats: float | None
-) -> float | None:
-    """Standard error of the mean of n repeats from their own errors and their spread.
-
-    within: each repeat's bootstrap error; the mean's error from them is √Σse²/n. With
-    n ≥ 2 the spread over repeats gives another, std/√n, which also holds what the
-    bootstrap cannot see (run-to-run effects such as batch nondeterminism) but rests on
-    n − 1 degrees of freedom; the larger of the two is kept. None without errors.
-    """
-    n = len(within)
-    if n == 0:
-        return None
-    from_within = math.sqrt(sum(se**2 for se in within)) / n
-    if n >= 2 and std_over_repeats is not None:
-        return max(from_within, std_over_repeats / math.sqrt(n))
-    return from_within
-
-
-def difference_error(baseline_se: float, current_se: float) -> float:
-    """SE of current − baseline for independent runs: √(se_b² + se_c²)."""
-    return math.hypot(baseline_se, current_se)
 
 
 def welch_df(
@@ -77,7 +49,8 @@ def _cdf(x: float, df: float | None) -> float:
     return _NORMAL.cdf(x) if df is None else student_t_cdf(x, df)
 
 
-def _quantile(p: float, df: float | None) -> float:
+def t_or_normal_quantile(p: float, df: float | None) -> float:
+    """The p-quantile of Student's t with ν = `df`, of the standard normal without ν."""
     return _NORMAL.inv_cdf(p) if df is None else student_t_quantile(p, df)
 
 
@@ -95,30 +68,4 @@ def bonferroni_level(alpha: float, tests: int) -> float:
 
 def critical_value(level: float, df: float | None = None) -> float:
     """t_{1−level, ν} (z_{1−level} without ν): the one-sided bar (1.645 at 0.05, normal)."""
-    return _quantile(1 - level, df)
-
-
-def detectable_worsening(
-    allowed: float, difference_se: float, level: float, power: float = 0.8, df: float | None = None
-) -> float:
-    """Smallest true worsening caught with probability `power`: max(tol, t·SE_d) + t_p·SE_d."""
-    bar = max(allowed, critical_value(level, df) * difference_se)
-    return bar + _quantile(power, df) * difference_se
-
-
-def difference_error_for(
-    allowed: float,
-    level: float,
-    *,
-    power: float = 0.8,
-    margin: float = 1.5,
-    df: float | None = None,
-) -> float:
-    """The SE_d at which a worsening of `margin` × the tolerance is caught with `power`.
-
-    Solves max(tol, t·SE_d) + t_p·SE_d = margin·tol for SE_d: (margin − 1)·tol / t_p while
-    the significance bar stays under the tolerance, else margin·tol / (t + t_p).
-    """
-    bar, margin_quantile = critical_value(level, df), _quantile(power, df)
-    below = (margin - 1) * allowed / margin_quantile
-    return below if bar * below <= allowed else margin * allowed / (bar + margin_quantile)
+    return t_or_normal_quantile(1 - level, df)
