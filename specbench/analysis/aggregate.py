@@ -16,7 +16,6 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from specbench.analysis.stats import student_t_quantile
 from specbench.results.columns import (
     ACCEPTANCE_DEFINITION,
     ACCEPTANCE_LENGTH,
@@ -35,6 +34,7 @@ from specbench.results.columns import (
     SCHEMA,
     position_columns,
 )
+from specbench.stats.student_t import ci_half_width
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -129,11 +129,7 @@ def aggregate_repeats(
             row[metric + SUFFIX_MAX] = float(values.max()) if n else math.nan
             row[metric + SUFFIX_STD] = std
             row[metric + SUFFIX_N] = n
-            row[ci_column(metric, confidence)] = (
-                student_t_quantile(0.5 + confidence / 2, n - 1) * std / math.sqrt(n)
-                if n >= 2
-                else math.nan
-            )
+            row[ci_column(metric, confidence)] = ci_half_width(std, n, confidence)
         for column in texts:
             row[column] = _text_summary(group[column])
         if NUM_DRAFTS in group.columns:

@@ -27,10 +27,10 @@ from specbench.analysis.tables import TableUnavailable
 from specbench.client.record import RequestRecord
 from specbench.common.text import fixed
 from specbench.data.categories import category_name
-from specbench.measure.precision import bootstrap_ratio_of_means
 from specbench.metrics.speedup import decode_rate_tok_s, proxy_speedup, step_time_ms
 from specbench.results.loading import LoadedCell
 from specbench.results.selection import Comparison
+from specbench.stats.bootstrap import bootstrap_ratio_of_means
 
 OVERALL = "overall"
 

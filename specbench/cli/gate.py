@@ -31,7 +31,7 @@ def save(
     from specbench.cli.console import make_console
     from specbench.cli.lines import line
     from specbench.gate.baseline import save_baseline
-    from specbench.gate.power import baseline_warnings
+    from specbench.gate.baseline_power import baseline_warnings
     from specbench.gate.rules import load_rules
 
     gate_rules = load_rules(rules)

@@ -17,7 +17,7 @@ from specbench.data.conversation import Conversation
 
 
 @dataclass(frozen=True)
-class Selection:
+class ConversationSelection:
     """The chosen conversations plus any warnings the user should see."""
 
     conversations: tuple[Conversation, ...]
@@ -56,7 +56,7 @@ def stratified_sample(
     seed: int = 0,
     strict: bool = False,
     where: str = "dataset",
-) -> Selection:
+) -> ConversationSelection:
     """Take `num_prompts` rows spread evenly over categories (round-robin), seeded.
 
     Within each category rows are sorted by `question_id`, then shuffled with a seed derived
@@ -69,16 +69,16 @@ def stratified_sample(
     """
     rows = list(conversations)
     if num_prompts is None:
-        return Selection(tuple(rows))
+        return ConversationSelection(tuple(rows))
     if num_prompts < 1:
         raise SpecbenchError(f"--num-prompts must be at least 1, got {num_prompts}")
     if num_prompts >= len(rows):
         if num_prompts == len(rows):
-            return Selection(tuple(rows))
+            return ConversationSelection(tuple(rows))
         message = f"{where}: --num-prompts {num_prompts} exceeds the {len(rows)} rows available"
         if strict:
             raise SpecbenchError(message)
-        return Selection(tuple(rows), (f"{message}; using all {len(rows)}",))
+        return ConversationSelection(tuple(rows), (f"{message}; using all {len(rows)}",))
     groups: dict[str, list[Conversation]] = {}
     for conversation in rows:
         groups.setdefault(conversation.category, []).append(conversation)
@@ -97,4 +97,4 @@ def stratified_sample(
                 if len(chosen) == num_prompts:
                     break
         depth += 1
-    return Selection(tuple(chosen))
+    return ConversationSelection(tuple(chosen))

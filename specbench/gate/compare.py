@@ -1,7 +1,7 @@
 """Cell-by-cell comparison of current results with a baseline: one verdict per cell × metric.
 
 A metric is a regression only when it got worse by more than its tolerance AND the
-worsening is significant (`gate.significance`): a one-sided t test of the change against
+worsening is significant (`stats.significance`): a one-sided t test of the change against
 the standard error of the difference, √(se_b² + se_c²), from each side's stored errors
 (within-run cluster bootstrap, combined with the spread over repeats), at level α / m with
 m the figures × cells tested (Bonferroni). Each row records which rule decided it, the
@@ -31,15 +31,14 @@ from typing import Any
 from specbench.common.errors import SpecbenchError
 from specbench.gate.baseline import Baseline, SuiteIdentity
 from specbench.gate.rules import CATEGORY_FAMILY, PER_POSITION_FAMILY, GateRules, MetricRule
-from specbench.gate.significance import bonferroni_level
 from specbench.gate.snapshot import CellStats, MetricStats, Snapshot
 from specbench.gate.suites import check_suites, server_notes
 from specbench.gate.verdict import (
     ALL_METRICS,
     FAILED_REPEATS,
     PASSING,
-    Comparison,
     DecidedBy,
+    MetricComparison,
     Verdict,
     allowed_worsening,
     judge,
@@ -48,14 +47,15 @@ from specbench.gate.verdict import (
     tested,
 )
 from specbench.results.columns import ACCEPTANCE_LENGTH, PER_POSITION_PREFIX
+from specbench.stats.significance import bonferroni_level
 
 __all__ = [
     "ALL_METRICS",
     "FAILED_REPEATS",
     "PASSING",
-    "Comparison",
     "DecidedBy",
     "GateReport",
+    "MetricComparison",
     "Verdict",
     "allowed_worsening",
     "compare",
@@ -72,11 +72,11 @@ __all__ = [
 class GateReport:
     """Every comparison, plus notes that explain the setting (suite, servers, noise)."""
 
-    comparisons: list[Comparison]
+    comparisons: list[MetricComparison]
     notes: list[str] = field(default_factory=list)
     suite_name: str | None = None
 
-    def with_verdict(self, *verdicts: str) -> list[Comparison]:
+    def with_verdict(self, *verdicts: str) -> list[MetricComparison]:
         return [c for c in self.comparisons if c.verdict in verdicts]
 
     @property
@@ -149,7 +149,7 @@ def compare_cell(
     rules: GateRules,
     failure: str | None = None,
     level: float | None = None,
-) -> list[Comparison]:
+) -> list[MetricComparison]:
     """Every row of one cell (present in the baseline, the results, or both).
 
     `level`: the per-figure significance level (α / m over the whole gate run).
@@ -157,7 +157,7 @@ def compare_cell(
     if baseline is None:
         assert current is not None
         return [_unjudged(key, ALL_METRICS, "new", note="not in the baseline: not gated")]
-    rows: list[Comparison] = []
+    rows: list[MetricComparison] = []
     if current is not None:
         _check_cell(key, baseline, current)
         if failure:
@@ -205,9 +205,9 @@ def _unjudged(
     baseline: MetricStats | None = None,
     current: MetricStats | None = None,
     cell_missing: bool = False,
-) -> Comparison:
+) -> MetricComparison:
     """A row no test decided (`new` or `missing`), with the rule it would have taken."""
-    return Comparison(
+    return MetricComparison(
         cell=key,
         metric=metric,
         verdict=verdict,
@@ -233,7 +233,7 @@ def count_tested(
 
 
 def significance_notes(
-    rows: list[Comparison], rules: GateRules, tests: int, level: float | None
+    rows: list[MetricComparison], rules: GateRules, tests: int, level: float | None
 ) -> list[str]:
     """How rows were decided: the test's level, the fallbacks, figures too noisy to resolve."""
     notes = []
@@ -290,7 +290,7 @@ def compare(
     keys = sorted(set(baseline.cells) | set(current.cells))
     tests = count_tested(baseline.cells, current.cells, rules)
     level = bonferroni_level(rules.significance, tests) if rules.significance > 0 else None
-    rows: list[Comparison] = []
+    rows: list[MetricComparison] = []
     for key in keys:
         rows += compare_cell(
             key,

@@ -30,7 +30,6 @@ from specbench.analysis.aggregate import (
 )
 from specbench.common.errors import SpecbenchError
 from specbench.common.model import Frozen
-from specbench.gate.significance import combined_standard_error
 from specbench.results.columns import (
     ACCEPTANCE_LENGTH,
     CATEGORY,
@@ -45,6 +44,7 @@ from specbench.results.columns import (
 )
 from specbench.results.frame import category_frame, cells_frame
 from specbench.results.loading import FailedCell, LoadedCell, load_cells
+from specbench.stats.standard_errors import combined_standard_error
 from specbench.store.layout import CellKey, cell_key_of, point_key
 from specbench.store.summary import CellSummary
 

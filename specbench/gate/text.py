@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from specbench.common.text import significant
-from specbench.gate.compare import Comparison
+from specbench.gate.compare import MetricComparison
 from specbench.gate.snapshot import MetricStats
 
 VERDICT_TEXT = {
@@ -25,7 +25,7 @@ def stats_text(stats: MetricStats | None) -> str:
     return f"{significant(stats.value)}{spread} (n={stats.n}{error})"
 
 
-def _relative(row: Comparison, amount: float, signed: bool = True) -> str:
+def _relative(row: MetricComparison, amount: float, signed: bool = True) -> str:
     """`amount` as a percentage of |baseline| (`+1.2%`), or as is when the baseline is 0."""
     if row.baseline is not None and row.baseline.value != 0:
         value = amount / abs(row.baseline.value) * 100
@@ -33,7 +33,7 @@ def _relative(row: Comparison, amount: float, signed: bool = True) -> str:
     return f"{amount:+.3g}" if signed else f"{amount:.3g}"
 
 
-def change_text(row: Comparison) -> str:
+def change_text(row: MetricComparison) -> str:
     """`-3.3% [-5.9%, -0.7%]`: the change and, when tested, its interval at the row's level."""
     change = row.change
     if change is None:
@@ -45,14 +45,14 @@ def change_text(row: Comparison) -> str:
     return text
 
 
-def detectable_text(row: Comparison) -> str:
+def detectable_text(row: MetricComparison) -> str:
     """The smallest worsening the row's test catches with the rules' power: `3.1%`."""
     if row.detectable is None:
         return "–"
     return _relative(row, row.detectable, signed=False)
 
 
-def tolerance_text(row: Comparison) -> str:
+def tolerance_text(row: MetricComparison) -> str:
     """The rule and, when known, the noise band: `-2% (noise ±0.021)`."""
     if not row.tolerance:
         return "–"
@@ -61,14 +61,14 @@ def tolerance_text(row: Comparison) -> str:
     return f"{row.tolerance} (noise ±{significant(row.noise, 2)})"
 
 
-def decided_text(row: Comparison) -> str:
+def decided_text(row: MetricComparison) -> str:
     """Which rule decided: `significance (p=0.003, level 0.0036)`, `noise band`, …"""
     if row.decided_by == "significance" and row.p_value is not None and row.level is not None:
         return f"significance (p={row.p_value:.2g}, level {row.level:.2g})"
     return row.decided_by or "–"
 
 
-def row_texts(row: Comparison) -> list[str]:
+def row_texts(row: MetricComparison) -> list[str]:
     """The row's cells as the log table and the markdown summary show them, verdict aside:
     cell, metric, baseline, current, change, tolerance, detectable, decided by."""
     return [
@@ -83,7 +83,7 @@ def row_texts(row: Comparison) -> list[str]:
     ]
 
 
-def explanation(row: Comparison) -> str:
+def explanation(row: MetricComparison) -> str:
     """One sentence for JUnit messages and the markdown list of failures."""
     if row.verdict == "missing":
         return f"{row.cell} {row.metric}: missing ({row.note})"

@@ -1,7 +1,7 @@
 """The verdict on one metric of one cell: tolerance AND significance, or the older rule.
 
-`judge` decides one row (see `gate.compare` for the rules and `gate.significance` for the
-test); `Comparison` is the row, with the interval of the change at its level, what decided
+`judge` decides one row (see `gate.compare` for the rules and `stats.significance` for the
+test); `MetricComparison` is the row, with the interval of the change at its level, what decided
 it and the smallest regression its test detects.
 """
 
@@ -13,14 +13,10 @@ from typing import Any, Literal
 
 from specbench.common.errors import SpecbenchError
 from specbench.gate.rules import MetricRule
-from specbench.gate.significance import (
-    critical_value,
-    detectable_worsening,
-    difference_error,
-    welch_df,
-    worsening_p_value,
-)
 from specbench.gate.snapshot import MetricStats
+from specbench.stats.power import detectable_worsening
+from specbench.stats.significance import critical_value, welch_df, worsening_p_value
+from specbench.stats.standard_errors import difference_error
 
 Verdict = Literal["pass", "improved", "within_noise", "regression", "new", "missing"]
 #: What decided a row: the significance test, the older repeat noise band, the tolerance
@@ -34,7 +30,7 @@ FAILED_REPEATS = "(repeats)"
 
 
 @dataclass(frozen=True, slots=True)
-class Comparison:
+class MetricComparison:
     """The verdict on one metric of one cell."""
 
     cell: str
@@ -142,7 +138,7 @@ def judge(
     sigmas: float,
     level: float | None = None,
     power: float = 0.8,
-) -> Comparison:
+) -> MetricComparison:
     """The verdict on one metric present in the results.
 
     `level`: the per-figure significance level (α / m); None: the significance test is off
@@ -160,7 +156,7 @@ def judge(
         worst = current.max
         verdict: Verdict = "regression" if worst > rule.max else "pass"
         note = f"worst repeat {worst:g}" if current.n > 1 else ""
-        return Comparison(
+        return MetricComparison(
             **common, verdict=verdict, allowed=rule.max, note=note, decided_by="ceiling"
         )
     assert baseline is not None
@@ -172,7 +168,7 @@ def judge(
         error = difference_error(se_b, se_c)
         df = welch_df(se_b, df_b, se_c, df_c)
         p_value = worsening_p_value(worsening, error, df)
-        return Comparison(
+        return MetricComparison(
             **common,
             verdict=_verdict(worsening, allowed, p_value <= level, 1 - p_value <= level),
             allowed=allowed,
@@ -189,7 +185,7 @@ def judge(
         noise, note = noise_band(baseline, current, sigmas)
         note = "; ".join(filter(None, [_fallback_reason(baseline, current, level), note]))
     beyond_noise = noise is None or abs(worsening) > noise
-    return Comparison(
+    return MetricComparison(
         **common,
         verdict=_verdict(worsening, allowed, beyond_noise, beyond_noise),
         allowed=allowed,

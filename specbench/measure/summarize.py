@@ -12,16 +12,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from specbench.client.record import RequestRecord
+from specbench.measure.cell_errors import cell_errors
 from specbench.measure.cuts import cell_cuts
 from specbench.measure.loop import SKIPPED_AFTER_FAILED_TURN
 from specbench.measure.official_al import cell_official, official_summary
 from specbench.measure.precision import (
-    BOOTSTRAP_RESAMPLES,
     bootstrap_intervals,
     precise_enough,
     steady_state_window,
 )
-from specbench.measure.standard_errors import cell_errors
 from specbench.metrics.acceptance import (
     acceptance_length,
     conditional_acceptance,
@@ -48,6 +47,7 @@ from specbench.metrics.prometheus import (
     counter_delta,
     per_position_delta,
 )
+from specbench.stats.bootstrap import BOOTSTRAP_RESAMPLES
 from specbench.store.summary import (
     CategoryAcceptance,
     CellPrecision,

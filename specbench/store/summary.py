@@ -233,7 +233,7 @@ class AcceptanceCuts(Frozen):
 
 
 class CellErrors(Frozen):
-    """Standard errors of the cell's gated figures, from within the run (`measure.standard_errors`).
+    """Standard errors of the cell's gated figures, from within the run (`measure.cell_errors`).
 
     Stratified cluster bootstrap: conversations resampled with replacement inside each
     category, seeded; a figure's error is the std (ddof 1) of its value over the resamples,

@@ -13,6 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "specbench"
 #: Stages, each allowed to import only from the ones before it.
 ORDER = (
     "common",
+    "stats",
     "data",
     "metrics",
     "client",

@@ -17,7 +17,6 @@ from analysis_fixtures import (
 )
 
 from specbench.analysis import aggregate as AG
-from specbench.analysis.stats import student_t_quantile
 from specbench.common.errors import SpecbenchError
 from specbench.results import columns as C
 from specbench.results import frame as F
@@ -224,10 +223,3 @@ def test_only_failed_cells_is_an_error_and_failures_are_listed(tmp_path: Path) -
     write_cell(tmp_path, summary(label="eagle3", dataset=QUALITATIVE, concurrency=2))
     _, failed = L.load_cells([tmp_path])
     assert [f.reason for f in failed] == ["server died"]
-
-
-@pytest.mark.parametrize(
-    ("df", "expected"), [(1, 12.7062047), (2, 4.3026527), (4, 2.7764451), (29, 2.0452296)]
-)
-def test_student_t_quantile_matches_tables(df: int, expected: float) -> None:
-    assert student_t_quantile(0.975, df) == pytest.approx(expected, abs=1e-6)

@@ -1,4 +1,5 @@
-"""The significance test, its Bonferroni family, its power and the fallbacks, on known values."""
+"""The gate's significance test: its Bonferroni family, its power and the fallbacks, on known
+values (the test's formulas alone: tests/unit/stats/test_significance.py)."""
 
 from __future__ import annotations
 
@@ -10,21 +11,12 @@ import pytest
 from gate_fixtures import spec_decode, summary, write_cell, write_manifest
 
 from specbench.gate.baseline import Baseline, build_baseline, server_summaries, suite_identity
+from specbench.gate.baseline_power import baseline_power, baseline_warnings
 from specbench.gate.compare import GateReport, compare, judge
-from specbench.gate.power import baseline_power, baseline_warnings
 from specbench.gate.rules import GateRules, MetricRule
-from specbench.gate.significance import (
-    bonferroni_level,
-    combined_standard_error,
-    critical_value,
-    detectable_worsening,
-    difference_error,
-    difference_error_for,
-    welch_df,
-    worsening_p_value,
-)
 from specbench.gate.snapshot import MetricStats, snapshot
 from specbench.results.loading import read_manifest
+from specbench.stats.power import detectable_worsening
 from specbench.store.summary import CellErrors
 
 AL = MetricRule(direction="higher", relative=0.02)
@@ -33,46 +25,6 @@ TTFT = MetricRule(direction="lower", relative=0.10)
 
 def stats(value: float, se: float | None, *, n: int = 1, note: str | None = None) -> MetricStats:
     return MetricStats(value=value, std=None, n=n, min=value, max=value, se=se, se_note=note)
-
-
-def test_critical_values_p_values_and_the_bonferroni_level():
-    assert critical_value(0.05) == pytest.approx(1.6449, abs=1e-4)
-    assert critical_value(0.005) == pytest.approx(2.5758, abs=1e-4)
-    assert bonferroni_level(0.05, 10) == pytest.approx(0.005)
-    assert bonferroni_level(0.05, 0) == 0.05
-    assert difference_error(0.03, 0.04) == pytest.approx(0.05)
-    # d = 1.645 SE is significant at 5% one-sided, exactly.
-    assert worsening_p_value(1.6449 * 0.05, 0.05) == pytest.approx(0.05, abs=1e-4)
-    assert worsening_p_value(0.0, 0.05) == pytest.approx(0.5)
-    assert worsening_p_value(-1.0, 0.05) == pytest.approx(1.0)
-    # Student t with 10 degrees of freedom: t_{0.95, 10} = 1.8125, t_{0.995, 10} = 3.1693.
-    assert critical_value(0.05, 10) == pytest.approx(1.8125, abs=1e-4)
-    assert critical_value(0.005, 10) == pytest.approx(3.1693, abs=1e-4)
-    assert worsening_p_value(1.8125 * 0.05, 0.05, 10) == pytest.approx(0.05, abs=1e-4)
-    # Welch: equal errors on both sides add their degrees of freedom; one side alone keeps its.
-    assert welch_df(0.02, 10, 0.02, 10) == pytest.approx(20)
-    assert welch_df(0.02, 10, 0.0, 30) == pytest.approx(10)
-    assert welch_df(0.02, None, 0.02, 10) is None
-
-
-def test_errors_of_repeats_combine_and_the_spread_wins_when_larger():
-    # √(0.03² + 0.04²) / 2 = 0.025; std 0.01 over 2 repeats gives 0.0071: the bootstrap wins.
-    assert combined_standard_error([0.03, 0.04], 0.01) == pytest.approx(0.025)
-    # A spread of 0.1 over 2 repeats: 0.1/√2 = 0.0707 exceeds what each run saw.
-    assert combined_standard_error([0.03, 0.04], 0.1) == pytest.approx(0.1 / math.sqrt(2))
-    assert combined_standard_error([0.03], None) == pytest.approx(0.03)
-    assert combined_standard_error([], None) is None
-
-
-def test_detectable_regression_is_the_larger_bar_plus_the_power_margin():
-    # Tolerance 2% above the significance bar (2.576 × 0.5% = 1.29%): 2% + 0.8416 × 0.5%.
-    assert detectable_worsening(0.02, 0.005, 0.005, 0.8) == pytest.approx(0.024208, abs=1e-6)
-    # Significance bar 1.645 × 1% above the 1% tolerance: 1.645% + 0.842%.
-    assert detectable_worsening(0.01, 0.01, 0.05, 0.8) == pytest.approx(0.024865, abs=1e-6)
-    # The SE that detects 1.5 × tolerance is the inverse, on both branches.
-    for level in (0.05, 0.0005):
-        error = difference_error_for(0.02, level, power=0.8, margin=1.5)
-        assert detectable_worsening(0.02, error, level, 0.8) == pytest.approx(0.03)
 
 
 def test_a_regression_needs_the_tolerance_and_significance_and_shows_its_interval():

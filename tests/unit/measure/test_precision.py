@@ -7,21 +7,19 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-import numpy as np
 import pytest
 
 from specbench.client.record import RequestRecord
 from specbench.data.conversation import Conversation
 from specbench.measure.precision import (
-    Interval,
     StoppingRule,
     bootstrap_intervals,
     default_floor,
-    draw_counts,
     precise_enough,
     steady_state_window,
     stratified_order,
 )
+from specbench.stats.bootstrap import Interval
 
 
 def conversations(sizes: dict[str, int]) -> list[Conversation]:
@@ -122,11 +120,6 @@ def test_a_check_on_an_executor_never_blocks_and_its_verdict_lands_later():
     for r in records[:6]:
         inline.observe(r)
     assert inline.should_stop() and inline.last == rule.last
-
-
-def test_draw_counts_counts_every_draw_of_every_resample():
-    draws = np.array([[0, 0, 2], [1, 2, 2], [2, 2, 2]])
-    assert draw_counts(draws, 3).tolist() == [[2, 0, 1], [0, 1, 2], [0, 0, 3]]
 
 
 def test_a_timing_regime_in_the_middle_of_the_cell_widens_the_interval():

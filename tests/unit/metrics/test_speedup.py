@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from specbench.measure.precision import bootstrap_ratio_of_means
 from specbench.metrics.speedup import (
     compare_per_gpu,
     decode_rate_tok_s,
@@ -34,19 +33,6 @@ def test_proxy_is_al_times_the_step_time_ratio() -> None:
 def test_step_time_pools_time_over_steps() -> None:
     assert step_time_ms(1000.0, 400) == 2.5
     assert step_time_ms(0.0, 0) is None
-
-
-def test_bootstrap_ratio_of_means_brackets_the_value() -> None:
-    speculative = [[200.0, 210.0], [190.0], [205.0], [195.0, 200.0]]
-    baseline = [[100.0], [101.0, 99.0], [100.0], [100.0]]
-    interval = bootstrap_ratio_of_means(speculative, baseline, seed=1)
-    assert interval is not None
-    # mean 200 / mean 100: pooled over requests, not over conversations.
-    assert interval.value == pytest.approx(1000.0 / 5 / 100.0)
-    assert interval.low <= interval.value <= interval.high
-    assert interval.low > 1.9 and interval.high < 2.1
-    assert bootstrap_ratio_of_means([[1.0]], [], seed=0) is None
-    assert bootstrap_ratio_of_means([[1.0]], [[0.0]], seed=0) is None
 
 
 def test_throughput_speedup_compares_per_gpu_only_when_every_side_knows_its_gpus() -> None:

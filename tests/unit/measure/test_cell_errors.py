@@ -1,4 +1,4 @@
-"""measure.standard_errors: the stratified cluster bootstrap against known values."""
+"""measure.cell_errors: the stratified cluster bootstrap against known values."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import statistics
 import pytest
 
 from specbench.client.record import RequestRecord
-from specbench.measure.standard_errors import MIN_CONVERSATIONS, cell_errors, small_sample_factor
+from specbench.measure.cell_errors import MIN_CONVERSATIONS, cell_errors
 from specbench.metrics.latency import distribution
 from specbench.store.summary import CategoryAcceptance, CellSummary, SpecDecodeSummary
 
@@ -103,8 +103,3 @@ def test_too_few_conversations_give_no_noise_estimate():
     errors = cell_errors(records, cell(records, al=3.0))
     assert errors.figures == {} and errors.categories == {}
     assert errors.note == "no noise estimate: 4 conversations (< 5)"
-
-
-def test_the_small_sample_factor():
-    assert small_sample_factor(10) == pytest.approx(math.sqrt(10 / 9))
-    assert small_sample_factor(1) == 1.0

@@ -3,7 +3,7 @@
 For every figure × cell of the baseline that carries a standard error, assume a candidate
 run of the same size (so SE_d = √2 × se) and the significance level the gate would use
 (α / m, m = those figures × cells). The figure can resolve its tolerance when a regression
-of 1.5 × the tolerance is caught with the rules' power (`gate.significance`); when it
+of 1.5 × the tolerance is caught with the rules' power (`stats.power`); when it
 cannot, the warning names it and the conversations per cell that would let it (the error
 shrinks as 1/√conversations).
 """
@@ -16,11 +16,8 @@ from dataclasses import dataclass
 from specbench.gate.baseline import Baseline
 from specbench.gate.compare import allowed_worsening, metrics_of, tested
 from specbench.gate.rules import GateRules
-from specbench.gate.significance import (
-    bonferroni_level,
-    detectable_worsening,
-    difference_error_for,
-)
+from specbench.stats.power import detectable_worsening, difference_error_for
+from specbench.stats.significance import bonferroni_level
 
 #: A figure resolves its tolerance when a regression of this × the tolerance is caught.
 RESOLUTION_MARGIN = 1.5

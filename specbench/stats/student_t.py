@@ -1,4 +1,4 @@
-"""Small statistics the aggregation needs, in pure Python (no SciPy dependency).
+"""Student's t distribution and the t interval of a mean, in pure Python (no SciPy dependency).
 
 `student_t_quantile` inverts the Student t CDF, written through the regularized
 incomplete beta function (continued fraction, Lentz's method) and bisection: exact to

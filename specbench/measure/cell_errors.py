@@ -44,13 +44,13 @@ import numpy as np
 
 from specbench.client.record import RequestRecord
 from specbench.measure.official_al import cell_official
-from specbench.measure.precision import (
-    draw_counts,
-    makespans,
-    resample_draws,
-    resampled_quantiles,
-)
 from specbench.metrics.per_request import chunk_acceptance_length
+from specbench.stats.bootstrap import draw_counts, makespans, resample_draws, resampled_quantiles
+from specbench.stats.standard_errors import (
+    ratio_standard_error,
+    scaled_error,
+    small_sample_factor,
+)
 from specbench.store.summary import CellErrors, CellSummary
 
 #: Conversations below which a cell has no noise estimate.
@@ -60,24 +60,6 @@ ERROR_RESAMPLES = 400
 #: Name of the rate at draft position i (1-based), as the results columns spell it.
 PER_POSITION_PREFIX = "per_position_acceptance_"
 QUANTILES = (("median", 0.5), ("p90", 0.9), ("p99", 0.99))
-
-
-def _ratio_se(times: np.ndarray, numerator: np.ndarray, denominator: np.ndarray) -> float | None:
-    """Standard error of Σ num / Σ den over resamples (resamples with Σ den = 0 skipped)."""
-    top, bottom = times @ numerator, times @ denominator
-    valid = bottom > 0
-    if valid.sum() < 2:
-        return None
-    return float(np.std(top[valid] / bottom[valid], ddof=1))
-
-
-def _scaled(se: float | None, estimate: float, reported: float | None) -> float | None:
-    """`se` of the resampled estimate carried onto the reported figure (same relative error)."""
-    if se is None or reported is None:
-        return None
-    if estimate == 0:
-        return se
-    return se * abs(reported / estimate)
 
 
 class _Conversations:
@@ -140,17 +122,21 @@ def _acceptance(
     if steps.sum() == 0:
         return
     estimate = 1 + accepted.sum() / steps.sum()
-    se = _ratio_se(times, accepted, steps)  # AL − 1 and AL share it
-    if (found := _scaled(se, estimate, spec.acceptance_length)) is not None:
+    se = ratio_standard_error(times, accepted, steps)  # AL − 1 and AL share it
+    if (found := scaled_error(se, estimate, spec.acceptance_length)) is not None:
         figures["acceptance_length"] = found
     if per_request and drafted.sum() > 0:
         rate = accepted.sum() / drafted.sum()
-        found = _scaled(_ratio_se(times, accepted, drafted), rate, spec.draft_acceptance_rate)
+        found = scaled_error(
+            ratio_standard_error(times, accepted, drafted), rate, spec.draft_acceptance_rate
+        )
         if found is not None:
             figures["draft_acceptance_rate"] = found
     for i, reported in enumerate(spec.per_position_acceptance, start=1):
         at_least = rows[:, 2 + i]
-        found = _scaled(_ratio_se(times, at_least, steps), at_least.sum() / steps.sum(), reported)
+        found = scaled_error(
+            ratio_standard_error(times, at_least, steps), at_least.sum() / steps.sum(), reported
+        )
         if found is not None:
             figures[f"{PER_POSITION_PREFIX}{i}"] = found
 
@@ -169,7 +155,7 @@ def _categories(
         if category.acceptance_length is not None:
             if category.acceptance_source == "per_request_metrics":
                 rows = np.array([_spec_steps(g, True, 0) for g in data.groups])
-                se = _ratio_se(times, rows[:, 1] * mask, rows[:, 0] * mask)
+                se = ratio_standard_error(times, rows[:, 1] * mask, rows[:, 0] * mask)
             else:  # mean over requests of each request's tokens per chunk
                 values = [
                     [al for r in g if (al := chunk_acceptance_length(r.chunk_tokens)) is not None]
@@ -177,7 +163,7 @@ def _categories(
                 ]
                 sums = np.array([sum(v) for v in values]) * mask
                 counts = np.array([len(v) for v in values], dtype=float) * mask
-                se = _ratio_se(times, sums, counts)
+                se = ratio_standard_error(times, sums, counts)
             if se is not None:
                 errors["acceptance_length"] = se
         if category.official_acceptance_length is not None and per_question is not None:
@@ -195,7 +181,7 @@ def _official_se(
     """Error of the mean over (masked) questions of each question's official AL."""
     values = np.array([per_question.get(q, 0.0) for q in data.ids])
     present = np.array([q in per_question for q in data.ids], dtype=float) * mask
-    return _ratio_se(times, values * present, present)
+    return ratio_standard_error(times, values * present, present)
 
 
 def _throughput_se(
@@ -213,7 +199,7 @@ def _throughput_se(
         busy_s = data.column(lambda g: sum(r.e2e_ns or 0 for r in g) / 1e9)
         if busy_s.sum() <= 0:
             return None
-        se = _ratio_se(times, tokens, busy_s)
+        se = ratio_standard_error(times, tokens, busy_s)
         return None if se is None else se / (tokens.sum() / busy_s.sum())
     occupied_s = data.column(
         lambda g: (
@@ -310,9 +296,3 @@ def cell_errors(
             },
         }
     )
-
-
-def small_sample_factor(conversations: int) -> float:
-    """√(n / (n − 1)): the bootstrap variance of a mean over n clusters is (n − 1)/n of the
-    usual unbiased one; with strata, n is the smallest stratum the figure draws from."""
-    return (conversations / (conversations - 1)) ** 0.5 if conversations > 1 else 1.0
