@@ -31,15 +31,12 @@ from specbench.analysis.aggregate import (
 from specbench.common.errors import SpecbenchError
 from specbench.common.model import Frozen
 from specbench.gate.significance import combined_standard_error
+from specbench.metrics.declarations import figure_of, stored
 from specbench.results.columns import (
     ACCEPTANCE_LENGTH,
     CATEGORY,
     CONCURRENCY,
-    DISTRIBUTIONS,
-    DRAFT_ACCEPTANCE_RATE,
     LABEL,
-    OFFICIAL_ACCEPTANCE_LENGTH,
-    PER_POSITION_PREFIX,
     WORKLOAD,
     position_columns,
 )
@@ -50,23 +47,6 @@ from specbench.store.summary import CellSummary
 
 if TYPE_CHECKING:
     import pandas as pd
-
-#: Serving metrics stored per cell (summary field names, distributions as `<name>_<stat>`).
-SERVING_METRICS: tuple[str, ...] = (
-    "num_requests",
-    "num_failed",
-    "duration_s",
-    "input_tokens",
-    "output_tokens",
-    "output_tok_s",
-    "output_tok_s_per_gpu",
-    "request_per_s",
-    *(f"{name}_{stat}" for name in DISTRIBUTIONS for stat in ("mean", "median", "p90", "p99")),
-)
-#: Acceptance metrics whose value is pooled from the counters over repeats.
-POOLED_METRICS: tuple[str, ...] = (ACCEPTANCE_LENGTH, DRAFT_ACCEPTANCE_RATE)
-#: Acceptance metrics averaged over repeats like serving metrics.
-MEAN_ACCEPTANCE_METRICS: tuple[str, ...] = (OFFICIAL_ACCEPTANCE_LENGTH,)
 
 
 class MetricStats(Frozen):
@@ -158,7 +138,8 @@ def _stats(row: pd.Series, metric: str, value_column: str | None = None) -> Metr
 def _metric_stats(row: pd.Series, metrics: Iterable[str]) -> dict[str, MetricStats]:
     stats: dict[str, MetricStats] = {}
     for metric in metrics:
-        pooled = metric in POOLED_METRICS or metric.startswith(PER_POSITION_PREFIX)
+        figure = figure_of(metric)
+        pooled = figure is not None and figure.aggregation == "pooled"
         found = _stats(row, metric, metric + SUFFIX_POOLED if pooled else None)
         if found is not None:
             stats[metric] = found
@@ -235,10 +216,11 @@ def with_errors(
 def snapshot_cells(cells: Sequence[LoadedCell], failed: Sequence[FailedCell] = ()) -> Snapshot:
     """Aggregate loaded cells (one results directory) into a `Snapshot`."""
     frame = cells_frame(cells)
-    metrics = [m for m in SERVING_METRICS if m in frame.columns]
-    metrics += [m for m in POOLED_METRICS if m in frame.columns]
+    # Serving figures (mean over repeats), pooled acceptance, then acceptance means.
+    metrics = [m for m in stored("mean") if m in frame.columns]
+    metrics += [m for m in stored("pooled") if m in frame.columns]
     metrics += position_columns(frame)
-    metrics += [m for m in MEAN_ACCEPTANCE_METRICS if m in frame.columns]
+    metrics += [m for m in stored("mean_acceptance") if m in frame.columns]
     aggregated = aggregate_repeats(frame, metrics=metrics)
     per_category = _category_stats([c for c in cells if c.summary.category is None])
     summaries = {
