@@ -348,6 +348,12 @@ def targeted() -> tuple[Figure, ...]:
     return tuple(sorted((f for f in FIGURES if f.precision is not None), key=_row))
 
 
+def targeted_phrase() -> str:
+    """The targeted figures in words: `tok/s/GPU, E2E p50 and TTFT p50`."""
+    titles = [f.precision or f.name for f in targeted()]
+    return " and ".join([", ".join(titles[:-1]), titles[-1]]) if len(titles) > 1 else titles[0]
+
+
 def gated() -> tuple[Figure, ...]:
     """Figures the gate watches by default: comparisons in `FIGURES` order, ceilings last."""
     watched = [f for f in FIGURES if f.gate is not None]
