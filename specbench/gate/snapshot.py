@@ -172,10 +172,25 @@ def _category_stats(mixed: Sequence[LoadedCell]) -> dict[str, dict[str, dict[str
     return result
 
 
+def _stored_error(
+    errors: dict[str, float], name: str, stats: dict[str, MetricStats]
+) -> float | None:
+    """One repeat's stored standard error of `name`; a derived figure's is propagated from
+    its source's (metrics/declarations.py), at the cell's source value."""
+    if name in errors:
+        return errors[name]
+    figure = figure_of(name)
+    derived = figure.derived if figure is not None else None
+    if derived is None or derived.source not in errors or derived.source not in stats:
+        return None
+    return derived.standard_error(stats[derived.source].value, errors[derived.source])
+
+
 def with_errors(
     stats: dict[str, MetricStats], summaries: Sequence[CellSummary], category: str | None
 ) -> dict[str, MetricStats]:
-    """`stats` with each figure's standard error from the repeats' stored errors.
+    """`stats` with each figure's standard error from the repeats' stored errors (a derived
+    figure's propagated from its source's).
 
     `category`: the figures are that category's (summary `standard_errors.categories`).
     """
@@ -193,7 +208,7 @@ def with_errors(
     result = {}
     for name, found in stats.items():
         tables = [e.categories.get(category, {}) if category else e.figures for e in known]
-        within = [t[name] for t in tables if name in t]
+        within = [se for t in tables if (se := _stored_error(t, name, stats)) is not None]
         update: dict[str, object] = {"conversations": min(counts)}
         if notes:
             update["se_note"] = notes[0]

@@ -88,6 +88,20 @@ class Derivation:
     source: str
     formula: Callable[[float], float | None]
 
+    def standard_error(self, source_value: float, source_error: float) -> float | None:
+        """The derived figure's standard error from its source's, to first order (the delta
+        method: |f'(x)| × se, f' by a central difference of relative step 1e-6).
+
+        None where the formula is undefined at the source value.
+        """
+        step = abs(source_value) * 1e-6
+        if step == 0:
+            return None
+        above, below = self.formula(source_value + step), self.formula(source_value - step)
+        if above is None or below is None:
+            return None
+        return abs(above - below) / (2 * step) * source_error
+
 
 @dataclass(frozen=True, slots=True)
 class Figure:
