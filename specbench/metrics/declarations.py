@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
-from specbench.metrics.latency import tpot_ms
+from specbench.metrics.latency import interactivity_tok_s_per_user, tpot_ms
 
 Direction = Literal["higher", "lower"]
 #: How repeats (and cells) combine: `mean`, the plain mean over repeats (serving figures,
@@ -277,6 +277,21 @@ E2E_MS_MEDIAN = E2E_MS.statistic_of(
     gate=GateDefault(relative=0.10),
 )
 TPOT_MS_MEDIAN = TPOT_MS.statistic_of("median")
+#: Gated like tok/s/GPU (−5%), not like the latency medians (+10%): it is the other axis
+#: of the throughput–interactivity trade-off, and a median TPOT averages each turn over
+#: its tokens, so it is far steadier than a median TTFT or E2E.
+INTERACTIVITY = Figure(
+    "interactivity_tok_s_per_user",
+    "tok/s/user",
+    "higher",
+    "1000 / median TPOT (ms): output tokens per second one user sees (metrics/latency.py)",
+    "mean",
+    table=TableFormat("Interactivity", "rate", "ratio", "tok/s/user"),
+    serving_row=4,
+    precision="interactivity",
+    gate=GateDefault(relative=0.05),
+    derived=Derivation(TPOT_MS_MEDIAN.name, interactivity_tok_s_per_user),
+)
 
 #: Every figure. Within one aggregation this is the order of the stored figures (the
 #: gate's snapshots); the order of the gate's default rules (ceilings last).
@@ -301,6 +316,7 @@ FIGURES: tuple[Figure, ...] = (
     E2E_MS,
     E2E_MS_MEDIAN,
     STEP_GAP_MS,
+    INTERACTIVITY,
 )
 
 _BY_NAME = {figure.name: figure for figure in FIGURES}

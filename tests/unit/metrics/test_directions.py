@@ -28,6 +28,7 @@ def test_the_gate_defaults_use_the_declared_directions():
         "output_tok_s_per_gpu": "higher",
         "ttft_ms_median": "lower",
         "e2e_ms_median": "lower",
+        "interactivity_tok_s_per_user": "higher",
         "num_failed": "lower",
     }
 
