@@ -13,6 +13,7 @@ from pathlib import Path
 
 from specbench.analysis.al_consistency import check_acceptance, describe_checks
 from specbench.measure.precision import TARGETED_FIGURES
+from specbench.metrics.declarations import targeted
 from specbench.run.estimate import summaries_with_precision
 from specbench.store.manifest import read_manifest
 
@@ -45,9 +46,10 @@ def report_section(root: Path) -> str | None:
         "(resampling conversations) relative to the figure. Tables use output tok/s/GPU of "
         "the window named (steady_state: while every slot was busy).",
         "",
-        "| server | workload | c | conversations | target | stopped | throughput window "
-        "| ± tok/s/GPU | ± E2E p50 | ± TTFT p50 |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| server | workload | c | conversations | target | stopped | throughput window | "
+        + " | ".join(f"± {figure.precision}" for figure in targeted())
+        + " |",
+        "|---|---|---|---|---|---|---|" + "---|" * len(TARGETED_FIGURES),
         *rows,
     ]
     manifest = read_manifest(root)

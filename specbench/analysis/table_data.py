@@ -20,6 +20,7 @@ from specbench.analysis.aggregate import (
     pool_acceptance,
     pool_category_acceptance,
 )
+from specbench.metrics.declarations import serving_rows
 from specbench.metrics.speedup import compare_per_gpu
 from specbench.results.columns import (
     ACCEPTANCE_DEFINITION,
@@ -31,7 +32,6 @@ from specbench.results.columns import (
     CONTEXT_K,
     DATASET,
     DRAFTED_STEP_SHARE,
-    E2E_MS_MEDIAN,
     FULL_SELECTION,
     GROUP,
     INPUT_TOKENS,
@@ -50,7 +50,6 @@ from specbench.results.columns import (
     OUTPUT_TOK_S_PER_GPU,
     REPEAT,
     SPLIT,
-    TTFT_MS_MEDIAN,
     VIEW,
 )
 from specbench.results.selection import Comparison, mixed_cells
@@ -59,7 +58,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 OVERALL = "overall"
-SERVING_METRICS = (OUTPUT_TOK_S_PER_GPU, E2E_MS_MEDIAN, TTFT_MS_MEDIAN)
 #: Columns of `serving_data` and `sweep_data`.
 SPECULATIVE = "speculative"
 BASELINE = "baseline"
@@ -305,9 +303,13 @@ def acceptance_summary_data(frame: pd.DataFrame, labels: Sequence[str]) -> pd.Da
     return pooled
 
 
-def _means(
-    frame: pd.DataFrame, label: str, view: str, metrics: Sequence[str] = SERVING_METRICS
-) -> pd.DataFrame:
+def serving_metrics(throughput: str) -> tuple[str, ...]:
+    """The serving table's figures (`metrics.declarations.serving_rows`), in row order, with
+    `throughput` (`throughput_column`) as the throughput compared."""
+    return tuple(f.name for f in serving_rows(per_gpu=throughput == OUTPUT_TOK_S_PER_GPU))
+
+
+def _means(frame: pd.DataFrame, label: str, view: str, metrics: Sequence[str]) -> pd.DataFrame:
     cells = mixed_cells(frame)
     cells = cells[(cells[LABEL] == label) & (cells[VIEW] == view)]
     if not len(cells):
@@ -329,7 +331,7 @@ def serving_data(
     import pandas as pd
 
     pair = [comparison.speculative, comparison.baseline]
-    metrics = (throughput_column(frame, pair), *SERVING_METRICS[1:])
+    metrics = serving_metrics(throughput_column(frame, pair))
     spec = _means(frame, comparison.speculative, view, metrics).loc[concurrency].to_dict()
     base = _means(frame, comparison.baseline, view, metrics).loc[concurrency].to_dict()
     rows = []
@@ -363,7 +365,7 @@ def sweep_data(frame: pd.DataFrame, comparison: Comparison, view: str) -> pd.Dat
     import pandas as pd
 
     tok = throughput_column(frame, [comparison.speculative, comparison.baseline])
-    metrics = (tok, *SERVING_METRICS[1:])
+    metrics = serving_metrics(tok)
     spec = _means(frame, comparison.speculative, view, metrics)
     base = _means(frame, comparison.baseline, view, metrics)
     concurrencies = sorted(set(spec.index) | set(base.index))

@@ -16,6 +16,7 @@ from specbench.analysis.aggregate import N_CELLS
 from specbench.analysis.table import Table
 from specbench.common.naming import bounded_slug, slug
 from specbench.data.categories import category_name
+from specbench.metrics.declarations import ChangeWording, Figure, Wording, serving_rows
 from specbench.results.columns import (
     ACCEPTANCE_DEFINITION,
     ACCEPTANCE_LENGTH,
@@ -26,7 +27,6 @@ from specbench.results.columns import (
     CONTEXT_K,
     DRAFT_ACCEPTANCE_RATE,
     DRAFTED_STEP_SHARE,
-    E2E_MS_MEDIAN,
     GROUP,
     LABEL,
     MERGED_CHUNKS,
@@ -39,7 +39,6 @@ from specbench.results.columns import (
     OUTPUT_TOK_S_PER_GPU,
     SPLIT,
     STEP_WEIGHTED_ACCEPTANCE_LENGTH,
-    TTFT_MS_MEDIAN,
     VIEW,
     WORKLOAD,
     position_columns,
@@ -341,22 +340,39 @@ def al_by_context(
     )
 
 
+_WORDINGS: dict[Wording, Callable[[float, str], str]] = {
+    "rate": W.rate,
+    "seconds": lambda value, _: W.seconds_from_ms(value),
+    "milliseconds": lambda value, _: W.milliseconds(value),
+}
+_CHANGES: dict[ChangeWording, Callable[[float, float], str]] = {
+    "ratio": W.throughput_change,
+    "latency": W.latency_change,
+    "percent_latency": W.percent_latency_change,
+}
+
+
+def _serving_row(figure: Figure, row: Mapping[Any, Any]) -> tuple[str, str, str, str]:
+    """Label, speculative, baseline and Change of one figure, worded as declared."""
+    assert figure.table is not None, f"{figure.name}: a serving row without a table format"
+    shown = _WORDINGS[figure.table.wording]
+    unit = figure.table.shown_unit
+    spec, base = row[D.SPECULATIVE], row[D.BASELINE]
+    return (
+        figure.table.label,
+        shown(spec, unit),
+        shown(base, unit),
+        _CHANGES[figure.table.change](spec, base),
+    )
+
+
 def serving(frame: pd.DataFrame, comparison: Comparison, view: str, concurrency: int) -> Table:
     """Serving results at one concurrency: speculative vs baseline, with the card's Change."""
     data = D.serving_data(frame, comparison, view, concurrency)
     by_metric = data.set_index(D.METRIC).to_dict(orient="index")
     per_gpu = OUTPUT_TOK_S_PER_GPU in by_metric
-    tok_metric = OUTPUT_TOK_S_PER_GPU if per_gpu else OUTPUT_TOK_S
-    tok, e2e, ttft = (by_metric[m] for m in (tok_metric, E2E_MS_MEDIAN, TTFT_MS_MEDIAN))
-    tok_name = "Output throughput/GPU" if per_gpu else "Output throughput per server"
-    rows = (
-        (tok_name, W.tok_s(tok[D.SPECULATIVE]), W.tok_s(tok[D.BASELINE]),
-         W.throughput_change(tok[D.SPECULATIVE], tok[D.BASELINE])),
-        ("Median E2E latency", W.seconds_from_ms(e2e[D.SPECULATIVE]),
-         W.seconds_from_ms(e2e[D.BASELINE]), W.latency_change(e2e[D.SPECULATIVE], e2e[D.BASELINE])),
-        ("Median TTFT", W.milliseconds(ttft[D.SPECULATIVE]), W.milliseconds(ttft[D.BASELINE]),
-         W.percent_latency_change(ttft[D.SPECULATIVE], ttft[D.BASELINE])),
-    )  # fmt: skip
+    tok = by_metric[OUTPUT_TOK_S_PER_GPU if per_gpu else OUTPUT_TOK_S]
+    rows = tuple(_serving_row(f, by_metric[f.name]) for f in serving_rows(per_gpu))
     n_spec, n_base = int(tok[D.N_SPECULATIVE]), int(tok[D.N_BASELINE])
     notes = [
         f"Means over repeats ({comparison.speculative}: {n_spec}, {comparison.baseline}: "

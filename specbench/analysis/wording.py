@@ -96,9 +96,14 @@ def speedup(speculative: float, baseline: float) -> float:
     return speculative / baseline
 
 
+def rate(value: float, unit: str) -> str:
+    """`415.2 tok/s`: one decimal, thousands grouped, then `unit`."""
+    return "—" if not math.isfinite(value) else f"{value:,.1f} {unit}"
+
+
 def tok_s(value: float) -> str:
     """`415.2 tok/s`."""
-    return "—" if not math.isfinite(value) else f"{value:,.1f} tok/s"
+    return rate(value, "tok/s")
 
 
 def seconds_from_ms(value_ms: float) -> str:

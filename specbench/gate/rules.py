@@ -27,13 +27,19 @@ from pydantic import Field, ValidationError, model_validator
 from specbench.common.errors import SpecbenchError
 from specbench.common.model import Frozen
 from specbench.common.validation import describe_validation_error
-from specbench.gate.snapshot import MEAN_ACCEPTANCE_METRICS, POOLED_METRICS, SERVING_METRICS
-from specbench.metrics.directions import Direction, direction_of
+from specbench.metrics.declarations import (
+    CATEGORY_ACCEPTANCE_LENGTH,
+    PER_POSITION_ACCEPTANCE,
+    Direction,
+    Figure,
+    gated,
+    stored,
+)
 from specbench.results.columns import PER_POSITION_PREFIX
 
 #: Families of metrics a single rule can cover.
-PER_POSITION_FAMILY = "per_position_acceptance"
-CATEGORY_FAMILY = "category_acceptance_length"
+PER_POSITION_FAMILY = PER_POSITION_ACCEPTANCE.name
+CATEGORY_FAMILY = CATEGORY_ACCEPTANCE_LENGTH.name
 
 
 class MetricRule(Frozen):
@@ -87,22 +93,21 @@ class MetricRule(Frozen):
         return f"max {self.max:g}"
 
 
-def _rule(metric: str, relative: float) -> MetricRule:
-    """A default rule: the direction declared beside the metric (metrics/directions.py)."""
-    return MetricRule(direction=direction_of(metric), relative=relative)
+def _default_rule(figure: Figure) -> MetricRule:
+    """The rule declared with the figure (metrics/declarations.py), its direction included."""
+    assert figure.gate is not None and figure.direction is not None
+    tolerance: dict[str, object] = {}
+    if figure.gate.relative is not None:
+        tolerance["relative"] = figure.gate.relative
+    if figure.gate.max is not None:
+        tolerance["max"] = figure.gate.max
+    if not figure.gate.noise:
+        tolerance["noise"] = False
+    return MetricRule(direction=figure.direction, **tolerance)  # type: ignore[arg-type]
 
 
-#: The issue's defaults. Order is the order of rows in every report.
-DEFAULT_RULES: dict[str, MetricRule] = {
-    "acceptance_length": _rule("acceptance_length", relative=0.02),
-    "official_acceptance_length": _rule("official_acceptance_length", relative=0.02),
-    PER_POSITION_FAMILY: _rule(PER_POSITION_FAMILY, relative=0.02),
-    CATEGORY_FAMILY: _rule(CATEGORY_FAMILY, relative=0.02),
-    "output_tok_s_per_gpu": _rule("output_tok_s_per_gpu", relative=0.05),
-    "ttft_ms_median": _rule("ttft_ms_median", relative=0.10),
-    "e2e_ms_median": _rule("e2e_ms_median", relative=0.10),
-    "num_failed": MetricRule(direction=direction_of("num_failed"), max=0, noise=False),
-}
+#: The declared defaults. Order is the order of rows in every report.
+DEFAULT_RULES: dict[str, MetricRule] = {figure.name: _default_rule(figure) for figure in gated()}
 
 
 class GateRules(Frozen):
@@ -156,8 +161,7 @@ class GateRules(Frozen):
 
 
 def is_known_metric(name: str) -> bool:
-    known = (*SERVING_METRICS, *POOLED_METRICS, *MEAN_ACCEPTANCE_METRICS)
-    if name in (PER_POSITION_FAMILY, CATEGORY_FAMILY, *known):
+    if name in (PER_POSITION_FAMILY, CATEGORY_FAMILY, *stored()):
         return True
     if name.startswith(PER_POSITION_PREFIX):
         return name[len(PER_POSITION_PREFIX) :].isdigit()

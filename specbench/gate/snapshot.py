@@ -30,15 +30,12 @@ from specbench.analysis.aggregate import (
 )
 from specbench.common.errors import SpecbenchError
 from specbench.common.model import Frozen
+from specbench.metrics.declarations import figure_of, stored
 from specbench.results.columns import (
     ACCEPTANCE_LENGTH,
     CATEGORY,
     CONCURRENCY,
-    DISTRIBUTIONS,
-    DRAFT_ACCEPTANCE_RATE,
     LABEL,
-    OFFICIAL_ACCEPTANCE_LENGTH,
-    PER_POSITION_PREFIX,
     WORKLOAD,
     position_columns,
 )
@@ -50,23 +47,6 @@ from specbench.store.summary import CellSummary
 
 if TYPE_CHECKING:
     import pandas as pd
-
-#: Serving metrics stored per cell (summary field names, distributions as `<name>_<stat>`).
-SERVING_METRICS: tuple[str, ...] = (
-    "num_requests",
-    "num_failed",
-    "duration_s",
-    "input_tokens",
-    "output_tokens",
-    "output_tok_s",
-    "output_tok_s_per_gpu",
-    "request_per_s",
-    *(f"{name}_{stat}" for name in DISTRIBUTIONS for stat in ("mean", "median", "p90", "p99")),
-)
-#: Acceptance metrics whose value is pooled from the counters over repeats.
-POOLED_METRICS: tuple[str, ...] = (ACCEPTANCE_LENGTH, DRAFT_ACCEPTANCE_RATE)
-#: Acceptance metrics averaged over repeats like serving metrics.
-MEAN_ACCEPTANCE_METRICS: tuple[str, ...] = (OFFICIAL_ACCEPTANCE_LENGTH,)
 
 
 class MetricStats(Frozen):
@@ -158,7 +138,8 @@ def _stats(row: pd.Series, metric: str, value_column: str | None = None) -> Metr
 def _metric_stats(row: pd.Series, metrics: Iterable[str]) -> dict[str, MetricStats]:
     stats: dict[str, MetricStats] = {}
     for metric in metrics:
-        pooled = metric in POOLED_METRICS or metric.startswith(PER_POSITION_PREFIX)
+        figure = figure_of(metric)
+        pooled = figure is not None and figure.aggregation == "pooled"
         found = _stats(row, metric, metric + SUFFIX_POOLED if pooled else None)
         if found is not None:
             stats[metric] = found
@@ -191,10 +172,25 @@ def _category_stats(mixed: Sequence[LoadedCell]) -> dict[str, dict[str, dict[str
     return result
 
 
+def _stored_error(
+    errors: dict[str, float], name: str, stats: dict[str, MetricStats]
+) -> float | None:
+    """One repeat's stored standard error of `name`; a derived figure's is propagated from
+    its source's (metrics/declarations.py), at the cell's source value."""
+    if name in errors:
+        return errors[name]
+    figure = figure_of(name)
+    derived = figure.derived if figure is not None else None
+    if derived is None or derived.source not in errors or derived.source not in stats:
+        return None
+    return derived.standard_error(stats[derived.source].value, errors[derived.source])
+
+
 def with_errors(
     stats: dict[str, MetricStats], summaries: Sequence[CellSummary], category: str | None
 ) -> dict[str, MetricStats]:
-    """`stats` with each figure's standard error from the repeats' stored errors.
+    """`stats` with each figure's standard error from the repeats' stored errors (a derived
+    figure's propagated from its source's).
 
     `category`: the figures are that category's (summary `standard_errors.categories`).
     """
@@ -212,7 +208,7 @@ def with_errors(
     result = {}
     for name, found in stats.items():
         tables = [e.categories.get(category, {}) if category else e.figures for e in known]
-        within = [t[name] for t in tables if name in t]
+        within = [se for t in tables if (se := _stored_error(t, name, stats)) is not None]
         update: dict[str, object] = {"conversations": min(counts)}
         if notes:
             update["se_note"] = notes[0]
@@ -235,10 +231,11 @@ def with_errors(
 def snapshot_cells(cells: Sequence[LoadedCell], failed: Sequence[FailedCell] = ()) -> Snapshot:
     """Aggregate loaded cells (one results directory) into a `Snapshot`."""
     frame = cells_frame(cells)
-    metrics = [m for m in SERVING_METRICS if m in frame.columns]
-    metrics += [m for m in POOLED_METRICS if m in frame.columns]
+    # Serving figures (mean over repeats), pooled acceptance, then acceptance means.
+    metrics = [m for m in stored("mean") if m in frame.columns]
+    metrics += [m for m in stored("pooled") if m in frame.columns]
     metrics += position_columns(frame)
-    metrics += [m for m in MEAN_ACCEPTANCE_METRICS if m in frame.columns]
+    metrics += [m for m in stored("mean_acceptance") if m in frame.columns]
     aggregated = aggregate_repeats(frame, metrics=metrics)
     per_category = _category_stats([c for c in cells if c.summary.category is None])
     summaries = {

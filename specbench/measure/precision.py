@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 
 import numpy as np
 
 from specbench.client.record import RequestRecord
 from specbench.data.conversation import Conversation
+from specbench.metrics.declarations import OUTPUT_TOK_S_PER_GPU, figure_of, targeted
 from specbench.stats.bootstrap import (
     BOOTSTRAP_RESAMPLES,
     Interval,
@@ -39,8 +40,9 @@ from specbench.stats.bootstrap import (
 
 #: Conversations per category a precision-targeted cell measures before it may stop.
 FLOOR_PER_CATEGORY = 3
-#: The figures a precision target applies to, in the order they are reported.
-TARGETED_FIGURES = ("output_tok_s_per_gpu", "e2e_ms_median", "ttft_ms_median")
+#: The figures a precision target applies to, in the order they are reported (declared
+#: in metrics/declarations.py).
+TARGETED_FIGURES = tuple(figure.name for figure in targeted())
 
 
 def stratified_order(conversations: Sequence[Conversation], seed: int) -> list[Conversation]:
@@ -134,10 +136,6 @@ def bootstrap_intervals(
     if len(conversations) < 2:
         return {}
     groups = list(conversations.values())  # in dispatch order (first turn's send)
-    e2e = [np.array([r.e2e_ns for r in g], dtype=float) / 1e6 for g in groups]
-    ttft = [
-        np.array([r.ttft_ns for r in g if r.ttft_ns is not None], dtype=float) / 1e6 for g in groups
-    ]
     tokens = np.array([sum(r.output_tokens or 0 for r in g) for g in groups], dtype=float)
     busy_s = np.array([sum(r.e2e_ns or 0 for r in g) for g in groups], dtype=float) / 1e9
     weightings = cluster_and_block_weights(len(groups), resamples, np.random.default_rng(seed))
@@ -151,25 +149,61 @@ def bootstrap_intervals(
     ratios = [concurrency * (times @ tokens) / (times @ busy_s) for times in weightings]
     scale = (throughput_value / ratio) if throughput_value and ratio > 0 else 1.0
     throughput = widest_interval(ratio, ratios)
-    result = {
-        "output_tok_s_per_gpu": Interval(
-            ratio * scale if throughput_value is None else throughput_value,
-            throughput.low * scale,
-            throughput.high * scale,
-        ),
-        "e2e_ms_median": pooled_median(e2e),
-    }
-    if all(len(v) for v in ttft):
-        result["ttft_ms_median"] = pooled_median(ttft)
+    result = {}
+    for name in TARGETED_FIGURES:
+        if name == OUTPUT_TOK_S_PER_GPU.name:
+            result[name] = Interval(
+                ratio * scale if throughput_value is None else throughput_value,
+                throughput.low * scale,
+                throughput.high * scale,
+            )
+            continue
+        per_turn, formula = _median_of(name)
+        values = [
+            np.array([v for r in g if (v := per_turn(r)) is not None], dtype=float) for g in groups
+        ]
+        if all(len(v) for v in values):
+            found: Interval | None = pooled_median(values)
+            if formula is not None and found is not None:
+                found = _mapped(found, formula)
+            if found is not None:
+                result[name] = found
     return result
+
+
+def _median_of(
+    name: str,
+) -> tuple[Callable[[RequestRecord], float | None], Callable[[float], float | None] | None]:
+    """The per-turn value whose median gives the targeted figure `name`, and the formula
+    applied to that median when the figure is derived from it (metrics/declarations.py)."""
+    figure = figure_of(name)
+    formula = None
+    if figure is not None and figure.derived is not None:
+        formula = figure.derived.formula
+        figure = figure_of(figure.derived.source)
+    statistic = figure.statistic if figure is not None else None
+    source = figure_of(statistic[0]) if statistic is not None else None
+    if statistic is None or statistic[1] != "median" or source is None or not source.per_turn:
+        raise ValueError(f"{name}: precision targeting bootstraps medians of per-turn values")
+    return source.per_turn, formula
+
+
+def _mapped(interval: Interval, formula: Callable[[float], float | None]) -> Interval | None:
+    """`interval` carried through a monotone `formula` (ends swapped when it decreases);
+    None where the formula is undefined at the value or an end (no interval: not precise)."""
+    value, low, high = (formula(x) for x in (interval.value, interval.low, interval.high))
+    if value is None or low is None or high is None:
+        return None
+    return Interval(value, min(low, high), max(low, high))
 
 
 def precise_enough(intervals: dict[str, Interval], target: float) -> bool:
     """Every targeted figure has an interval and its relative half-width is ≤ `target`."""
 
     def interval(name: str) -> Interval | None:
-        if name == "output_tok_s_per_gpu" and name not in intervals:
-            return intervals.get("output_tok_s")  # per server when the GPU count is unknown
+        figure = figure_of(name)
+        if name not in intervals and figure is not None and figure.per_server:
+            return intervals.get(figure.per_server)  # per server when the GPU count is unknown
         return intervals.get(name)
 
     return all(

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-HIGHER_IS_BETTER = True
-
 
 def acceptance_length(num_accepted_tokens: int, num_drafts: int) -> float | None:
     """AL = 1 + accepted / drafts: tokens emitted per verification step, bonus included.

@@ -35,7 +35,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-HIGHER_IS_BETTER = True
 DEFAULT_BIN_TOKENS = 256
 
 

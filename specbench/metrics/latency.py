@@ -6,6 +6,9 @@ Per request (all times relative to the request's send instant):
 - TPOT = (E2E − TTFT) / (output_tokens − 1), for requests with ≥ 2 output tokens. Lower is better.
 - step gap = arrival of a token-carrying chunk − arrival of the previous one. Under
   speculation one chunk carries one engine step's tokens, so this is per step, not per token.
+
+Per cell: interactivity = 1000 / median TPOT (ms), the output tokens per second one user
+sees (InferenceX's x axis against tok/s/GPU). Higher is better.
 """
 
 from __future__ import annotations
@@ -59,6 +62,20 @@ def tpot_ms(e2e_ms: float, ttft_ms: float, output_tokens: int) -> float | None:
     if output_tokens < 2:
         return None
     return (e2e_ms - ttft_ms) / (output_tokens - 1)
+
+
+def interactivity_tok_s_per_user(tpot_ms_median: float) -> float | None:
+    """Interactivity = 1000 / median TPOT (ms): output tokens per second per user.
+
+    The rate one request's decode streams at, from the cell's median time per output token
+    (`tpot_ms`); 20 ms per token is 50 tok/s/user. Higher is better. None when the median
+    TPOT is 0 (every turn's tokens came in its first chunk: no decode time to divide by).
+    """
+    if tpot_ms_median < 0 or math.isnan(tpot_ms_median):
+        raise ValueError(f"median TPOT must be a non-negative number of ms, got {tpot_ms_median}")
+    if tpot_ms_median == 0:
+        return None
+    return 1000.0 / tpot_ms_median
 
 
 def output_tok_s(output_tokens: int, duration_s: float) -> float:

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import math
 
-HIGHER_IS_BETTER = True
-
 
 def compare_per_gpu(*per_gpu_known: bool) -> bool:
     """True when every side of a comparison knows its GPU count (compare tok/s per GPU);

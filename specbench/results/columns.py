@@ -1,5 +1,8 @@
 """Column names of the analysis frames, as constants, and parsing of split names.
 
+A figure's column is its declared name (`metrics/declarations.py`); the rest are identity,
+counters and bookkeeping.
+
 Every frame built by `specbench.results.frame` uses these names; code that reads a frame
 (tables, plots, the regression gate) refers to them through these constants.
 """
@@ -8,6 +11,8 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
+
+from specbench.metrics import declarations as figures
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,40 +41,40 @@ REPEAT = "repeat"
 CELL_DIR = "cell_dir"
 SCHEMA = "schema_version"
 
-# -- serving metrics (summary field names) --
+# -- serving metrics (summary field names, declared in metrics/declarations.py) --
 GPUS = "gpus"
-NUM_REQUESTS = "num_requests"
-NUM_FAILED = "num_failed"
+NUM_REQUESTS = figures.NUM_REQUESTS.name
+NUM_FAILED = figures.NUM_FAILED.name
 NUM_SUCCEEDED = "num_succeeded"
-DURATION_S = "duration_s"
-INPUT_TOKENS = "input_tokens"
-OUTPUT_TOKENS = "output_tokens"
-OUTPUT_TOK_S = "output_tok_s"
-OUTPUT_TOK_S_PER_GPU = "output_tok_s_per_gpu"
-REQUEST_PER_S = "request_per_s"
+DURATION_S = figures.DURATION_S.name
+INPUT_TOKENS = figures.INPUT_TOKENS.name
+OUTPUT_TOKENS = figures.OUTPUT_TOKENS.name
+OUTPUT_TOK_S = figures.OUTPUT_TOK_S.name
+OUTPUT_TOK_S_PER_GPU = figures.OUTPUT_TOK_S_PER_GPU.name
+REQUEST_PER_S = figures.REQUEST_PER_S.name
 SERVER_GENERATION_TOKENS = "server_generation_tokens"
-DISTRIBUTIONS = ("ttft_ms", "tpot_ms", "e2e_ms", "step_gap_ms")
-DISTRIBUTION_STATS = ("mean", "median", "p90", "p99", "count")
-TTFT_MS_MEDIAN = "ttft_ms_median"
-TTFT_MS_MEAN = "ttft_ms_mean"
-TTFT_MS_P99 = "ttft_ms_p99"
-TPOT_MS_MEDIAN = "tpot_ms_median"
-E2E_MS_MEDIAN = "e2e_ms_median"
+DISTRIBUTIONS = figures.distributions()
+DISTRIBUTION_STATS = (*figures.STATISTICS, "count")
+TTFT_MS_MEDIAN = figures.TTFT_MS_MEDIAN.name
+TTFT_MS_MEAN = f"{figures.TTFT_MS.name}_mean"
+TTFT_MS_P99 = f"{figures.TTFT_MS.name}_p99"
+TPOT_MS_MEDIAN = figures.TPOT_MS_MEDIAN.name
+E2E_MS_MEDIAN = figures.E2E_MS_MEDIAN.name
 
 # -- spec decode (server counters over the window) --
-ACCEPTANCE_LENGTH = "acceptance_length"
-DRAFT_ACCEPTANCE_RATE = "draft_acceptance_rate"
+ACCEPTANCE_LENGTH = figures.ACCEPTANCE_LENGTH.name
+DRAFT_ACCEPTANCE_RATE = figures.DRAFT_ACCEPTANCE_RATE.name
 NUM_DRAFTS = "num_drafts"
 NUM_DRAFT_TOKENS = "num_draft_tokens"
 NUM_ACCEPTED_TOKENS = "num_accepted_tokens"
 ACCEPTANCE_SOURCE = "acceptance_source"
 ACCEPTANCE_DEFINITION = "acceptance_definition"
-PER_POSITION_PREFIX = "per_position_acceptance_"
+PER_POSITION_PREFIX = f"{figures.PER_POSITION_ACCEPTANCE.name}_"
 CONDITIONAL_PREFIX = "conditional_acceptance_"
 ACCEPTED_PER_POSITION_PREFIX = "num_accepted_tokens_per_position_"
 
 # -- official SPEED-Bench AL (specdec_bench's formula; `specbench.metrics.official`) --
-OFFICIAL_ACCEPTANCE_LENGTH = "official_acceptance_length"
+OFFICIAL_ACCEPTANCE_LENGTH = figures.OFFICIAL_ACCEPTANCE_LENGTH.name
 OFFICIAL_TRIMMED_ACCEPTANCE_LENGTH = "official_trimmed_acceptance_length"
 NUM_QUESTIONS = "num_questions"
 NUM_TURNS = "num_turns"

@@ -12,6 +12,7 @@ A results directory holds `manifest.json` and, per cell,
   splits), `category` (None for a mixed run), `concurrency`, `repeat`;
 - every scalar field of the summary under its own name (`output_tok_s_per_gpu`, …);
 - each distribution as `<name>_<stat>`: `ttft_ms_median`, `e2e_ms_p99`, `tpot_ms_count`, …;
+- each derived figure of `metrics/declarations.py`, from its source column of the same row;
 - spec decode (NaN when speculation is off): `acceptance_length`, `draft_acceptance_rate`,
   `num_drafts`, `num_draft_tokens`, `num_accepted_tokens`, `acceptance_source`,
   `acceptance_definition`, and per position i = 1..K (K = the largest draft length seen):
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from specbench.common.naming import selection_key
+from specbench.metrics.declarations import derived as derived_figures
 from specbench.results.columns import (
     ACCEPTANCE_DEFINITION,
     ACCEPTANCE_LENGTH,
@@ -157,6 +159,10 @@ def _flatten(cell: LoadedCell, max_positions: int) -> dict[str, Any]:
         row[f"{CONDITIONAL_PREFIX}{i + 1}"] = _at(conditional, i)
         row[f"{ACCEPTED_PER_POSITION_PREFIX}{i + 1}"] = _at(accepted, i)
     row.update(_official_columns(cell))
+    for figure in derived_figures():
+        assert figure.derived is not None
+        source = row.get(figure.derived.source)
+        row[figure.name] = None if source is None else figure.derived.formula(source)
     return row
 
 

@@ -21,6 +21,7 @@ from specbench.common.defaults import MAX_CONCURRENCY, REQUEST_TIMEOUT_S
 from specbench.common.model import Frozen
 from specbench.common.naming import cell_key, check_name, selection_key, slug
 from specbench.launch.config import ServerConfig
+from specbench.metrics.declarations import targeted_phrase
 
 #: What a workload field is to its cells, declared once on the field (`role(...)` in its
 #: `json_schema_extra`); every list of fields below derives from it.
@@ -198,9 +199,8 @@ class WorkloadSpec(Frozen):
         gt=0,
         lt=1,
         description=(
-            "Stop a cell once the 95% CI half-width of output tok/s/GPU, median E2E and "
-            "median TTFT, relative to each value, is at most this (e.g. 0.02); None "
-            "measures every conversation."
+            f"Stop a cell once the 95% CI half-width of {targeted_phrase()}, relative to "
+            "each value, is at most this (e.g. 0.02); None measures every conversation."
         ),
         json_schema_extra=role("measured", part="stopping", hash_neutral=True),
     )

@@ -144,7 +144,7 @@ def test_same_settings_pass_and_noise_across_seeds_stays_inside_tolerances(campa
         assert result.returncode == 0, result.stdout + result.stderr
         cases = junit_cases(junit)
         assert set(cases.values()) == {"passed"}
-        assert len(cases) == 2 * 9 + 2  # 9 checks per cell, + AL of 2 categories
+        assert len(cases) == 2 * 10 + 2  # 10 checks per cell, + AL of 2 categories
         for line in summary.read_text().splitlines():
             parts = [p.strip() for p in line.split("|")]
             change = parts[5].split(" [")[0] if len(parts) > 6 else ""

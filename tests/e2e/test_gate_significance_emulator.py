@@ -76,9 +76,9 @@ def test_a_seed_only_rerun_passes_and_a_clear_regression_fails(campaign, tmp_pat
     rows = junit_rows(tmp_path / "seed.xml")
     assert {outcome for outcome, _ in rows.values()} == {"passed"}
     tested = [m for m, (_, message) in rows.items() if "decided by significance" in message]
-    # AL, official AL, 3 positions, 3 categories, throughput, TTFT, E2E: 11 figures tested.
-    assert len(tested) == 11, rows
-    assert "α / m = 0.05 / 11" in result.stdout
+    # AL, official AL, 3 positions, 3 categories, throughput, TTFT, E2E, interactivity: 12.
+    assert len(tested) == 12, rows
+    assert "α / m = 0.05 / 12" in result.stdout
 
     worse = run_suite(
         suite, tmp_path / "worse", "servers.eagle3.emulator.acceptance=[0.6, 0.55, 0.5]"

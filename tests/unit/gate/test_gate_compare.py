@@ -121,6 +121,7 @@ def test_identical_results_pass_every_check(tmp_path):
         "output_tok_s_per_gpu",
         "ttft_ms_median",
         "e2e_ms_median",
+        "interactivity_tok_s_per_user",
         "num_failed",
     ]
     assert "identical to the baseline" in report.notes[0]
@@ -181,7 +182,7 @@ def test_missing_cell_is_bad_input_and_new_cell_is_reported(tmp_path):
     assert report.missing_cells == ["eagle3/speed-bench-qualitative/c16"]
     missing = report.with_verdict("missing")
     assert {row.note for row in missing} == {"cell not in the results"}
-    assert len(missing) == 8  # every gated metric of the cell is listed
+    assert len(missing) == 9  # every gated metric of the cell is listed
     (new,) = report.with_verdict("new")
     assert (new.cell, new.metric) == ("eagle3/speed-bench-qualitative/c32", "(all)")
 

@@ -30,11 +30,11 @@ def test_junit_has_one_case_per_cell_and_metric(tmp_path):
     report = run_gate(GateOptions(results_dir=current, baseline=baseline, junit=junit))
     root = ET.parse(junit).getroot()
     cases = root.findall(".//testcase")
-    assert len(cases) == len(report.comparisons) == 16
+    assert len(cases) == len(report.comparisons) == 18
     failures = root.findall(".//testcase/failure")
     errors = root.findall(".//testcase/error")
     assert root.get("failures") == str(len(failures)) == "4"
-    assert root.get("errors") == str(len(errors)) == "8"
+    assert root.get("errors") == str(len(errors)) == "9"
     assert {c.get("classname") for c in cases if c.find("error") is not None} == {
         "eagle3/speed-bench-qualitative/c16"
     }
@@ -56,7 +56,7 @@ def test_summary_goes_to_github_step_summary_when_no_file_is_given(tmp_path, mon
     run_gate(GateOptions(results_dir=current, baseline=baseline))
     text = step_summary.read_text()
     assert text.startswith("earlier step\n### ⚠️ specbench gate: baseline cells missing")
-    assert "4 regressed, 8 missing (1 whole cells), 16 checks" in text
+    assert "4 regressed, 9 missing (1 whole cells), 18 checks" in text
     assert "- eagle3/speed-bench-qualitative/c8 acceptance_length: REGRESSION" in text
     assert "| eagle3/speed-bench-qualitative/c8 | acceptance_length | 2.867 ±0.14 (n=2) |" in text
     explicit = tmp_path / "summary.md"

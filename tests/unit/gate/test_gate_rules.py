@@ -28,6 +28,7 @@ def test_defaults_are_the_issue_s():
         "output_tok_s_per_gpu",
         "ttft_ms_median",
         "e2e_ms_median",
+        "interactivity_tok_s_per_user",
         "num_failed",
     ]
     assert rules["acceptance_length"].describe() == "-2%"

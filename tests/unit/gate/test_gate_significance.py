@@ -126,6 +126,7 @@ def test_m_counts_every_tested_figure_and_older_results_are_not_in_the_family(tm
             "output_tok_s_per_gpu": 10.0,
             "ttft_ms_median": 1.0,
             "e2e_ms_median": 10.0,
+            "tpot_ms_median": 0.5,
         },
     )
     base, now, old = tmp_path / "base", tmp_path / "now", tmp_path / "old"
@@ -137,10 +138,10 @@ def test_m_counts_every_tested_figure_and_older_results_are_not_in_the_family(tm
     baseline = build_baseline(base)
     report = _compare_with(baseline, now)
     tested = [row for row in report.comparisons if row.decided_by == "significance"]
-    assert len(tested) == 7 and all(row.level == pytest.approx(0.05 / 7) for row in tested)
+    assert len(tested) == 8 and all(row.level == pytest.approx(0.05 / 8) for row in tested)
     al = next(row for row in tested if row.metric == "acceptance_length")
     assert al.verdict == "regression" and al.p_value < al.level
-    assert any("α / m = 0.05 / 7" in note for note in report.notes)
+    assert any("α / m = 0.05 / 8" in note for note in report.notes)
     fallback = _compare_with(baseline, old)
     rows = [row for row in fallback.comparisons if row.metric != "num_failed"]
     assert all(row.decided_by == "tolerance" for row in rows)

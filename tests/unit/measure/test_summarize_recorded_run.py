@@ -156,5 +156,10 @@ def test_a_cell_without_a_gpu_count_gets_its_intervals_per_server(precision: flo
     assert "output_tok_s_per_gpu" not in figures
     assert figures["output_tok_s"].value == pytest.approx(summary.output_tok_s)
     assert figures["output_tok_s"].ci_low <= summary.output_tok_s <= figures["output_tok_s"].ci_high
-    assert set(figures) == {"output_tok_s", "e2e_ms_median", "ttft_ms_median"}
+    assert set(figures) == {
+        "output_tok_s",
+        "e2e_ms_median",
+        "ttft_ms_median",
+        "interactivity_tok_s_per_user",
+    }
     assert summary.standard_errors is not None and summary.standard_errors.figures == {}

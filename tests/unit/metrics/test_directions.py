@@ -1,11 +1,11 @@
-"""Metric directions: declared once in metrics/directions.py, read by the gate's defaults."""
+"""Metric directions: declared once in metrics/declarations.py, read by the gate's defaults."""
 
 from __future__ import annotations
 
 import pytest
 
 from specbench.gate.rules import DEFAULT_RULES
-from specbench.gate.snapshot import POOLED_METRICS, SERVING_METRICS
+from specbench.metrics.declarations import stored
 from specbench.metrics.directions import direction_of
 
 
@@ -28,6 +28,7 @@ def test_the_gate_defaults_use_the_declared_directions():
         "output_tok_s_per_gpu": "higher",
         "ttft_ms_median": "lower",
         "e2e_ms_median": "lower",
+        "interactivity_tok_s_per_user": "higher",
         "num_failed": "lower",
     }
 
@@ -35,6 +36,6 @@ def test_the_gate_defaults_use_the_declared_directions():
 def test_every_gated_quality_metric_has_a_direction():
     # Counts and durations of the window (num_requests, duration_s, tokens) are not judged.
     unjudged = {"num_requests", "duration_s", "input_tokens", "output_tokens"}
-    for metric in (*SERVING_METRICS, *POOLED_METRICS):
+    for metric in (*stored("mean"), *stored("pooled")):
         if metric not in unjudged:
             assert direction_of(metric) in ("higher", "lower"), metric
