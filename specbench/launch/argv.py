@@ -3,11 +3,12 @@
 Nothing here touches the file system, the network or a process, so the exact command of
 a model card can be checked token by token in unit tests.
 
-Flag order for vLLM: model, --served-model-name, --trust-remote-code,
+Flag order for vLLM: model, the typed flags (each server field declares its own, see
+`launch.config.vllm_flag`: --served-model-name, --trust-remote-code,
 --tensor-parallel-size, --pipeline-parallel-size, --data-parallel-size, --block-size,
---attention-backend, --moe-backend, --max-model-len, --gpu-memory-utilization, extra_args,
---speculative-config, --per-request-spec-decode-metrics, --host, --port. The card's own
-flags come first in the card's order, so a card's command is reproduced verbatim.
+--attention-backend, --moe-backend, --max-model-len, --gpu-memory-utilization today),
+extra_args, --speculative-config, --per-request-spec-decode-metrics, --host, --port. The
+card's own flags come first in the card's order, so a card's command is reproduced verbatim.
 """
 
 from __future__ import annotations
@@ -54,25 +55,43 @@ def _flags_with_values(*flags: tuple[str, object]) -> list[str]:
     return [token for flag, value in flags if value is not None for token in (flag, str(value))]
 
 
+def _flag_fields() -> tuple[str, ...]:
+    """The server fields that declare a `vllm serve` flag, in the order they are written."""
+    declared = {
+        name: info.json_schema_extra
+        for name, info in ServerConfig.model_fields.items()
+        if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("flag")
+    }
+    order = [name for name, role in declared.items() if role["after"] is None]
+    for name, role in declared.items():
+        if role["after"] is not None:
+            order.insert(order.index(str(role["after"])) + 1, name)
+    return tuple(order)
+
+
+#: Server fields written as typed `vllm serve` flags, in argv order.
+FLAG_FIELDS = _flag_fields()
+
+
+def _typed_flags(config: ServerConfig) -> list[str]:
+    """Each declared flag whose value is set: `flag VALUE`, or the bare flag of a true bool."""
+    argv: list[str] = []
+    for name in FLAG_FIELDS:
+        info = ServerConfig.model_fields[name]
+        role = info.json_schema_extra
+        assert isinstance(role, dict)
+        value = getattr(config, name)
+        if value is None or value is False:
+            continue
+        if value is True:
+            argv.append(str(role["flag"]))
+        elif role["always"] or value != info.default:
+            argv += [str(role["flag"]), str(value)]
+    return argv
+
+
 def _vllm_argv(config: ServerConfig, executable: str) -> list[str]:
-    argv = [executable, "serve", config.model]
-    if config.served_model_name is not None:
-        argv += ["--served-model-name", config.served_model_name]
-    if config.trust_remote_code:
-        argv.append("--trust-remote-code")
-    # TP is always written (cards state it); DP only when it differs from vLLM's default.
-    argv += ["--tensor-parallel-size", str(config.tensor_parallel_size)]
-    if config.pipeline_parallel_size != 1:
-        argv += ["--pipeline-parallel-size", str(config.pipeline_parallel_size)]
-    if config.data_parallel_size != 1:
-        argv += ["--data-parallel-size", str(config.data_parallel_size)]
-    argv += _flags_with_values(
-        ("--block-size", config.block_size),
-        ("--attention-backend", config.attention_backend),
-        ("--moe-backend", config.moe_backend),
-        ("--max-model-len", config.max_model_len),
-        ("--gpu-memory-utilization", config.gpu_memory_utilization),
-    )
+    argv = [executable, "serve", config.model, *_typed_flags(config)]
     argv += config.extra_args
     if config.speculative is not None:
         argv += ["--speculative-config", speculative_config_json(config.speculative)]

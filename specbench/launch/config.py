@@ -2,13 +2,18 @@
 
 These models hold no host, port or executable: those are chosen at launch time, so one
 config can be started anywhere. `specbench.launch.argv` turns a config into argv and env.
+
+A server field that is a `vllm serve` flag declares it on the field (`vllm_flag(...)` in
+its `json_schema_extra`), and a field added after schema 2 declares itself hash-neutral
+there too: the argv builder and the suite hash read those declarations, so a new typed
+flag is one field.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from specbench.common.model import Frozen
 
@@ -28,6 +33,33 @@ PARALLELISM_FLAGS = {
 
 #: Methods whose drafts come from a separate checkpoint that must be named.
 METHODS_NEEDING_DRAFT_MODEL = frozenset({"eagle3", "eagle", "draft_model"})
+
+
+def vllm_flag(
+    flag: str | None = None,
+    *,
+    always: bool = False,
+    after: str | None = None,
+    hash_neutral: bool = False,
+) -> dict[str, Any]:
+    """A server field's `vllm serve` flag and hash role, for its `Field(json_schema_extra=...)`.
+
+    The flag is written `flag VALUE` when the value is set and differs from the field's
+    default (`always`: at the default too); a bool field writes the bare flag when true.
+    Flags follow field order, except one written right `after` another field's flag (the
+    card's order). `hash_neutral`: added after schema 2, left out of the suite hash at its
+    default, so results directories written before the field existed still resume.
+    """
+    return {"flag": flag, "always": always, "after": after, "hash_neutral": hash_neutral}
+
+
+def hash_neutral_defaults(model: type[BaseModel]) -> dict[str, object]:
+    """The fields of `model` declared hash-neutral → their default (left out of the hash)."""
+    return {
+        name: info.get_default(call_default_factory=True)
+        for name, info in model.model_fields.items()
+        if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("hash_neutral")
+    }
 
 
 class SpeculativeConfig(Frozen):
@@ -142,21 +174,61 @@ class ServerConfig(Frozen):
     )
     model: str = Field(description="Target model: hub id, or local path (resolved at load).")
     served_model_name: str | None = Field(
-        default=None, description="Name the API serves the model under; default: `model`."
+        default=None,
+        description="Name the API serves the model under; default: `model`.",
+        json_schema_extra=vllm_flag("--served-model-name"),
     )
-    tensor_parallel_size: int = Field(default=1, ge=1, description="--tensor-parallel-size.")
+    # TP is always written (cards state it); PP and DP only when they differ from 1.
+    tensor_parallel_size: int = Field(
+        default=1,
+        ge=1,
+        description="--tensor-parallel-size.",
+        json_schema_extra=vllm_flag("--tensor-parallel-size", always=True),
+    )
     pipeline_parallel_size: int = Field(
-        default=1, ge=1, description="--pipeline-parallel-size (written only when not 1)."
+        default=1,
+        ge=1,
+        description="--pipeline-parallel-size (written only when not 1).",
+        json_schema_extra=vllm_flag("--pipeline-parallel-size", hash_neutral=True),
     )
-    data_parallel_size: int = Field(default=1, ge=1, description="--data-parallel-size.")
-    max_model_len: int | None = Field(default=None, ge=1, description="--max-model-len.")
-    block_size: int | None = Field(default=None, ge=1, description="--block-size (KV block).")
-    attention_backend: str | None = Field(default=None, description="--attention-backend.")
-    moe_backend: str | None = Field(default=None, description="--moe-backend.")
+    data_parallel_size: int = Field(
+        default=1,
+        ge=1,
+        description="--data-parallel-size.",
+        json_schema_extra=vllm_flag("--data-parallel-size"),
+    )
+    max_model_len: int | None = Field(
+        default=None,
+        ge=1,
+        description="--max-model-len.",
+        json_schema_extra=vllm_flag("--max-model-len", after="moe_backend"),
+    )
+    block_size: int | None = Field(
+        default=None,
+        ge=1,
+        description="--block-size (KV block).",
+        json_schema_extra=vllm_flag("--block-size"),
+    )
+    attention_backend: str | None = Field(
+        default=None,
+        description="--attention-backend.",
+        json_schema_extra=vllm_flag("--attention-backend"),
+    )
+    moe_backend: str | None = Field(
+        default=None, description="--moe-backend.", json_schema_extra=vllm_flag("--moe-backend")
+    )
     gpu_memory_utilization: float | None = Field(
-        default=None, gt=0, le=1, description="--gpu-memory-utilization, a fraction."
+        default=None,
+        gt=0,
+        le=1,
+        description="--gpu-memory-utilization, a fraction.",
+        json_schema_extra=vllm_flag("--gpu-memory-utilization"),
     )
-    trust_remote_code: bool = Field(default=False, description="--trust-remote-code.")
+    trust_remote_code: bool = Field(
+        default=False,
+        description="--trust-remote-code.",
+        json_schema_extra=vllm_flag("--trust-remote-code", after="served_model_name"),
+    )
     extra_args: list[str] = Field(
         default_factory=list,
         description="Further `vllm serve` arguments, appended verbatim before the spec config.",
@@ -186,6 +258,7 @@ class ServerConfig(Frozen):
         "`+rocm` in the server's version is allowed): preflight asks a server to start "
         "(`vllm --version`) and an attached one (GET /version) and refuses another. "
         "None: any.",
+        json_schema_extra=vllm_flag(hash_neutral=True),
     )
 
     @field_validator("env", mode="before")

@@ -23,7 +23,7 @@ from specbench.common.errors import SpecbenchError
 from specbench.common.model import Frozen
 from specbench.common.naming import check_name
 from specbench.common.validation import describe_validation_error
-from specbench.launch.config import ServerConfig
+from specbench.launch.config import ServerConfig, hash_neutral_defaults
 from specbench.launch.provenance import redact_config
 from specbench.suite.model import (
     HASH_NEUTRAL_WORKLOAD_DEFAULTS,
@@ -148,7 +148,7 @@ def resolved_suite(suite: Suite, *, redact: bool = True) -> dict[str, Any]:
 
 def drop_neutral_server_fields(server: dict[str, Any]) -> None:
     """Remove a resolved server's fields added after schema 2 that keep their default."""
-    for name, default in HASH_NEUTRAL_SERVER_DEFAULTS.items():
+    for name, default in hash_neutral_defaults(ServerConfig).items():
         if server.get(name) == default:
             server.pop(name, None)
     emulator = server.get("emulator")
@@ -166,13 +166,6 @@ def suite_hash(suite: Suite, *, redact: bool = True) -> str:
     """
     resolved = resolved_suite(suite, redact=redact)
     return hashlib.sha256(orjson.dumps(resolved, option=orjson.OPT_SORT_KEYS)).hexdigest()
-
-
-#: Server fields added after schema 2 → their default, left out of the suite hash.
-HASH_NEUTRAL_SERVER_DEFAULTS: dict[str, object] = {
-    "pipeline_parallel_size": 1,
-    "vllm_version": None,
-}
 
 
 def select_cells(suite: Suite, options: RunOptions) -> list[Cell]:
