@@ -114,10 +114,18 @@ class EmulatorOverrides(Frozen):
         default=None,
         description="Acceptance per draft position, position 1 first (`emulate --acceptance`).",
     )
-    prefill_ms: float | None = Field(default=None, ge=0, description="Prefill time per request.")
-    step_ms: float | None = Field(default=None, ge=0, description="Time of one engine step.")
+    # The emulator's own bounds (`EmulatorConfig`): a suite is refused at load, not at start.
+    prefill_ms: float | None = Field(
+        default=None, ge=0, le=600_000, description="Prefill time per request."
+    )
+    step_ms: float | None = Field(
+        default=None, ge=0, le=600_000, description="Time of one engine step."
+    )
     per_request_step_ms: float | None = Field(
-        default=None, ge=0, description="Extra step time per running request (batching cost)."
+        default=None,
+        ge=0,
+        le=600_000,
+        description="Extra step time per running request (batching cost).",
     )
     seed: int | None = Field(default=None, description="Random seed of the emulator.")
     corrupt_rate: float | None = Field(
