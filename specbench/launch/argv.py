@@ -19,7 +19,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from specbench.launch.config import ServerConfig, SpeculativeConfig
+from specbench.emulator.options import ROWS, declared, flag_of
+from specbench.launch.config import EmulatorOverrides, ServerConfig, SpeculativeConfig
 
 #: The module the emulator is started from (`python -m specbench.cli.main emulate ...`).
 EMULATOR_MODULE = "specbench.cli.main"
@@ -48,11 +49,6 @@ def speculative_config_dict(spec: SpeculativeConfig) -> dict[str, Any]:
 def speculative_config_json(spec: SpeculativeConfig) -> str:
     """Compact JSON, as model cards write it: `{"method":"eagle3","model":...}`."""
     return json.dumps(speculative_config_dict(spec), separators=(",", ":"))
-
-
-def _flags_with_values(*flags: tuple[str, object]) -> list[str]:
-    """`flag value` for each (flag, value) whose value is set, in the order given."""
-    return [token for flag, value in flags if value is not None for token in (flag, str(value))]
 
 
 def _flag_fields() -> tuple[str, ...]:
@@ -101,8 +97,34 @@ def _vllm_argv(config: ServerConfig, executable: str) -> list[str]:
     return argv
 
 
+def _emulator_flags(settings: EmulatorOverrides, speculating: bool) -> list[str]:
+    """The `[emulator]` settings that are set, as `emulate` flags: drafting ones first.
+
+    A list is written comma-separated (as `--acceptance` is parsed), a bool as `--x` or
+    `--no-x` where it differs from the emulator's default; drafting settings only when the
+    server speculates.
+    """
+    rows = [row for row in ROWS if declared(row).suite and declared(row).in_argv]
+    rows.sort(key=lambda row: not declared(row).drafting)
+    argv: list[str] = []
+    for row in rows:
+        value = getattr(settings, row.name)
+        if value is None or (declared(row).drafting and not speculating):
+            continue
+        flag = flag_of(row.name)
+        if isinstance(value, bool):
+            if value != row.default:
+                argv.append(flag if value else flag.replace("--", "--no-", 1))
+        elif isinstance(value, list | tuple):
+            argv += [flag, ",".join(repr(p) for p in value)]
+        else:
+            argv += [flag, str(value)]
+    return argv
+
+
 def _emulator_argv(config: ServerConfig, python: str) -> list[str]:
     argv = [python, "-m", EMULATOR_MODULE, "emulate", "--model", config.api_model_name]
+    speculating = config.speculative is not None
     if config.speculative is None:
         argv.append("--no-spec")
     else:
@@ -113,28 +135,10 @@ def _emulator_argv(config: ServerConfig, python: str) -> list[str]:
     detailed = config.per_request_spec_decode_metrics == "detailed" or (
         settings is not None and settings.per_step_spec_metrics
     )
-    if detailed and config.speculative is not None:
+    if detailed and speculating:
         argv += ["--per-request-spec-decode-metrics", "detailed"]
     if settings is not None:
-        if settings.acceptance is not None and config.speculative is not None:
-            argv += ["--acceptance", ",".join(repr(p) for p in settings.acceptance)]
-        if settings.reasoning_acceptance is not None and config.speculative is not None:
-            argv += [
-                "--reasoning-acceptance",
-                ",".join(repr(p) for p in settings.reasoning_acceptance),
-            ]
-        argv += _flags_with_values(
-            ("--prefill-ms", settings.prefill_ms),
-            ("--step-ms", settings.step_ms),
-            ("--per-request-step-ms", settings.per_request_step_ms),
-            ("--seed", settings.seed),
-            ("--corrupt-rate", settings.corrupt_rate),
-            ("--prompt-log", settings.prompt_log),
-            ("--reasoning-tokens", settings.reasoning_tokens),
-            ("--reasoning-output", settings.reasoning_output),
-            ("--acceptance-decay", settings.acceptance_decay),
-            ("--acceptance-decay-tokens", settings.acceptance_decay_tokens),
-        )
+        argv += _emulator_flags(settings, speculating)
     if config.max_model_len is not None:
         argv += ["--max-model-len", str(config.max_model_len)]
     return argv

@@ -11,11 +11,13 @@ flag is one field.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from types import UnionType
+from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, create_model, field_validator, model_validator
 
 from specbench.common.model import Frozen
+from specbench.emulator.options import ROWS, TYPES, declared
 
 #: Speculative methods specbench knows how to describe; vLLM accepts more, add them here.
 SpeculativeMethod = Literal["eagle3", "eagle", "ngram", "mtp", "draft_model"]
@@ -107,62 +109,15 @@ class SpeculativeConfig(Frozen):
         return self
 
 
-class EmulatorOverrides(Frozen):
-    """A suite server's `[emulator]` table: `specbench emulate` options; None keeps its default."""
+class _EmulatorTable(Frozen):
+    """The base of `EmulatorOverrides`: its rules across settings (its fields are derived)."""
 
-    acceptance: list[float] | None = Field(
-        default=None,
-        description="Acceptance per draft position, position 1 first (`emulate --acceptance`).",
-    )
-    # The emulator's own bounds (`EmulatorConfig`): a suite is refused at load, not at start.
-    prefill_ms: float | None = Field(
-        default=None, ge=0, le=600_000, description="Prefill time per request."
-    )
-    step_ms: float | None = Field(
-        default=None, ge=0, le=600_000, description="Time of one engine step."
-    )
-    per_request_step_ms: float | None = Field(
-        default=None,
-        ge=0,
-        le=600_000,
-        description="Extra step time per running request (batching cost).",
-    )
-    seed: int | None = Field(default=None, description="Random seed of the emulator.")
-    corrupt_rate: float | None = Field(
-        default=None, ge=0, le=1, description="Fraction of responses deliberately corrupted."
-    )
-    prompt_log: str | None = Field(
-        default=None, description="JSONL file the emulator appends every received prompt to."
-    )
-    per_step_spec_metrics: bool = Field(
-        default=False,
-        description="Per-step arrays in per-request metrics (vLLM's `detailed` level).",
-    )
-    reasoning_tokens: int | None = Field(
-        default=None,
-        ge=0,
-        description="Thinking span per answer in tokens, <think> and </think> included.",
-    )
-    reasoning_acceptance: list[float] | None = Field(
-        default=None,
-        description="Acceptance per draft position of steps starting in the thinking span.",
-    )
-    reasoning_output: Literal["reasoning", "reasoning_content", "inline"] | None = Field(
-        default=None,
-        description="Thinking sent as delta.reasoning, delta.reasoning_content or inline tags.",
-    )
-    acceptance_decay: float | None = Field(
-        default=None,
-        gt=0,
-        le=1,
-        description="Acceptance factor per `acceptance_decay_tokens` of output position.",
-    )
-    acceptance_decay_tokens: int | None = Field(
-        default=None, ge=1, description="Output tokens per acceptance decay interval."
-    )
+    if TYPE_CHECKING:  # the fields come from the table: mypy reads each as Any
+
+        def __getattr__(self, name: str) -> Any: ...
 
     @model_validator(mode="after")
-    def _check_acceptance(self) -> EmulatorOverrides:
+    def _check_acceptance(self) -> _EmulatorTable:
         for name in ("acceptance", "reasoning_acceptance"):
             values = getattr(self, name)
             if values is not None:
@@ -171,6 +126,51 @@ class EmulatorOverrides(Frozen):
                 if any(not 0.0 <= p <= 1.0 for p in values):
                     raise ValueError(f"{name} probabilities must lie in [0, 1]")
         return self
+
+
+def _suite_type(kind: Any) -> Any:
+    """A setting's type in a suite: optional (None keeps the emulator's default), a TOML
+    array for a tuple. A bool stays a bool, at the emulator's default (no third state)."""
+    if kind is bool:
+        return bool
+    if get_origin(kind) in (Union, UnionType):  # `X | None`: X
+        (kind,) = [arg for arg in get_args(kind) if arg is not type(None)]
+    if get_origin(kind) is tuple:
+        kind = list[get_args(kind)[0]]  # type: ignore[misc]
+    return kind | None
+
+
+def _suite_settings() -> dict[str, Any]:
+    """The `[emulator]` fields: the emulator's settings declared `suite=True`, in table order."""
+    derived: dict[str, Any] = {}
+    for row in ROWS:
+        declared_setting = declared(row)
+        if not declared_setting.suite:
+            continue
+        kind = _suite_type(TYPES[row.name])
+        derived[row.name] = (
+            kind,
+            Field(
+                default=row.default if kind is bool else None,
+                description=declared_setting.help,
+                json_schema_extra={"hash_neutral": declared_setting.hash_neutral},
+                **declared_setting.bounds,
+            ),
+        )
+    return derived
+
+
+if TYPE_CHECKING:  # mypy sees the base, whose fields it reads as Any
+    EmulatorOverrides = _EmulatorTable
+else:
+    EmulatorOverrides = create_model(
+        "EmulatorOverrides",
+        __base__=_EmulatorTable,
+        __doc__="A suite server's `[emulator]` table: `specbench emulate` settings "
+        "(`emulator/options.py`); None keeps the emulator's default.",
+        __module__=__name__,
+        **_suite_settings(),
+    )
 
 
 class ServerConfig(Frozen):
