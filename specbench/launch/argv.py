@@ -3,12 +3,14 @@
 Nothing here touches the file system, the network or a process, so the exact command of
 a model card can be checked token by token in unit tests.
 
-Flag order for vLLM: model, the typed flags (each server field declares its own, see
-`launch.config.vllm_flag`: --served-model-name, --trust-remote-code,
---tensor-parallel-size, --pipeline-parallel-size, --data-parallel-size, --block-size,
---attention-backend, --moe-backend, --max-model-len, --gpu-memory-utilization today),
-extra_args, --speculative-config, --per-request-spec-decode-metrics, --host, --port. The
-card's own flags come first in the card's order, so a card's command is reproduced verbatim.
+Flag order for vLLM: model, the typed flags (each server field declares its own with
+`launch.config.server_role`; `FLAG_FIELDS` is their order), extra_args,
+--speculative-config, --per-request-spec-decode-metrics, --host, --port. The card's own
+flags come first in the card's order, so a card's command is reproduced verbatim.
+
+The emulator's argv: --model, --no-spec or --num-speculative-tokens, the per-step
+metrics switch, then the suite's `[emulator]` settings (declared in `emulator/options.py`),
+--max-model-len, --host, --port.
 """
 
 from __future__ import annotations

@@ -3,10 +3,12 @@
 These models hold no host, port or executable: those are chosen at launch time, so one
 config can be started anywhere. `specbench.launch.argv` turns a config into argv and env.
 
-A server field that is a `vllm serve` flag declares it on the field (`vllm_flag(...)` in
+A server field that is a `vllm serve` flag declares it on the field (`server_role(...)` in
 its `json_schema_extra`), and a field added after schema 2 declares itself hash-neutral
 there too: the argv builder and the suite hash read those declarations, so a new typed
-flag is one field.
+flag is one field. (A new field must be hash-neutral, with a default that changes
+nothing, or every existing results directory refuses to resume; a unit test guards it.)
+A suite's `[emulator]` table is derived from the emulator's settings table.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ PARALLELISM_FLAGS = {
 METHODS_NEEDING_DRAFT_MODEL = frozenset({"eagle3", "eagle", "draft_model"})
 
 
-def vllm_flag(
+def server_role(
     flag: str | None = None,
     *,
     always: bool = False,
@@ -184,58 +186,58 @@ class ServerConfig(Frozen):
     served_model_name: str | None = Field(
         default=None,
         description="Name the API serves the model under; default: `model`.",
-        json_schema_extra=vllm_flag("--served-model-name"),
+        json_schema_extra=server_role("--served-model-name"),
     )
     # TP is always written (cards state it); PP and DP only when they differ from 1.
     tensor_parallel_size: int = Field(
         default=1,
         ge=1,
         description="--tensor-parallel-size.",
-        json_schema_extra=vllm_flag("--tensor-parallel-size", always=True),
+        json_schema_extra=server_role("--tensor-parallel-size", always=True),
     )
     pipeline_parallel_size: int = Field(
         default=1,
         ge=1,
         description="--pipeline-parallel-size (written only when not 1).",
-        json_schema_extra=vllm_flag("--pipeline-parallel-size", hash_neutral=True),
+        json_schema_extra=server_role("--pipeline-parallel-size", hash_neutral=True),
     )
     data_parallel_size: int = Field(
         default=1,
         ge=1,
         description="--data-parallel-size.",
-        json_schema_extra=vllm_flag("--data-parallel-size"),
+        json_schema_extra=server_role("--data-parallel-size"),
     )
     max_model_len: int | None = Field(
         default=None,
         ge=1,
         description="--max-model-len.",
-        json_schema_extra=vllm_flag("--max-model-len", after="moe_backend"),
+        json_schema_extra=server_role("--max-model-len", after="moe_backend"),
     )
     block_size: int | None = Field(
         default=None,
         ge=1,
         description="--block-size (KV block).",
-        json_schema_extra=vllm_flag("--block-size"),
+        json_schema_extra=server_role("--block-size"),
     )
     attention_backend: str | None = Field(
         default=None,
         description="--attention-backend.",
-        json_schema_extra=vllm_flag("--attention-backend"),
+        json_schema_extra=server_role("--attention-backend"),
     )
     moe_backend: str | None = Field(
-        default=None, description="--moe-backend.", json_schema_extra=vllm_flag("--moe-backend")
+        default=None, description="--moe-backend.", json_schema_extra=server_role("--moe-backend")
     )
     gpu_memory_utilization: float | None = Field(
         default=None,
         gt=0,
         le=1,
         description="--gpu-memory-utilization, a fraction.",
-        json_schema_extra=vllm_flag("--gpu-memory-utilization"),
+        json_schema_extra=server_role("--gpu-memory-utilization"),
     )
     trust_remote_code: bool = Field(
         default=False,
         description="--trust-remote-code.",
-        json_schema_extra=vllm_flag("--trust-remote-code", after="served_model_name"),
+        json_schema_extra=server_role("--trust-remote-code", after="served_model_name"),
     )
     extra_args: list[str] = Field(
         default_factory=list,
@@ -266,7 +268,7 @@ class ServerConfig(Frozen):
         "`+rocm` in the server's version is allowed): preflight asks a server to start "
         "(`vllm --version`) and an attached one (GET /version) and refuses another. "
         "None: any.",
-        json_schema_extra=vllm_flag(hash_neutral=True),
+        json_schema_extra=server_role(hash_neutral=True),
     )
 
     @field_validator("env", mode="before")

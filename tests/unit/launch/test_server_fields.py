@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from specbench.launch import ServerConfig, build_argv
+from specbench.launch import EmulatorOverrides, ServerConfig, build_argv
 from specbench.launch.argv import FLAG_FIELDS
 from specbench.launch.config import hash_neutral_defaults
 
@@ -41,3 +41,26 @@ def test_every_declared_flag_reaches_argv_with_its_value() -> None:
 def test_a_flag_at_its_default_is_left_out_unless_always_written() -> None:
     argv = build_argv(ServerConfig(model="m"))
     assert argv == ["vllm", "serve", "m", "--tensor-parallel-size", "1"]
+
+
+#: The fields whose value is in the suite hash (main 408c852): any other is hash-neutral.
+HASHED_SERVER_FIELDS = {
+    "engine", "baseline", "model", "served_model_name", "tensor_parallel_size",
+    "data_parallel_size", "max_model_len", "block_size", "attention_backend", "moe_backend",
+    "gpu_memory_utilization", "trust_remote_code", "extra_args", "env", "speculative",
+    "per_request_spec_decode_metrics", "emulator",
+}  # fmt: skip
+HASHED_EMULATOR_SETTINGS = {
+    "acceptance", "prefill_ms", "step_ms", "per_request_step_ms", "seed", "corrupt_rate",
+    "per_step_spec_metrics", "reasoning_tokens", "reasoning_acceptance", "reasoning_output",
+    "acceptance_decay", "acceptance_decay_tokens",
+}  # fmt: skip
+
+
+def test_a_field_added_since_is_hash_neutral_so_old_results_still_resume() -> None:
+    for model, hashed in (
+        (ServerConfig, HASHED_SERVER_FIELDS),
+        (EmulatorOverrides, HASHED_EMULATOR_SETTINGS),
+    ):
+        neutral = hash_neutral_defaults(model)
+        assert set(model.model_fields) - hashed == set(neutral), model.__name__
