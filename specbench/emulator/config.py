@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, ValidationError, create_model
 
+from specbench.common.emulator_settings import ROWS, TYPES, EmulatorSettings, declared, flag_of
 from specbench.common.errors import SpecbenchError
-from specbench.emulator.options import ROWS, TYPES, EmulatorSettings, declared, flag_of
 
 # Conditional acceptance probabilities for positions beyond the third continue this
 # ramp down (0.65, 0.60, ...), floored at 0.05, so any K has a usable default.

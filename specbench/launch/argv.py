@@ -9,8 +9,8 @@ Flag order for vLLM: model, the typed flags (each server field declares its own 
 flags come first in the card's order, so a card's command is reproduced verbatim.
 
 The emulator's argv: --model, --no-spec or --num-speculative-tokens, the per-step
-metrics switch, then the suite's `[emulator]` settings (declared in `emulator/options.py`),
---max-model-len, --host, --port.
+metrics switch, then the suite's `[emulator]` settings (declared in
+`common/emulator_settings.py`), --max-model-len, --host, --port.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from specbench.emulator.options import ROWS, declared, flag_of
+from specbench.common.emulator_settings import ROWS, declared, flag_of
 from specbench.launch.config import EmulatorOverrides, ServerConfig, SpeculativeConfig
 
 #: The module the emulator is started from (`python -m specbench.cli.main emulate ...`).

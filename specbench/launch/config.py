@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, Field, create_model, field_validator, model_validator
 
+from specbench.common.emulator_settings import ROWS, TYPES, declared
 from specbench.common.model import Frozen
-from specbench.emulator.options import ROWS, TYPES, declared
 
 #: Speculative methods specbench knows how to describe; vLLM accepts more, add them here.
 SpeculativeMethod = Literal["eagle3", "eagle", "ngram", "mtp", "draft_model"]
@@ -169,7 +169,7 @@ else:
         "EmulatorOverrides",
         __base__=_EmulatorTable,
         __doc__="A suite server's `[emulator]` table: `specbench emulate` settings "
-        "(`emulator/options.py`); None keeps the emulator's default.",
+        "(`common/emulator_settings.py`); None keeps the emulator's default.",
         __module__=__name__,
         **_suite_settings(),
     )

@@ -8,9 +8,9 @@ from dataclasses import fields
 
 from harness import run_cli
 
+from specbench.common.emulator_settings import OPTIONS, ROWS, declared
 from specbench.emulator import make_emulator_config
 from specbench.emulator.config import EmulatorConfig
-from specbench.emulator.options import OPTIONS, ROWS, declared
 from specbench.launch import EmulatorOverrides
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from specbench.common.emulator_settings import ROWS, Setting
 from specbench.common.errors import SpecbenchError
-from specbench.emulator.options import ROWS, Setting
 from specbench.launch import argv
 from specbench.suite.load import load_suite
 
