@@ -1,7 +1,7 @@
 """`specbench emulate`: serve a fake vLLM 0.32 (no model, no GPU) for tests and demos.
 
 The options that pass through to `EmulatorConfig` unchanged come from its option table
-(`emulator/options.py`), one `--option` per row; the four the CLI parses first are
+(`common/emulator_settings.py`), one `--option` per row; the four the CLI parses first are
 declared here.
 """
 
@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from specbench.emulator.options import OPTIONS, EmulatorOption
+from specbench.common.emulator_settings import OPTIONS, EmulatorOption
 
 
 def register(app: typer.Typer) -> None:

@@ -6,8 +6,9 @@ probabilities, and (optionally) corrupted outputs, so the whole harness can be t
 and demonstrated without a GPU. See `engine` (time and acceptance model), `tokens` (fake
 tokenizer and model), `protocol`/`stream` (response shapes), `metrics` (exposition).
 
-Its names load on first use (PEP 562), so that reading `emulator.options` (the CLI does, at
-start-up) does not import pydantic and the server.
+Its names load on first use (PEP 562), so that importing the package does not import
+pydantic and the server. Its settings are declared in `common/emulator_settings.py`, which
+the CLI reads at start-up and `launch` derives a suite's `[emulator]` table from.
 """
 
 from __future__ import annotations

@@ -1,17 +1,20 @@
 """`EmulatorConfig`: everything that shapes one emulated vLLM server, validated once.
 
 The emulator must fail at start-up on a bad option, never mid-run, so every rule lives
-here and every violation becomes a one-line `SpecbenchError` naming the option.
+here (each setting's type and bounds in the table of `options.py`, the rules between
+settings on the config) and every violation becomes a one-line `SpecbenchError` naming
+the option.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, ValidationError, create_model
 
+from specbench.common.emulator_settings import ROWS, TYPES, EmulatorSettings, declared, flag_of
 from specbench.common.errors import SpecbenchError
-from specbench.emulator.options import BY_NAME
 
 # Conditional acceptance probabilities for positions beyond the third continue this
 # ramp down (0.65, 0.60, ...), floored at 0.05, so any K has a usable default.
@@ -26,78 +29,14 @@ def default_acceptance(num_speculative_tokens: int) -> tuple[float, ...]:
     return tuple(values)
 
 
-def _field(name: str, **constraints: Any) -> Any:
-    """A field whose default and description are the option table's (`options.py`)."""
-    option = BY_NAME[name]
-    return Field(default=option.default, description=option.help, **constraints)
+@dataclass(frozen=True, kw_only=True)
+class EmulatorConfig(EmulatorSettings):
+    """One emulated vLLM 0.32 server: the table's settings (`options.py`), checked together.
 
+    Build it with `make_emulator_config`, which validates each setting's type and bounds.
+    """
 
-class EmulatorConfig(BaseModel):
-    """One emulated vLLM 0.32 server: identity, speed model, acceptance process, faults."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    host: str = _field("host")
-    port: int = _field("port", ge=1, le=65535)
-    model: str = _field("model", min_length=1)
-    speculative: bool = Field(
-        default=True,
-        description="Emulate speculative decoding; False exposes no spec-decode series.",
-    )
-    num_speculative_tokens: int = _field("num_speculative_tokens", ge=1, le=64)
-    acceptance: tuple[float, ...] | None = Field(
-        default=None,
-        description=(
-            "Conditional acceptance probability of each draft position given all earlier "
-            "positions were accepted (length K, each in [0, 1]); None = 0.8, 0.75, 0.7, ..."
-        ),
-    )
-    prefill_ms: float = _field("prefill_ms", ge=0.0, le=600_000.0)
-    step_ms: float = _field("step_ms", ge=0.0, le=600_000.0)
-    per_request_step_ms: float = _field("per_request_step_ms", ge=0.0, le=600_000.0)
-    max_model_len: int = _field("max_model_len", ge=2)
-    max_num_seqs: int = Field(
-        default=256, ge=1, description="Most requests running at once; the rest wait."
-    )
-    kv_cache_tokens: int = Field(
-        default=262_144,
-        ge=1,
-        description="Fake KV-cache capacity in tokens, only for `vllm:kv_cache_usage_perc`.",
-    )
-    seed: int = _field("seed")
-    corrupt_rate: float = _field("corrupt_rate", ge=0.0, le=1.0)
-    per_request_spec_metrics: bool = _field("per_request_spec_metrics")
-    continuous_usage_stats: bool = _field("continuous_usage_stats")
-    dev_mode: bool = _field("dev_mode")
-    prefix_block_size: int = Field(
-        default=16,
-        ge=1,
-        description="Tokens per prefix-cache block (prefix_cache_hits count whole blocks).",
-    )
-    prompt_log: str | None = _field("prompt_log")
-    per_step_spec_metrics: bool = Field(
-        default=False,
-        description=(
-            "vLLM's `--per-request-spec-decode-metrics detailed`: add `per_step_accepted` "
-            "and `per_step_drafted` (one entry per verify step, in order) to that object."
-        ),
-    )
-    reasoning_tokens: int = _field("reasoning_tokens", ge=0)
-    reasoning_acceptance: tuple[float, ...] | None = Field(
-        default=None,
-        description=(
-            "Conditional acceptance (length K) of steps that start inside the thinking span; "
-            "None = the same as `acceptance`."
-        ),
-    )
-    reasoning_output: Literal["reasoning", "reasoning_content", "inline"] = _field(
-        "reasoning_output"
-    )
-    acceptance_decay: float = _field("acceptance_decay", gt=0.0, le=1.0)
-    acceptance_decay_tokens: int = _field("acceptance_decay_tokens", ge=1)
-
-    @model_validator(mode="after")
-    def _check_acceptance(self) -> EmulatorConfig:
+    def __post_init__(self) -> None:
         for flag, values in (
             ("--acceptance", self.acceptance),
             ("--reasoning-acceptance", self.reasoning_acceptance),
@@ -117,7 +56,6 @@ class EmulatorConfig(BaseModel):
             raise ValueError(
                 "--reasoning-tokens 1 cannot hold both <think> and </think>; give 0 or at least 2"
             )
-        return self
 
     @property
     def conditional_acceptance(self) -> tuple[float, ...]:
@@ -161,14 +99,35 @@ def parse_acceptance(text: str, option: str = "--acceptance") -> tuple[float, ..
     return tuple(values)
 
 
+def _checked_fields() -> dict[str, Any]:
+    """Each setting's type, default and bounds, as pydantic checks them."""
+    return {
+        row.name: (
+            TYPES[row.name],
+            Field(default=row.default, description=declared(row).help, **declared(row).bounds),
+        )
+        for row in ROWS
+    }
+
+
+#: The table's settings as a pydantic model: what `make_emulator_config` validates with.
+_CHECKED = create_model(
+    "EmulatorConfig", __config__=ConfigDict(frozen=True, extra="forbid"), **_checked_fields()
+)
+
+
 def make_emulator_config(**options: Any) -> EmulatorConfig:
     """Build an `EmulatorConfig`, turning validation errors into one-line `SpecbenchError`s."""
     try:
-        return EmulatorConfig(**options)
+        checked = _CHECKED(**options)
     except ValidationError as error:
         first = error.errors()[0]
         location = ".".join(str(part) for part in first["loc"])
         message = first["msg"].removeprefix("Value error, ")
-        flag = "--" + location.replace("_", "-")
-        where = f"emulator option {location} ({flag}): " if location else "emulator options: "
-        raise SpecbenchError(f"{where}{message}") from None
+        raise SpecbenchError(
+            f"emulator option {location} ({flag_of(location)}): {message}"
+        ) from None
+    try:
+        return EmulatorConfig(**dict(checked))
+    except ValueError as error:
+        raise SpecbenchError(f"emulator options: {error}") from None

@@ -13,7 +13,7 @@ import logging
 import secrets
 import signal
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import orjson
 from aiohttp import web
@@ -56,7 +56,7 @@ STATE_KEY = web.AppKey("emulator_state", _State)
 
 def _fingerprint(config: EmulatorConfig) -> str:
     # vLLM's "full" mode: version plus 8 hex digits of its config hash.
-    digest = hashlib.sha256(config.model_dump_json().encode()).hexdigest()[:8]
+    digest = hashlib.sha256(orjson.dumps(asdict(config))).hexdigest()[:8]
     return f"vllm-{VLLM_VERSION}-{digest}"
 
 

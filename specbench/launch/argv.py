@@ -3,11 +3,14 @@
 Nothing here touches the file system, the network or a process, so the exact command of
 a model card can be checked token by token in unit tests.
 
-Flag order for vLLM: model, --served-model-name, --trust-remote-code,
---tensor-parallel-size, --pipeline-parallel-size, --data-parallel-size, --block-size,
---attention-backend, --moe-backend, --max-model-len, --gpu-memory-utilization, extra_args,
+Flag order for vLLM: model, the typed flags (each server field declares its own with
+`launch.config.server_role`; `FLAG_FIELDS` is their order), extra_args,
 --speculative-config, --per-request-spec-decode-metrics, --host, --port. The card's own
 flags come first in the card's order, so a card's command is reproduced verbatim.
+
+The emulator's argv: --model, --no-spec or --num-speculative-tokens, the per-step
+metrics switch, then the suite's `[emulator]` settings (declared in
+`common/emulator_settings.py`), --max-model-len, --host, --port.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from specbench.launch.config import ServerConfig, SpeculativeConfig
+from specbench.common.emulator_settings import ROWS, declared, flag_of
+from specbench.launch.config import EmulatorOverrides, ServerConfig, SpeculativeConfig
 
 #: The module the emulator is started from (`python -m specbench.cli.main emulate ...`).
 EMULATOR_MODULE = "specbench.cli.main"
@@ -49,30 +53,43 @@ def speculative_config_json(spec: SpeculativeConfig) -> str:
     return json.dumps(speculative_config_dict(spec), separators=(",", ":"))
 
 
-def _flags_with_values(*flags: tuple[str, object]) -> list[str]:
-    """`flag value` for each (flag, value) whose value is set, in the order given."""
-    return [token for flag, value in flags if value is not None for token in (flag, str(value))]
+def _flag_fields() -> tuple[str, ...]:
+    """The server fields that declare a `vllm serve` flag, in the order they are written."""
+    declared = {
+        name: info.json_schema_extra
+        for name, info in ServerConfig.model_fields.items()
+        if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("flag")
+    }
+    order = [name for name, role in declared.items() if role["after"] is None]
+    for name, role in declared.items():
+        if role["after"] is not None:
+            order.insert(order.index(str(role["after"])) + 1, name)
+    return tuple(order)
+
+
+#: Server fields written as typed `vllm serve` flags, in argv order.
+FLAG_FIELDS = _flag_fields()
+
+
+def _typed_flags(config: ServerConfig) -> list[str]:
+    """Each declared flag whose value is set: `flag VALUE`, or the bare flag of a true bool."""
+    argv: list[str] = []
+    for name in FLAG_FIELDS:
+        info = ServerConfig.model_fields[name]
+        role = info.json_schema_extra
+        assert isinstance(role, dict)
+        value = getattr(config, name)
+        if value is None or value is False:
+            continue
+        if value is True:
+            argv.append(str(role["flag"]))
+        elif role["always"] or value != info.default:
+            argv += [str(role["flag"]), str(value)]
+    return argv
 
 
 def _vllm_argv(config: ServerConfig, executable: str) -> list[str]:
-    argv = [executable, "serve", config.model]
-    if config.served_model_name is not None:
-        argv += ["--served-model-name", config.served_model_name]
-    if config.trust_remote_code:
-        argv.append("--trust-remote-code")
-    # TP is always written (cards state it); DP only when it differs from vLLM's default.
-    argv += ["--tensor-parallel-size", str(config.tensor_parallel_size)]
-    if config.pipeline_parallel_size != 1:
-        argv += ["--pipeline-parallel-size", str(config.pipeline_parallel_size)]
-    if config.data_parallel_size != 1:
-        argv += ["--data-parallel-size", str(config.data_parallel_size)]
-    argv += _flags_with_values(
-        ("--block-size", config.block_size),
-        ("--attention-backend", config.attention_backend),
-        ("--moe-backend", config.moe_backend),
-        ("--max-model-len", config.max_model_len),
-        ("--gpu-memory-utilization", config.gpu_memory_utilization),
-    )
+    argv = [executable, "serve", config.model, *_typed_flags(config)]
     argv += config.extra_args
     if config.speculative is not None:
         argv += ["--speculative-config", speculative_config_json(config.speculative)]
@@ -82,8 +99,34 @@ def _vllm_argv(config: ServerConfig, executable: str) -> list[str]:
     return argv
 
 
+def _emulator_flags(settings: EmulatorOverrides, speculating: bool) -> list[str]:
+    """The `[emulator]` settings that are set, as `emulate` flags: drafting ones first.
+
+    A list is written comma-separated (as `--acceptance` is parsed), a bool as `--x` or
+    `--no-x` where it differs from the emulator's default; drafting settings only when the
+    server speculates.
+    """
+    rows = [row for row in ROWS if declared(row).suite and declared(row).in_argv]
+    rows.sort(key=lambda row: not declared(row).drafting)
+    argv: list[str] = []
+    for row in rows:
+        value = getattr(settings, row.name)
+        if value is None or (declared(row).drafting and not speculating):
+            continue
+        flag = flag_of(row.name)
+        if isinstance(value, bool):
+            if value != row.default:
+                argv.append(flag if value else flag.replace("--", "--no-", 1))
+        elif isinstance(value, list | tuple):
+            argv += [flag, ",".join(repr(p) for p in value)]
+        else:
+            argv += [flag, str(value)]
+    return argv
+
+
 def _emulator_argv(config: ServerConfig, python: str) -> list[str]:
     argv = [python, "-m", EMULATOR_MODULE, "emulate", "--model", config.api_model_name]
+    speculating = config.speculative is not None
     if config.speculative is None:
         argv.append("--no-spec")
     else:
@@ -94,28 +137,10 @@ def _emulator_argv(config: ServerConfig, python: str) -> list[str]:
     detailed = config.per_request_spec_decode_metrics == "detailed" or (
         settings is not None and settings.per_step_spec_metrics
     )
-    if detailed and config.speculative is not None:
+    if detailed and speculating:
         argv += ["--per-request-spec-decode-metrics", "detailed"]
     if settings is not None:
-        if settings.acceptance is not None and config.speculative is not None:
-            argv += ["--acceptance", ",".join(repr(p) for p in settings.acceptance)]
-        if settings.reasoning_acceptance is not None and config.speculative is not None:
-            argv += [
-                "--reasoning-acceptance",
-                ",".join(repr(p) for p in settings.reasoning_acceptance),
-            ]
-        argv += _flags_with_values(
-            ("--prefill-ms", settings.prefill_ms),
-            ("--step-ms", settings.step_ms),
-            ("--per-request-step-ms", settings.per_request_step_ms),
-            ("--seed", settings.seed),
-            ("--corrupt-rate", settings.corrupt_rate),
-            ("--prompt-log", settings.prompt_log),
-            ("--reasoning-tokens", settings.reasoning_tokens),
-            ("--reasoning-output", settings.reasoning_output),
-            ("--acceptance-decay", settings.acceptance_decay),
-            ("--acceptance-decay-tokens", settings.acceptance_decay_tokens),
-        )
+        argv += _emulator_flags(settings, speculating)
     if config.max_model_len is not None:
         argv += ["--max-model-len", str(config.max_model_len)]
     return argv

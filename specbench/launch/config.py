@@ -2,14 +2,23 @@
 
 These models hold no host, port or executable: those are chosen at launch time, so one
 config can be started anywhere. `specbench.launch.argv` turns a config into argv and env.
+
+A server field that is a `vllm serve` flag declares it on the field (`server_role(...)` in
+its `json_schema_extra`), and a field added after schema 2 declares itself hash-neutral
+there too: the argv builder and the suite hash read those declarations, so a new typed
+flag is one field. (A new field must be hash-neutral, with a default that changes
+nothing, or every existing results directory refuses to resume; a unit test guards it.)
+A suite's `[emulator]` table is derived from the emulator's settings table.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from types import UnionType
+from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BaseModel, Field, create_model, field_validator, model_validator
 
+from specbench.common.emulator_settings import ROWS, TYPES, declared
 from specbench.common.model import Frozen
 
 #: Speculative methods specbench knows how to describe; vLLM accepts more, add them here.
@@ -28,6 +37,33 @@ PARALLELISM_FLAGS = {
 
 #: Methods whose drafts come from a separate checkpoint that must be named.
 METHODS_NEEDING_DRAFT_MODEL = frozenset({"eagle3", "eagle", "draft_model"})
+
+
+def server_role(
+    flag: str | None = None,
+    *,
+    always: bool = False,
+    after: str | None = None,
+    hash_neutral: bool = False,
+) -> dict[str, Any]:
+    """A server field's `vllm serve` flag and hash role, for its `Field(json_schema_extra=...)`.
+
+    The flag is written `flag VALUE` when the value is set and differs from the field's
+    default (`always`: at the default too); a bool field writes the bare flag when true.
+    Flags follow field order, except one written right `after` another field's flag (the
+    card's order). `hash_neutral`: added after schema 2, left out of the suite hash at its
+    default, so results directories written before the field existed still resume.
+    """
+    return {"flag": flag, "always": always, "after": after, "hash_neutral": hash_neutral}
+
+
+def hash_neutral_defaults(model: type[BaseModel]) -> dict[str, object]:
+    """The fields of `model` declared hash-neutral → their default (left out of the hash)."""
+    return {
+        name: info.get_default(call_default_factory=True)
+        for name, info in model.model_fields.items()
+        if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("hash_neutral")
+    }
 
 
 class SpeculativeConfig(Frozen):
@@ -75,54 +111,15 @@ class SpeculativeConfig(Frozen):
         return self
 
 
-class EmulatorOverrides(Frozen):
-    """A suite server's `[emulator]` table: `specbench emulate` options; None keeps its default."""
+class _EmulatorTable(Frozen):
+    """The base of `EmulatorOverrides`: its rules across settings (its fields are derived)."""
 
-    acceptance: list[float] | None = Field(
-        default=None,
-        description="Acceptance per draft position, position 1 first (`emulate --acceptance`).",
-    )
-    prefill_ms: float | None = Field(default=None, ge=0, description="Prefill time per request.")
-    step_ms: float | None = Field(default=None, ge=0, description="Time of one engine step.")
-    per_request_step_ms: float | None = Field(
-        default=None, ge=0, description="Extra step time per running request (batching cost)."
-    )
-    seed: int | None = Field(default=None, description="Random seed of the emulator.")
-    corrupt_rate: float | None = Field(
-        default=None, ge=0, le=1, description="Fraction of responses deliberately corrupted."
-    )
-    prompt_log: str | None = Field(
-        default=None, description="JSONL file the emulator appends every received prompt to."
-    )
-    per_step_spec_metrics: bool = Field(
-        default=False,
-        description="Per-step arrays in per-request metrics (vLLM's `detailed` level).",
-    )
-    reasoning_tokens: int | None = Field(
-        default=None,
-        ge=0,
-        description="Thinking span per answer in tokens, <think> and </think> included.",
-    )
-    reasoning_acceptance: list[float] | None = Field(
-        default=None,
-        description="Acceptance per draft position of steps starting in the thinking span.",
-    )
-    reasoning_output: Literal["reasoning", "reasoning_content", "inline"] | None = Field(
-        default=None,
-        description="Thinking sent as delta.reasoning, delta.reasoning_content or inline tags.",
-    )
-    acceptance_decay: float | None = Field(
-        default=None,
-        gt=0,
-        le=1,
-        description="Acceptance factor per `acceptance_decay_tokens` of output position.",
-    )
-    acceptance_decay_tokens: int | None = Field(
-        default=None, ge=1, description="Output tokens per acceptance decay interval."
-    )
+    if TYPE_CHECKING:  # the fields come from the table: mypy reads each as Any
+
+        def __getattr__(self, name: str) -> Any: ...
 
     @model_validator(mode="after")
-    def _check_acceptance(self) -> EmulatorOverrides:
+    def _check_acceptance(self) -> _EmulatorTable:
         for name in ("acceptance", "reasoning_acceptance"):
             values = getattr(self, name)
             if values is not None:
@@ -131,6 +128,51 @@ class EmulatorOverrides(Frozen):
                 if any(not 0.0 <= p <= 1.0 for p in values):
                     raise ValueError(f"{name} probabilities must lie in [0, 1]")
         return self
+
+
+def _suite_type(kind: Any) -> Any:
+    """A setting's type in a suite: optional (None keeps the emulator's default), a TOML
+    array for a tuple. A bool stays a bool, at the emulator's default (no third state)."""
+    if kind is bool:
+        return bool
+    if get_origin(kind) in (Union, UnionType):  # `X | None`: X
+        (kind,) = [arg for arg in get_args(kind) if arg is not type(None)]
+    if get_origin(kind) is tuple:
+        kind = list[get_args(kind)[0]]  # type: ignore[misc]
+    return kind | None
+
+
+def _suite_settings() -> dict[str, Any]:
+    """The `[emulator]` fields: the emulator's settings declared `suite=True`, in table order."""
+    derived: dict[str, Any] = {}
+    for row in ROWS:
+        declared_setting = declared(row)
+        if not declared_setting.suite:
+            continue
+        kind = _suite_type(TYPES[row.name])
+        derived[row.name] = (
+            kind,
+            Field(
+                default=row.default if kind is bool else None,
+                description=declared_setting.help,
+                json_schema_extra={"hash_neutral": declared_setting.hash_neutral},
+                **declared_setting.bounds,
+            ),
+        )
+    return derived
+
+
+if TYPE_CHECKING:  # mypy sees the base, whose fields it reads as Any
+    EmulatorOverrides = _EmulatorTable
+else:
+    EmulatorOverrides = create_model(
+        "EmulatorOverrides",
+        __base__=_EmulatorTable,
+        __doc__="A suite server's `[emulator]` table: `specbench emulate` settings "
+        "(`common/emulator_settings.py`); None keeps the emulator's default.",
+        __module__=__name__,
+        **_suite_settings(),
+    )
 
 
 class ServerConfig(Frozen):
@@ -142,21 +184,61 @@ class ServerConfig(Frozen):
     )
     model: str = Field(description="Target model: hub id, or local path (resolved at load).")
     served_model_name: str | None = Field(
-        default=None, description="Name the API serves the model under; default: `model`."
+        default=None,
+        description="Name the API serves the model under; default: `model`.",
+        json_schema_extra=server_role("--served-model-name"),
     )
-    tensor_parallel_size: int = Field(default=1, ge=1, description="--tensor-parallel-size.")
+    # TP is always written (cards state it); PP and DP only when they differ from 1.
+    tensor_parallel_size: int = Field(
+        default=1,
+        ge=1,
+        description="--tensor-parallel-size.",
+        json_schema_extra=server_role("--tensor-parallel-size", always=True),
+    )
     pipeline_parallel_size: int = Field(
-        default=1, ge=1, description="--pipeline-parallel-size (written only when not 1)."
+        default=1,
+        ge=1,
+        description="--pipeline-parallel-size (written only when not 1).",
+        json_schema_extra=server_role("--pipeline-parallel-size", hash_neutral=True),
     )
-    data_parallel_size: int = Field(default=1, ge=1, description="--data-parallel-size.")
-    max_model_len: int | None = Field(default=None, ge=1, description="--max-model-len.")
-    block_size: int | None = Field(default=None, ge=1, description="--block-size (KV block).")
-    attention_backend: str | None = Field(default=None, description="--attention-backend.")
-    moe_backend: str | None = Field(default=None, description="--moe-backend.")
+    data_parallel_size: int = Field(
+        default=1,
+        ge=1,
+        description="--data-parallel-size.",
+        json_schema_extra=server_role("--data-parallel-size"),
+    )
+    max_model_len: int | None = Field(
+        default=None,
+        ge=1,
+        description="--max-model-len.",
+        json_schema_extra=server_role("--max-model-len", after="moe_backend"),
+    )
+    block_size: int | None = Field(
+        default=None,
+        ge=1,
+        description="--block-size (KV block).",
+        json_schema_extra=server_role("--block-size"),
+    )
+    attention_backend: str | None = Field(
+        default=None,
+        description="--attention-backend.",
+        json_schema_extra=server_role("--attention-backend"),
+    )
+    moe_backend: str | None = Field(
+        default=None, description="--moe-backend.", json_schema_extra=server_role("--moe-backend")
+    )
     gpu_memory_utilization: float | None = Field(
-        default=None, gt=0, le=1, description="--gpu-memory-utilization, a fraction."
+        default=None,
+        gt=0,
+        le=1,
+        description="--gpu-memory-utilization, a fraction.",
+        json_schema_extra=server_role("--gpu-memory-utilization"),
     )
-    trust_remote_code: bool = Field(default=False, description="--trust-remote-code.")
+    trust_remote_code: bool = Field(
+        default=False,
+        description="--trust-remote-code.",
+        json_schema_extra=server_role("--trust-remote-code", after="served_model_name"),
+    )
     extra_args: list[str] = Field(
         default_factory=list,
         description="Further `vllm serve` arguments, appended verbatim before the spec config.",
@@ -186,6 +268,7 @@ class ServerConfig(Frozen):
         "`+rocm` in the server's version is allowed): preflight asks a server to start "
         "(`vllm --version`) and an attached one (GET /version) and refuses another. "
         "None: any.",
+        json_schema_extra=server_role(hash_neutral=True),
     )
 
     @field_validator("env", mode="before")

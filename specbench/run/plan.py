@@ -23,7 +23,7 @@ from specbench.common.errors import SpecbenchError
 from specbench.common.model import Frozen
 from specbench.common.naming import check_name
 from specbench.common.validation import describe_validation_error
-from specbench.launch.config import ServerConfig
+from specbench.launch.config import EmulatorOverrides, ServerConfig, hash_neutral_defaults
 from specbench.launch.provenance import redact_config
 from specbench.suite.model import (
     HASH_NEUTRAL_WORKLOAD_DEFAULTS,
@@ -147,13 +147,18 @@ def resolved_suite(suite: Suite, *, redact: bool = True) -> dict[str, Any]:
 
 
 def drop_neutral_server_fields(server: dict[str, Any]) -> None:
-    """Remove a resolved server's fields added after schema 2 that keep their default."""
-    for name, default in HASH_NEUTRAL_SERVER_DEFAULTS.items():
-        if server.get(name) == default:
-            server.pop(name, None)
+    """Remove a resolved server's fields added after schema 2 that keep their default
+    (declared `hash_neutral` on the field, or on the emulator setting)."""
+    _drop_defaults(server, hash_neutral_defaults(ServerConfig))
     emulator = server.get("emulator")
-    if isinstance(emulator, dict) and emulator.get("prompt_log") is None:
-        emulator.pop("prompt_log", None)
+    if isinstance(emulator, dict):
+        _drop_defaults(emulator, hash_neutral_defaults(EmulatorOverrides))
+
+
+def _drop_defaults(table: dict[str, Any], defaults: dict[str, object]) -> None:
+    for name, default in defaults.items():
+        if table.get(name) == default:
+            table.pop(name, None)
 
 
 def suite_hash(suite: Suite, *, redact: bool = True) -> str:
@@ -166,13 +171,6 @@ def suite_hash(suite: Suite, *, redact: bool = True) -> str:
     """
     resolved = resolved_suite(suite, redact=redact)
     return hashlib.sha256(orjson.dumps(resolved, option=orjson.OPT_SORT_KEYS)).hexdigest()
-
-
-#: Server fields added after schema 2 → their default, left out of the suite hash.
-HASH_NEUTRAL_SERVER_DEFAULTS: dict[str, object] = {
-    "pipeline_parallel_size": 1,
-    "vllm_version": None,
-}
 
 
 def select_cells(suite: Suite, options: RunOptions) -> list[Cell]:
