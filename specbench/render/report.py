@@ -16,7 +16,9 @@ Reads only the results directories (never the network). Writes into the output f
 A table whose data is absent is listed under "Not built" with the reason; the others are
 still built. A table of one of several datasets ends its name with the suite's workload
 names of its cells (never a dataset path: the same on every machine), bounded in length so
-every file name stays writable.
+every file name stays writable. The tables and figures are `render.sections.SECTIONS`,
+built in order by `render.section.build_sections`; this module loads, walks that list and
+writes the files.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from specbench.results.selection import Selection, check_concurrency, select_lab
 from specbench.store.files import write_atomic
 
 if TYPE_CHECKING:
+    import pandas as pd
     from rich.console import Console
 
 
@@ -172,6 +175,58 @@ def _missing(options: ReportOptions) -> list[str]:
     ]
 
 
+def _write_data(
+    outcome: ReportOutcome,
+    frame: pd.DataFrame,
+    categories: pd.DataFrame,
+    cells: Sequence[L.LoadedCell],
+    formats: Sequence[str],
+) -> None:
+    """The tidy frames, every table as md/csv, tables.json and the vllm-bench files."""
+    out = outcome.out_dir
+    # Every file is written to a temporary name and renamed: a failed write (a full disk)
+    # leaves the previous file or none, never a cut-off one.
+    write_atomic(out / "summary.csv", frame.to_csv(index=False))
+    write_atomic(out / "summary.parquet", frame.to_parquet(None, index=False))
+    write_atomic(out / "summary_by_category.csv", categories.to_csv(index=False))
+    write_atomic(out / "summary_mean.csv", AG.aggregate_repeats(frame).to_csv(index=False))
+    names = ("summary.csv", "summary.parquet", "summary_by_category.csv", "summary_mean.csv")
+    outcome.files += [out / name for name in names]
+    for table in outcome.tables:
+        if "md" in formats:
+            write_atomic(out / "tables" / f"{table.name}.md", to_markdown(table))
+        if "csv" in formats:
+            write_atomic(out / "tables" / f"{table.name}.csv", table.data.to_csv(index=False))
+    if "json" in formats:
+        payload = {"tables": [to_json(t) for t in outcome.tables], "not_built": outcome.not_built}
+        write_atomic(out / "tables.json", json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+        outcome.files.append(out / "tables.json")
+    if "vllm-bench" in formats:
+        from specbench.analysis.vllm_bench import write_vllm_bench
+
+        outcome.files += write_vllm_bench(cells, out / "vllm-bench")
+
+
+def _print(
+    outcome: ReportOutcome,
+    failed: Sequence[L.FailedCell],
+    options: ReportOptions,
+    console: Console,
+    warn: Console,
+) -> None:
+    """The tables to `console`; what was left out to `warn`."""
+    for table in outcome.tables:
+        console.print(to_rich(table))
+    for note in outcome.not_built:
+        warn.print(f"not built: {note}", style="yellow", soft_wrap=True, markup=False)
+    if failed:
+        warn.print(f"[yellow]{len(failed)} failed cell(s) left out (see report.md)[/]")
+    missing = describe_missing(_missing(options))
+    if missing:
+        warn.print(missing, style="yellow", soft_wrap=True, markup=False)
+    console.print(f"report written to {outcome.out_dir}", markup=False)
+
+
 def build_report(
     options: ReportOptions, console: Console | None = None, warnings: Console | None = None
 ) -> ReportOutcome:
@@ -192,28 +247,7 @@ def build_report(
     out.mkdir(parents=True, exist_ok=True)
     outcome = ReportOutcome(out_dir=out)
     build_sections(outcome, SECTIONS, ReportInputs(frame, categories, cells, selection, options))
-
-    # Every file is written to a temporary name and renamed: a failed write (a full disk)
-    # leaves the previous file or none, never a cut-off one.
-    write_atomic(out / "summary.csv", frame.to_csv(index=False))
-    write_atomic(out / "summary.parquet", frame.to_parquet(None, index=False))
-    write_atomic(out / "summary_by_category.csv", categories.to_csv(index=False))
-    write_atomic(out / "summary_mean.csv", AG.aggregate_repeats(frame).to_csv(index=False))
-    names = ("summary.csv", "summary.parquet", "summary_by_category.csv", "summary_mean.csv")
-    outcome.files += [out / name for name in names]
-    for table in outcome.tables:
-        if "md" in options.formats:
-            write_atomic(out / "tables" / f"{table.name}.md", to_markdown(table))
-        if "csv" in options.formats:
-            write_atomic(out / "tables" / f"{table.name}.csv", table.data.to_csv(index=False))
-    if "json" in options.formats:
-        payload = {"tables": [to_json(t) for t in outcome.tables], "not_built": outcome.not_built}
-        write_atomic(out / "tables.json", json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
-        outcome.files.append(out / "tables.json")
-    if "vllm-bench" in options.formats:
-        from specbench.analysis.vllm_bench import write_vllm_bench
-
-        outcome.files += write_vllm_bench(cells, out / "vllm-bench")
+    _write_data(outcome, frame, categories, cells, options.formats)
     extra = [*_lossless_sections(options), *_cost_sections(options)]
     if "md" in options.formats:
         report = out / "report.md"
@@ -226,15 +260,5 @@ def build_report(
     for _, paths in outcome.figures:
         outcome.files += paths
     if console is not None:
-        for table in outcome.tables:
-            console.print(to_rich(table))
-        warn = warnings or console
-        for note in outcome.not_built:
-            warn.print(f"not built: {note}", style="yellow", soft_wrap=True, markup=False)
-        if failed:
-            warn.print(f"[yellow]{len(failed)} failed cell(s) left out (see report.md)[/]")
-        missing = describe_missing(_missing(options))
-        if missing:
-            warn.print(missing, style="yellow", soft_wrap=True, markup=False)
-        console.print(f"report written to {out}", markup=False)
+        _print(outcome, failed, options, console, warnings or console)
     return outcome
