@@ -70,10 +70,10 @@ def gate(
     from specbench.cli.console import make_console
     from specbench.cli.lines import line
     from specbench.common.errors import RegressionDetected, SpecbenchError
-    from specbench.gate.markdown import headline
+    from specbench.gate.display import verdict
     from specbench.gate.run import GateOptions, run_gate
-    from specbench.gate.table import gate_table
     from specbench.gate.text import explanation
+    from specbench.render.verdict import verdict_table
 
     options = GateOptions(
         results_dir=results_dir,
@@ -86,10 +86,11 @@ def gate(
     )
     report = run_gate(options)
     console = make_console()  # the table and the verdicts are the results: stdout
-    console.print(gate_table(report))
+    shown = verdict(report)
+    console.print(verdict_table(shown))
     for note in report.notes:
         console.print(f"note: {note}", soft_wrap=True, highlight=False, markup=False)
-    console.print(headline(report), highlight=False)
+    console.print(shown.headline, highlight=False)
     missing = report.missing_cells
     if missing:
         raise SpecbenchError(

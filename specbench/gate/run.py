@@ -1,7 +1,8 @@
 """`specbench gate` and `specbench baseline save` as library calls (the CLI only renders).
 
 `run_gate` loads the baseline and the rules, aggregates the results directory, compares,
-and writes the JUnit XML, the markdown summary and the HTML verdict page. It returns the
+and writes the JUnit XML, the markdown summary and the HTML verdict page (the last two
+rendered by `render.verdict`). It returns the
 report; the caller turns `report.exit_code` into the process exit code. Input that cannot
 be compared at all (foreign baseline, other schema, another suite) raises SpecbenchError,
 after a one-line note in the job summary so the CI page says why.
@@ -16,11 +17,12 @@ from pathlib import Path
 from specbench.common.errors import SpecbenchError
 from specbench.gate.baseline import load_baseline, server_summaries, suite_identity
 from specbench.gate.compare import GateReport, compare
-from specbench.gate.html import write_html
+from specbench.gate.display import verdict
 from specbench.gate.junit import write_junit
-from specbench.gate.markdown import write_summary
 from specbench.gate.rules import load_rules
 from specbench.gate.snapshot import snapshot
+from specbench.render.verdict import verdict_markdown, verdict_page
+from specbench.store.files import write_atomic
 from specbench.store.manifest import read_manifest
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
@@ -69,14 +71,20 @@ def run_gate(options: GateOptions) -> GateReport:
         report = gate_report(options)
     except SpecbenchError as error:
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("a" if append else "w", encoding="utf-8") as handle:
-                handle.write(f"### ⚠️ specbench gate: could not compare\n\n{error}\n")
+            _write_summary(path, f"### ⚠️ specbench gate: could not compare\n\n{error}\n", append)
         raise
     if options.junit is not None:
         write_junit(report, options.junit)
+    shown = verdict(report)
     if path is not None:
-        write_summary(report, path, append=append)
+        _write_summary(path, verdict_markdown(shown) + "\n", append)
     if options.html is not None:
-        write_html(report, options.html)
+        write_atomic(Path(options.html), verdict_page(shown))
     return report
+
+
+def _write_summary(path: Path, text: str, append: bool) -> None:
+    """Write, or append as GitHub's step summary expects, the markdown summary."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a" if append else "w", encoding="utf-8") as handle:
+        handle.write(text)

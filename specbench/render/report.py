@@ -16,53 +16,29 @@ Reads only the results directories (never the network). Writes into the output f
 A table whose data is absent is listed under "Not built" with the reason; the others are
 still built. A table of one of several datasets ends its name with the suite's workload
 names of its cells (never a dataset path: the same on every machine), bounded in length so
-every file name stays writable.
+every file name stays writable. The tables and figures are `render.sections.SECTIONS`,
+built in order by `render.section.build_sections`; this module loads, walks that list and
+writes the files.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specbench.analysis import aggregate as AG
-from specbench.analysis import table_data as D
-from specbench.analysis import tables as T
-from specbench.analysis import wording as W
-from specbench.analysis.basis import figure_cells
-from specbench.analysis.cuts_tables import al_by_position, thinking_vs_answer
-from specbench.analysis.domain_speedup import domain_speedup, mixed_workloads
-from specbench.analysis.health import cell_health
 from specbench.analysis.table import to_json
 from specbench.common.errors import SpecbenchError
-from specbench.render import plots as P
 from specbench.render.markdown import join_sections, to_markdown, to_rich
-from specbench.render.outcome import (
-    FORMATS,
-    FigureShown,
-    ReportOptions,
-    ReportOutcome,
-    add_figure,
-    al_copies,
-    points,
-    try_table,
-)
-from specbench.results import columns as C
+from specbench.render.outcome import FORMATS, ReportOptions, ReportOutcome
+from specbench.render.section import ReportInputs, build_sections
+from specbench.render.sections import SECTIONS
 from specbench.results import frame as F
 from specbench.results import loading as L
 from specbench.results.missing import describe_missing, missing_cells
-from specbench.results.selection import (
-    Comparison,
-    Selection,
-    check_concurrency,
-    common_concurrencies,
-    mixed_cells,
-    ordered_datasets,
-    pick_concurrency,
-    select_labels,
-)
+from specbench.results.selection import Selection, check_concurrency, select_labels
 from specbench.store.files import write_atomic
 
 if TYPE_CHECKING:
@@ -76,165 +52,6 @@ def _out_dir(options: ReportOptions) -> Path:
     if len(options.results_dirs) == 1:
         return options.results_dirs[0] / "report"
     raise SpecbenchError("--out is required when merging several results directories")
-
-
-def _al_name(data: pd.DataFrame) -> str:
-    """The definition a figure plots, as its title says it."""
-    shown = str(data[T.AL_DEFINITION].iloc[0]) if T.AL_DEFINITION in data else "step_weighted"
-    return "official AL (SPEED-Bench)" if shown == "official" else "step-weighted AL"
-
-
-def _build(
-    outcome: ReportOutcome,
-    frame: pd.DataFrame,
-    categories: pd.DataFrame,
-    selection: Selection,
-    options: ReportOptions,
-) -> None:
-    formats = options.formats
-    speculative = list(selection.speculative)
-    if not speculative:
-        outcome.not_built.append(
-            "acceptance tables: no speculative config (no label has spec-decode counters)"
-        )
-    else:
-        groups = D.domain_groups(categories, speculative)
-        if not groups:
-            outcome.not_built.append(
-                "AL by domain: no per-category acceptance (run speed-bench:qualitative mixed "
-                "with a speculative config)"
-            )
-        for group in groups:
-            table = try_table(
-                outcome,
-                partial(
-                    T.al_by_domain, frame, categories, group, speculative, options.al_definition
-                ),
-            )
-            if table is not None:
-                basis = figure_cells(frame[frame[C.GROUP] == group], speculative)
-                build = partial(T.al_by_domain, frame, categories, group, speculative)
-                for copy, shown in al_copies(table, build, basis, options):
-                    title = f"{copy.title}, {_al_name(copy.data)}"
-                    figure = P.al_by_domain(copy.data, speculative, title)
-                    add_figure(outcome, table.name, title, figure, formats, shown)
-        table = try_table(
-            outcome, partial(T.al_by_context, frame, speculative, options.al_definition)
-        )
-        if table is not None:
-            basis = figure_cells(frame[frame[C.CONTEXT_K].notna()], speculative)
-            build = partial(T.al_by_context, frame, speculative)
-            for copy, shown in al_copies(table, build, basis, options):
-                title = f"Acceptance length vs context length, {_al_name(copy.data)}"
-                figure = P.al_vs_context(copy.data, speculative, title)
-                add_figure(outcome, "al_vs_context", title, figure, formats, shown)
-    if not speculative:
-        outcome.not_built.append("serving and concurrency tables: no speculative config")
-    elif not selection.comparisons:
-        note = selection.baseline_note or "no baseline for the speculative configs"
-        outcome.not_built.append(f"serving and concurrency tables: {note} (pass --baseline NAME)")
-    for comparison in selection.comparisons:
-        _serving(outcome, frame, comparison, options)
-    if len(frame):
-        try_table(outcome, partial(cell_health, frame))
-    if speculative:
-        table = try_table(outcome, partial(T.acceptance_summary, frame, speculative))
-        if table is not None:
-            title, data = "Per-position acceptance rate", table.data
-            if len(speculative) > 1:
-                # Several configs: one line per config on the first dataset (qualitative
-                # when run), else the figure drowns in config × dataset lines.
-                first = ordered_datasets(frame[frame[C.LABEL].isin(speculative)], C.VIEW)[0]
-                data = data[data[C.VIEW] == first]
-                splits = data[C.SPLIT].dropna()
-                phrase = W.dataset_phrase(first, str(splits.iloc[0]) if len(splits) else None)
-                title = f"{title} ({phrase})"
-            figure = P.per_position_acceptance(data, title)
-            basis = figure_cells(frame[frame[C.VIEW].isin(set(data[C.VIEW]))], speculative)
-            shown = FigureShown(basis=basis)
-            add_figure(outcome, "per_position_acceptance", title, figure, formats, shown)
-
-
-def _cuts_and_speedup(
-    outcome: ReportOutcome,
-    frame: pd.DataFrame,
-    cells: Sequence[L.LoadedCell],
-    selection: Selection,
-    options: ReportOptions,
-) -> None:
-    """Issue 18: AL by output position, thinking vs answer, per-domain speedup + proxy."""
-    speculative = list(selection.speculative)
-    if not speculative:
-        return
-    cuts = (
-        (
-            "al_by_position",
-            al_by_position,
-            P.al_by_position,
-            "Acceptance length by output position (step-weighted)",
-        ),
-        (
-            "thinking_vs_answer",
-            thinking_vs_answer,
-            P.thinking_vs_answer,
-            "Acceptance length, thinking vs answer, by domain (step-weighted)",
-        ),
-    )
-    shown = FigureShown(basis=figure_cells(frame, speculative), al="step_weighted")
-    for name, build, plot, title in cuts:
-        table = try_table(outcome, partial(build, cells, speculative))
-        if table is not None:
-            add_figure(outcome, name, title, plot(table.data, title), options.formats, shown)
-    for comparison in selection.comparisons:
-        workloads = mixed_workloads(cells, comparison)
-        if not workloads:
-            outcome.not_built.append(
-                f"per-domain speedup {comparison.speculative} vs {comparison.baseline}: n/a, "
-                "no mixed workload run by both"
-            )
-        for workload in workloads:
-            try_table(outcome, partial(domain_speedup, cells, comparison, workload))
-
-
-def _serving(
-    outcome: ReportOutcome, frame: pd.DataFrame, comparison: Comparison, options: ReportOptions
-) -> None:
-    mixed = mixed_cells(frame)
-    pair = [comparison.speculative, comparison.baseline]
-    shared = [
-        d
-        for d in ordered_datasets(mixed, C.VIEW)
-        if set(pair) <= set(mixed.loc[mixed[C.VIEW] == d, C.LABEL])
-    ]
-    if not shared:
-        outcome.not_built.append(
-            f"serving results {comparison.speculative} vs {comparison.baseline}: no dataset "
-            "run (mixed) by both"
-        )
-    for dataset in shared:
-        available = common_concurrencies(mixed, pair, dataset)
-        concurrency = pick_concurrency(available, options.concurrency)
-        if concurrency is None:
-            outcome.not_built.append(
-                f"serving results at concurrency {options.concurrency} on {dataset}: not run by "
-                f"both {comparison.speculative} and {comparison.baseline} "
-                f"(both ran: {', '.join(map(str, available)) or 'none'})"
-            )
-        else:
-            try_table(outcome, partial(T.serving, frame, comparison, dataset, concurrency))
-        table = try_table(outcome, partial(T.concurrency_sweep, frame, comparison, dataset))
-        if table is not None and len(table.data) >= 2:
-            splits = frame.loc[frame[C.VIEW] == dataset, C.SPLIT].dropna()
-            name = W.dataset_phrase(dataset, str(splits.iloc[0]) if len(splits) else None)
-            per = "per GPU" if "/GPU" in table.columns[1] else "per server"
-            title = f"Output throughput {per} vs concurrency ({name})"
-            figure = P.throughput_vs_concurrency(
-                table.data, comparison.speculative, comparison.baseline, title
-            )
-            name = table.name.replace("concurrency_sweep", "throughput_vs_concurrency")
-            basis = figure_cells(frame[frame[C.VIEW] == dataset], pair)
-            shown = FigureShown(basis=basis, points=points(table))
-            add_figure(outcome, name, title, figure, options.formats, shown)
 
 
 def _lossless_sections(options: ReportOptions) -> list[str]:
@@ -358,6 +175,58 @@ def _missing(options: ReportOptions) -> list[str]:
     ]
 
 
+def _write_data(
+    outcome: ReportOutcome,
+    frame: pd.DataFrame,
+    categories: pd.DataFrame,
+    cells: Sequence[L.LoadedCell],
+    formats: Sequence[str],
+) -> None:
+    """The tidy frames, every table as md/csv, tables.json and the vllm-bench files."""
+    out = outcome.out_dir
+    # Every file is written to a temporary name and renamed: a failed write (a full disk)
+    # leaves the previous file or none, never a cut-off one.
+    write_atomic(out / "summary.csv", frame.to_csv(index=False))
+    write_atomic(out / "summary.parquet", frame.to_parquet(None, index=False))
+    write_atomic(out / "summary_by_category.csv", categories.to_csv(index=False))
+    write_atomic(out / "summary_mean.csv", AG.aggregate_repeats(frame).to_csv(index=False))
+    names = ("summary.csv", "summary.parquet", "summary_by_category.csv", "summary_mean.csv")
+    outcome.files += [out / name for name in names]
+    for table in outcome.tables:
+        if "md" in formats:
+            write_atomic(out / "tables" / f"{table.name}.md", to_markdown(table))
+        if "csv" in formats:
+            write_atomic(out / "tables" / f"{table.name}.csv", table.data.to_csv(index=False))
+    if "json" in formats:
+        payload = {"tables": [to_json(t) for t in outcome.tables], "not_built": outcome.not_built}
+        write_atomic(out / "tables.json", json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+        outcome.files.append(out / "tables.json")
+    if "vllm-bench" in formats:
+        from specbench.analysis.vllm_bench import write_vllm_bench
+
+        outcome.files += write_vllm_bench(cells, out / "vllm-bench")
+
+
+def _print(
+    outcome: ReportOutcome,
+    failed: Sequence[L.FailedCell],
+    options: ReportOptions,
+    console: Console,
+    warn: Console,
+) -> None:
+    """The tables to `console`; what was left out to `warn`."""
+    for table in outcome.tables:
+        console.print(to_rich(table))
+    for note in outcome.not_built:
+        warn.print(f"not built: {note}", style="yellow", soft_wrap=True, markup=False)
+    if failed:
+        warn.print(f"[yellow]{len(failed)} failed cell(s) left out (see report.md)[/]")
+    missing = describe_missing(_missing(options))
+    if missing:
+        warn.print(missing, style="yellow", soft_wrap=True, markup=False)
+    console.print(f"report written to {outcome.out_dir}", markup=False)
+
+
 def build_report(
     options: ReportOptions, console: Console | None = None, warnings: Console | None = None
 ) -> ReportOutcome:
@@ -377,30 +246,8 @@ def build_report(
     out = _out_dir(options)
     out.mkdir(parents=True, exist_ok=True)
     outcome = ReportOutcome(out_dir=out)
-    _build(outcome, frame, categories, selection, options)
-    _cuts_and_speedup(outcome, frame, cells, selection, options)
-
-    # Every file is written to a temporary name and renamed: a failed write (a full disk)
-    # leaves the previous file or none, never a cut-off one.
-    write_atomic(out / "summary.csv", frame.to_csv(index=False))
-    write_atomic(out / "summary.parquet", frame.to_parquet(None, index=False))
-    write_atomic(out / "summary_by_category.csv", categories.to_csv(index=False))
-    write_atomic(out / "summary_mean.csv", AG.aggregate_repeats(frame).to_csv(index=False))
-    names = ("summary.csv", "summary.parquet", "summary_by_category.csv", "summary_mean.csv")
-    outcome.files += [out / name for name in names]
-    for table in outcome.tables:
-        if "md" in options.formats:
-            write_atomic(out / "tables" / f"{table.name}.md", to_markdown(table))
-        if "csv" in options.formats:
-            write_atomic(out / "tables" / f"{table.name}.csv", table.data.to_csv(index=False))
-    if "json" in options.formats:
-        payload = {"tables": [to_json(t) for t in outcome.tables], "not_built": outcome.not_built}
-        write_atomic(out / "tables.json", json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
-        outcome.files.append(out / "tables.json")
-    if "vllm-bench" in options.formats:
-        from specbench.analysis.vllm_bench import write_vllm_bench
-
-        outcome.files += write_vllm_bench(cells, out / "vllm-bench")
+    build_sections(outcome, SECTIONS, ReportInputs(frame, categories, cells, selection, options))
+    _write_data(outcome, frame, categories, cells, options.formats)
     extra = [*_lossless_sections(options), *_cost_sections(options)]
     if "md" in options.formats:
         report = out / "report.md"
@@ -413,15 +260,5 @@ def build_report(
     for _, paths in outcome.figures:
         outcome.files += paths
     if console is not None:
-        for table in outcome.tables:
-            console.print(to_rich(table))
-        warn = warnings or console
-        for note in outcome.not_built:
-            warn.print(f"not built: {note}", style="yellow", soft_wrap=True, markup=False)
-        if failed:
-            warn.print(f"[yellow]{len(failed)} failed cell(s) left out (see report.md)[/]")
-        missing = describe_missing(_missing(options))
-        if missing:
-            warn.print(missing, style="yellow", soft_wrap=True, markup=False)
-        console.print(f"report written to {out}", markup=False)
+        _print(outcome, failed, options, console, warnings or console)
     return outcome

@@ -22,6 +22,7 @@ from specbench.common.errors import SpecbenchError
 from specbench.common.naming import selection_key
 from specbench.common.validation import describe_validation_error
 from specbench.store.failure import read_failure
+from specbench.store.layout import FAILURE, SUMMARY, failed_cells_below, summaries_below
 from specbench.store.manifest import Manifest, read_manifest
 from specbench.store.summary import CellSummary
 from specbench.suite.model import MEASURED_FIELDS, WorkloadSpec
@@ -150,20 +151,18 @@ def _failure_reason(path: Path) -> str:
 def _scan(results_dir: Path) -> tuple[list[tuple[Path, dict[str, Any]]], list[FailedCell]]:
     if not results_dir.is_dir():
         raise SpecbenchError(f"results directory {results_dir} does not exist")
-    raws = [(p, _read_raw(p)) for p in sorted(results_dir.rglob("summary.json"))]
+    raws = [(p, _read_raw(p)) for p in summaries_below(results_dir)]
     failures = [
-        FailedCell(results_dir, p, _failure_reason(p))
-        for p in sorted(results_dir.rglob("failure.json"))
-        if not (p.parent / "summary.json").is_file()
+        FailedCell(results_dir, p, _failure_reason(p)) for p in failed_cells_below(results_dir)
     ]
     if not raws:
         if failures:
             raise SpecbenchError(
-                f"{results_dir}: all {len(failures)} cells failed (see their failure.json)"
+                f"{results_dir}: all {len(failures)} cells failed (see their {FAILURE})"
             )
         raise SpecbenchError(
-            f"{results_dir}: no summary.json found; expected a specbench results directory "
-            "(<label>/<dataset>/c<N>/r<N>/summary.json)"
+            f"{results_dir}: no {SUMMARY} found; expected a specbench results directory "
+            f"(<label>/<dataset>/c<N>/r<N>/{SUMMARY})"
         )
     return raws, failures
 

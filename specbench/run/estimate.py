@@ -29,7 +29,7 @@ from pathlib import Path
 from specbench import store
 from specbench.common.errors import SpecbenchError
 from specbench.run.plan import Plan
-from specbench.store.layout import cell_key
+from specbench.store.layout import cell_key, cell_summaries
 from specbench.store.manifest import Manifest, read_manifest
 from specbench.store.summary import CellSummary
 from specbench.suite.model import Cell
@@ -81,7 +81,7 @@ def summaries_with_precision(root: Path) -> list[CellSummary]:
     """The cells of `root` that record steady-state and precision figures (older ones skipped:
     they lack both, so they can neither be fitted nor checked)."""
     found = []
-    for path in sorted(root.glob("*/*/c*/r*/summary.json")):
+    for path in cell_summaries(root):
         raw = store.read_json(path)
         if isinstance(raw, dict) and raw.get("precision") is not None:
             found.append(CellSummary.model_validate(raw))

@@ -79,3 +79,20 @@ def cell_key_of(root: Path, directory: Path) -> CellKey:
 
 def is_complete(directory: Path) -> bool:
     return (directory / SUMMARY).is_file()
+
+
+def cell_summaries(root: Path) -> list[Path]:
+    """Every cell's `summary.json` at the layout's depth (`<server>/<workload>/cN/rM/`), sorted."""
+    return sorted(root.glob(f"*/*/c*/r*/{SUMMARY}"))
+
+
+def summaries_below(root: Path) -> list[Path]:
+    """Every `summary.json` at any depth under `root`, sorted: what a reader of hand-assembled
+    or nested results directories loads."""
+    return sorted(root.rglob(SUMMARY))
+
+
+def failed_cells_below(root: Path) -> list[Path]:
+    """Every `failure.json` at any depth under `root` whose folder holds no `summary.json`
+    (a cell that failed and was not measured since), sorted."""
+    return [path for path in sorted(root.rglob(FAILURE)) if not is_complete(path.parent)]

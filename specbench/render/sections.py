@@ -1,0 +1,249 @@
+"""The report's sections, in the order report.md and report.html print them.
+
+`SECTIONS` is the report as a declaration: each entry names a section and the function
+that yields its parts (the analysis layer's table builders, the figures drawn from them,
+and why a table is absent). Adding a section is one entry here plus its table-data
+function in `analysis/`; `render.section.build_sections` walks the list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+from typing import TYPE_CHECKING
+
+from specbench.analysis import table_data as D
+from specbench.analysis import tables as T
+from specbench.analysis import wording as W
+from specbench.analysis.basis import figure_cells
+from specbench.analysis.cuts_tables import al_by_position, thinking_vs_answer
+from specbench.analysis.domain_speedup import domain_speedup, mixed_workloads
+from specbench.analysis.health import cell_health
+from specbench.render import plots as P
+from specbench.render.outcome import FigureShown, al_copies, points
+from specbench.render.section import FigureSpec, Part, ReportInputs, Section, TablePart
+from specbench.results import columns as C
+from specbench.results.selection import (
+    Comparison,
+    common_concurrencies,
+    mixed_cells,
+    ordered_datasets,
+    pick_concurrency,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from specbench.analysis.table import Table
+    from specbench.results.loading import LoadedCell
+
+#: A figure of one AL definition's copy of a table: (data, labels, title) → Figure.
+AlPlot = Callable[["pd.DataFrame", Sequence[str], str], "Figure"]
+#: An issue-18 cut's table (from the requests' records) and its plot.
+CutsBuilder = Callable[[Sequence["LoadedCell"], Sequence[str]], "Table"]
+CutsPlot = Callable[["pd.DataFrame", str], "Figure"]
+
+
+def _al_name(data: pd.DataFrame) -> str:
+    """The definition a figure plots, as its title says it."""
+    shown = str(data[T.AL_DEFINITION].iloc[0]) if T.AL_DEFINITION in data else "step_weighted"
+    return "official AL (SPEED-Bench)" if shown == "official" else "step-weighted AL"
+
+
+def _al_by_domain(inputs: ReportInputs) -> Iterator[Part]:
+    speculative = list(inputs.selection.speculative)
+    if not speculative:
+        yield "acceptance tables: no speculative config (no label has spec-decode counters)"
+        return
+    groups = D.domain_groups(inputs.categories, speculative)
+    if not groups:
+        yield (
+            "AL by domain: no per-category acceptance (run speed-bench:qualitative mixed "
+            "with a speculative config)"
+        )
+    for group in groups:
+        yield _domain_part(inputs, group, speculative)
+
+
+def _domain_part(inputs: ReportInputs, group: str, speculative: list[str]) -> TablePart:
+    """AL by domain of one group of categories, and its figure in each AL definition."""
+    frame, options = inputs.frame, inputs.options
+    build = partial(T.al_by_domain, frame, inputs.categories, group, speculative)
+
+    def figures(table: Table) -> list[FigureSpec]:
+        basis = figure_cells(frame[frame[C.GROUP] == group], speculative)
+        return [
+            _al_figure(table.name, copy, shown, P.al_by_domain, speculative, copy.title)
+            for copy, shown in al_copies(table, build, basis, options)
+        ]
+
+    return TablePart(partial(build, options.al_definition), figures)
+
+
+def _al_figure(
+    name: str, copy: Table, shown: FigureShown, plot: AlPlot, labels: list[str], title: str
+) -> FigureSpec:
+    """One copy of an AL figure (the page switches between the two definitions)."""
+    title = f"{title}, {_al_name(copy.data)}"
+    return FigureSpec(name, title, partial(plot, copy.data, labels, title), shown)
+
+
+def _al_by_context(inputs: ReportInputs) -> Iterator[Part]:
+    frame, options = inputs.frame, inputs.options
+    speculative = list(inputs.selection.speculative)
+    if not speculative:
+        return
+    build = partial(T.al_by_context, frame, speculative)
+
+    def figures(table: Table) -> list[FigureSpec]:
+        basis = figure_cells(frame[frame[C.CONTEXT_K].notna()], speculative)
+        title = "Acceptance length vs context length"
+        return [
+            _al_figure("al_vs_context", copy, shown, P.al_vs_context, speculative, title)
+            for copy, shown in al_copies(table, build, basis, options)
+        ]
+
+    yield TablePart(partial(build, options.al_definition), figures)
+
+
+def _serving(inputs: ReportInputs) -> Iterator[Part]:
+    selection = inputs.selection
+    if not selection.speculative:
+        yield "serving and concurrency tables: no speculative config"
+    elif not selection.comparisons:
+        note = selection.baseline_note or "no baseline for the speculative configs"
+        yield f"serving and concurrency tables: {note} (pass --baseline NAME)"
+    for comparison in selection.comparisons:
+        yield from _serving_pair(inputs, comparison)
+
+
+def _serving_pair(inputs: ReportInputs, comparison: Comparison) -> Iterator[Part]:
+    """The serving table and the concurrency sweep of one pair on every dataset both ran."""
+    frame, options = inputs.frame, inputs.options
+    mixed = mixed_cells(frame)
+    pair = [comparison.speculative, comparison.baseline]
+    shared = [
+        d
+        for d in ordered_datasets(mixed, C.VIEW)
+        if set(pair) <= set(mixed.loc[mixed[C.VIEW] == d, C.LABEL])
+    ]
+    if not shared:
+        yield (
+            f"serving results {comparison.speculative} vs {comparison.baseline}: no dataset "
+            "run (mixed) by both"
+        )
+    for dataset in shared:
+        available = common_concurrencies(mixed, pair, dataset)
+        concurrency = pick_concurrency(available, options.concurrency)
+        if concurrency is None:
+            yield (
+                f"serving results at concurrency {options.concurrency} on {dataset}: not run by "
+                f"both {comparison.speculative} and {comparison.baseline} "
+                f"(both ran: {', '.join(map(str, available)) or 'none'})"
+            )
+        else:
+            yield TablePart(partial(T.serving, frame, comparison, dataset, concurrency))
+        figures = partial(_throughput_figure, frame, comparison, dataset)
+        yield TablePart(partial(T.concurrency_sweep, frame, comparison, dataset), figures)
+
+
+def _throughput_figure(
+    frame: pd.DataFrame, comparison: Comparison, dataset: str, table: Table
+) -> list[FigureSpec]:
+    """Output throughput vs concurrency, when the sweep has two points or more."""
+    if len(table.data) < 2:
+        return []
+    splits = frame.loc[frame[C.VIEW] == dataset, C.SPLIT].dropna()
+    phrase = W.dataset_phrase(dataset, str(splits.iloc[0]) if len(splits) else None)
+    per = "per GPU" if "/GPU" in table.columns[1] else "per server"
+    title = f"Output throughput {per} vs concurrency ({phrase})"
+    draw = partial(
+        P.throughput_vs_concurrency, table.data, comparison.speculative, comparison.baseline, title
+    )
+    name = table.name.replace("concurrency_sweep", "throughput_vs_concurrency")
+    pair = [comparison.speculative, comparison.baseline]
+    basis = figure_cells(frame[frame[C.VIEW] == dataset], pair)
+    return [FigureSpec(name, title, draw, FigureShown(basis=basis, points=points(table)))]
+
+
+def _cell_health(inputs: ReportInputs) -> Iterator[Part]:
+    if len(inputs.frame):
+        yield TablePart(partial(cell_health, inputs.frame))
+
+
+def _acceptance_summary(inputs: ReportInputs) -> Iterator[Part]:
+    frame = inputs.frame
+    speculative = list(inputs.selection.speculative)
+    if not speculative:
+        return
+
+    def figures(table: Table) -> list[FigureSpec]:
+        title, data = "Per-position acceptance rate", table.data
+        if len(speculative) > 1:
+            # Several configs: one line per config on the first dataset (qualitative
+            # when run), else the figure drowns in config × dataset lines.
+            first = ordered_datasets(frame[frame[C.LABEL].isin(speculative)], C.VIEW)[0]
+            data = data[data[C.VIEW] == first]
+            splits = data[C.SPLIT].dropna()
+            phrase = W.dataset_phrase(first, str(splits.iloc[0]) if len(splits) else None)
+            title = f"{title} ({phrase})"
+        basis = figure_cells(frame[frame[C.VIEW].isin(set(data[C.VIEW]))], speculative)
+        draw = partial(P.per_position_acceptance, data, title)
+        return [FigureSpec("per_position_acceptance", title, draw, FigureShown(basis=basis))]
+
+    yield TablePart(partial(T.acceptance_summary, frame, speculative), figures)
+
+
+def _cut(name: str, build: CutsBuilder, plot: CutsPlot, title: str) -> Section:
+    """An issue-18 cut (step-weighted AL over requests' records) and its figure."""
+
+    def parts(inputs: ReportInputs) -> Iterator[Part]:
+        speculative = list(inputs.selection.speculative)
+        if not speculative:
+            return
+        shown = FigureShown(basis=figure_cells(inputs.frame, speculative), al="step_weighted")
+
+        def figures(table: Table) -> list[FigureSpec]:
+            return [FigureSpec(name, title, partial(plot, table.data, title), shown)]
+
+        yield TablePart(partial(build, inputs.cells, speculative), figures)
+
+    return Section(name, parts)
+
+
+def _domain_speedup(inputs: ReportInputs) -> Iterator[Part]:
+    if not inputs.selection.speculative:
+        return
+    for comparison in inputs.selection.comparisons:
+        workloads = mixed_workloads(inputs.cells, comparison)
+        if not workloads:
+            yield (
+                f"per-domain speedup {comparison.speculative} vs {comparison.baseline}: n/a, "
+                "no mixed workload run by both"
+            )
+        for workload in workloads:
+            yield TablePart(partial(domain_speedup, inputs.cells, comparison, workload))
+
+
+#: The report, in order. A later section: one entry here and its table data in `analysis/`.
+SECTIONS: tuple[Section, ...] = (
+    Section("al_by_domain", _al_by_domain),
+    Section("al_by_context", _al_by_context),
+    Section("serving", _serving),
+    Section("cell_health", _cell_health),
+    Section("acceptance_summary", _acceptance_summary),
+    _cut(
+        "al_by_position",
+        al_by_position,
+        P.al_by_position,
+        "Acceptance length by output position (step-weighted)",
+    ),
+    _cut(
+        "thinking_vs_answer",
+        thinking_vs_answer,
+        P.thinking_vs_answer,
+        "Acceptance length, thinking vs answer, by domain (step-weighted)",
+    ),
+    Section("domain_speedup", _domain_speedup),
+)
