@@ -40,7 +40,7 @@ def bench(
     concurrency: Annotated[
         str,
         typer.Option(
-            metavar="C,C,…",
+            metavar="LEVELS",
             help="Comma-separated concurrency levels, e.g. 1,4,16.",
             rich_help_panel=o.WHAT,
         ),

@@ -73,8 +73,17 @@ ESTIMATE_FLAGS = {
 
 
 def slurm_overrides(ctx: typer.Context) -> dict[str, Any]:
-    """`[slurm]` field → the value its old flag gave (None or [] keeps the suite's)."""
-    return {field: ctx.params[name] for name, field in SLURM_FIELDS.items()}
+    """`[slurm]` field → the value its old flag gave, as the command's own argument would
+    be (None: not given, the suite's stays)."""
+    return {field: _argument(ctx.params[name]) for name, field in SLURM_FIELDS.items()}
+
+
+def _argument(value: object) -> object:
+    """A parsed value as typer hands it to the command: a repeatable option is a list, or
+    None when not given (click keeps an empty tuple)."""
+    if isinstance(value, tuple | list):
+        return list(value) or None
+    return value
 
 
 def notes(ctx: typer.Context, suite: Path) -> list[str]:
@@ -86,7 +95,7 @@ def notes(ctx: typer.Context, suite: Path) -> list[str]:
         name = param.name
         if name is None or ctx.get_parameter_source(name) is not typed:
             continue
-        value = ctx.params[name]
+        value = _argument(ctx.params[name])
         if name in SLURM_FIELDS:
             replacement = set_option(SLURM_FIELDS[name], value)
         elif name in ESTIMATE_FLAGS:

@@ -5,7 +5,7 @@ before it runs, fitted on earlier results or on a pilot (the logic: `run/estimat
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -15,6 +15,19 @@ from specbench.common.errors import CellsFailed, SpecbenchError
 if TYPE_CHECKING:
     from specbench.run.pilot import PilotSettings
     from specbench.run.plan import Plan, RunOptions
+
+
+#: Not `run`'s --output: nothing is written there; it places the pilot's directory.
+CampaignOutput = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        metavar="DIR",
+        help="The campaign's results directory (default results/<suite name>); the pilot's "
+        "goes beside it, OUTPUT.pilot.",
+        rich_help_panel=o.RESULTS,
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -32,7 +45,7 @@ def estimate(
     pilot_size: o.PilotSize = o.PILOT_SIZE,
     pilot_concurrency: o.PilotConcurrency = None,
     pilot_output: o.PilotOutput = None,
-    output: o.Output = None,
+    output: CampaignOutput = None,
     force: o.Force = False,
     endpoint: o.Endpoints = None,
     accept_server_values: o.AcceptServerValues = False,
