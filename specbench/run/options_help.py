@@ -13,7 +13,7 @@ READY_TIMEOUT_S = "Seconds to wait for a started server to be ready."
 API_KEY_ENV = "Environment variable holding the API key."
 SERVERS = "Run only this server config (repeatable)."
 WORKLOADS = "Run only this workload key (repeatable)."
-ENDPOINTS = "Attach to this running server instead of starting one (NAME=URL, repeatable)."
+ENDPOINTS = "Attach to this running server instead of starting one (repeatable)."
 ACCEPT_SERVER_VALUES = (
     "An attached server that is not its suite entry (model, speculation, K): measure it "
     "and record its values instead of refusing."

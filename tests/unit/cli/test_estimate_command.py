@@ -65,7 +65,9 @@ def test_bad_input_is_one_line_and_exit_2(
 def test_a_missing_suite_is_one_line() -> None:
     result = invoke_main("estimate")
     assert result.code == 2
-    assert result.lines == ["error: Missing argument 'suite'. (see `specbench estimate --help`)"]
+    (line,) = result.lines
+    assert line.startswith("error: Missing argument 'suite'. (see `")
+    assert line.endswith(" estimate --help`)")
 
 
 def test_from_results_without_usable_cells_says_it_cannot_estimate(tmp_path: Path) -> None:
