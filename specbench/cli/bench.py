@@ -10,50 +10,84 @@ import typer
 from specbench.cli import options as o
 from specbench.common import defaults
 from specbench.common.errors import CellsFailed
+from specbench.run import options_help as text
 
 
 def register(app: typer.Typer) -> None:
-    app.command(name="bench")(bench)
+    app.command(name="bench", cls=o.Command)(bench)
 
 
 def bench(
-    endpoint: Annotated[
-        str, typer.Option(help="Base URL of the server, e.g. http://127.0.0.1:8000.")
+    dataset: Annotated[
+        str,
+        typer.Option(
+            metavar="SPEC",
+            help="speed-bench:CONFIG, mt-bench, or a JSONL path.",
+            rich_help_panel=o.WHAT,
+        ),
     ],
-    dataset: Annotated[str, typer.Option(help="speed-bench:CONFIG, mt-bench, or a JSONL path.")],
-    output: Annotated[Path, typer.Option(help="Results directory (created; resumable).")],
+    output: Annotated[
+        Path, typer.Option(metavar="DIR", help=text.OUTPUT, rich_help_panel=o.RESULTS)
+    ],
+    endpoint: Annotated[
+        str,
+        typer.Option(
+            metavar="URL",
+            help="Base URL of the server, e.g. http://127.0.0.1:8000.",
+            rich_help_panel=o.SERVERS,
+        ),
+    ],
     concurrency: Annotated[
-        str, typer.Option(help="Comma-separated concurrency levels, e.g. 1,4,16.")
+        str,
+        typer.Option(
+            metavar="LEVELS",
+            help="Comma-separated concurrency levels, e.g. 1,4,16.",
+            rich_help_panel=o.WHAT,
+        ),
     ] = "1",
-    model: Annotated[
-        str | None, typer.Option(help="Served model name; default: from /v1/models.")
+    repeats: Annotated[
+        int,
+        typer.Option(
+            min=1, metavar="N", help="Repeats of each concurrency level.", rich_help_panel=o.WHAT
+        ),
+    ] = 1,
+    label: Annotated[
+        str,
+        typer.Option(
+            metavar="NAME",
+            help="Name of this server configuration in the results.",
+            rich_help_panel=o.RESULTS,
+        ),
+    ] = "default",
+    workload_name: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help="Results folder of this workload; default: the dataset selection.",
+            rich_help_panel=o.RESULTS,
+        ),
     ] = None,
-    repeats: Annotated[int, typer.Option(min=1, help="Repeats of each concurrency level.")] = 1,
+    force: o.Force = False,
+    save_outputs: o.SaveOutputs = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help="Served model name; default: from /v1/models.",
+            rich_help_panel=o.SERVERS,
+        ),
+    ] = None,
     gpus: Annotated[
         int | None,
         typer.Option(
             min=1,
+            metavar="N",
             help="GPUs serving (TP × PP × DP): divisor of tok/s/GPU. Without it, throughput "
             "is reported per server, never divided by a guess.",
+            rich_help_panel=o.SERVERS,
         ),
     ] = None,
-    label: Annotated[
-        str, typer.Option(help="Name of this server configuration in the results.")
-    ] = "default",
-    workload_name: Annotated[
-        str | None,
-        typer.Option(help="Results folder of this workload; default: the dataset selection."),
-    ] = None,
     api_key_env: o.ApiKeyEnv = None,
-    force: o.Force = False,
-    max_tokens: o.MaxTokens = defaults.BENCH_MAX_TOKENS,
-    temperature: o.Temperature = 0.0,
-    warmup: o.Warmup = defaults.BENCH_WARMUP,
-    api: o.Api = "chat",
-    client: o.Client = "aiohttp",
-    ignore_eos: o.IgnoreEos = False,
-    save_outputs: o.SaveOutputs = None,
-    request_timeout: o.RequestTimeout = o.REQUEST_TIMEOUT_S,
     num_prompts: o.NumPrompts = None,
     category: o.Category = None,
     entropy_tier: o.EntropyTier = None,
@@ -61,6 +95,13 @@ def bench(
     tokenizer: o.Tokenizer = None,
     seed: o.Seed = 0,
     strict: o.Strict = False,
+    max_tokens: o.MaxTokens = defaults.BENCH_MAX_TOKENS,
+    temperature: o.Temperature = 0.0,
+    warmup: o.Warmup = defaults.BENCH_WARMUP,
+    api: o.Api = "chat",
+    client: o.Client = "aiohttp",
+    ignore_eos: o.IgnoreEos = False,
+    request_timeout: o.RequestTimeout = o.REQUEST_TIMEOUT_S,
 ) -> None:
     """Measure AL, acceptance, TTFT, TPOT, E2E and tok/s/GPU against a running server."""
     from specbench.cli.progress import campaign_progress, cells_table, results_console

@@ -6,7 +6,9 @@ Heavy imports (pandas, matplotlib, datasets, aiohttp) happen inside commands so 
 
 from __future__ import annotations
 
+import difflib
 import sys
+from collections.abc import Iterable
 from typing import Annotated
 
 import typer
@@ -60,6 +62,7 @@ from specbench.cli import (  # noqa: E402
     bench,
     data,
     emulate,
+    estimate,
     export,
     gate,
     lossless,
@@ -69,7 +72,7 @@ from specbench.cli import (  # noqa: E402
     status,
 )
 
-for _module in (run, bench, serve, emulate, data, report, export, lossless, gate, status):
+for _module in (run, estimate, bench, serve, emulate, data, report, export, lossless, gate, status):
     _module.register(app)
 
 
@@ -124,12 +127,39 @@ def report_error(error: BaseException) -> int:
 
 
 def usage_error(error: click_errors.ClickException) -> str:
-    """Click's message on one line, with the command whose --help lists what is allowed."""
-    message = " ".join(error.format_message().split())
+    """Click's message on one line, with the command whose --help lists what is allowed.
+
+    An unknown option names the shown options nearest to it (click's close matches, less
+    the hidden ones), or else the nearest one: never "no such option" alone."""
     context = getattr(error, "ctx", None)
+    if isinstance(error, click_errors.NoSuchOption) and context is not None:
+        shown = shown_options(context.command.get_params(context))
+        close = [name for name in error.possibilities or () if name in shown]
+        error.possibilities = close or nearest(error.option_name, shown)
+    message = " ".join(error.format_message().split())
     if context is not None:
         message += f" (see `{context.command_path} --help`)"
     return message
+
+
+def shown_options(params: Iterable[object]) -> list[str]:
+    """The option names `--help` shows (hidden ones left out)."""
+    return [
+        name
+        for param in params
+        if not getattr(param, "hidden", False)
+        for name in [*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())]
+        if name.startswith("-")
+    ]
+
+
+def nearest(name: str, options: list[str]) -> list[str]:
+    """The one of `options` that reads most like `name` (none when there are none)."""
+
+    def likeness(option: str) -> float:
+        return difflib.SequenceMatcher(None, name, option).ratio()
+
+    return [max(options, key=likeness)] if options else []
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ The live table, submissions, state changes and warnings go to stderr; the final 
 table, totals, earlier attempts and failures (what `specbench status` prints) to stdout.
 
 `specbench status` draws the same table from a results directory later. The options
-themselves live in `specbench.cli.slurm_options` (light to import).
+themselves live in `cli/options.py` (light to import); the `[slurm]` settings come from the
+suite or `--set slurm.FIELD=VALUE` (run's old flags for them: `cli/deprecated.py`).
 """
 
 from __future__ import annotations

@@ -88,34 +88,37 @@ def summaries_with_precision(root: Path) -> list[CellSummary]:
     return found
 
 
-def check_source(plan: Plan, root: Path, manifest: Manifest | None) -> Manifest:
-    """The source's manifest if it holds results of the plan's suite and model; else one line."""
+def check_source(
+    plan: Plan, root: Path, manifest: Manifest | None, flag: str = "--estimate-from"
+) -> Manifest:
+    """The source's manifest if it holds results of the plan's suite and model; else one line
+    naming `flag`, the option that gave the source."""
     assert plan.suite is not None
     if manifest is None or manifest.suite is None:
-        raise SpecbenchError(f"--estimate-from {root}: no manifest.json with a suite there")
+        raise SpecbenchError(f"{flag} {root}: no manifest.json with a suite there")
     name = manifest.suite.get("name")
     if name != plan.suite.name:
-        raise SpecbenchError(
-            f"--estimate-from {root}: results of suite {name!r}, not {plan.suite.name!r}"
-        )
+        raise SpecbenchError(f"{flag} {root}: results of suite {name!r}, not {plan.suite.name!r}")
     theirs = {k: v.get("model") for k, v in (manifest.suite.get("servers") or {}).items()}
     ours = {k: c.model for k, c in plan.suite.servers.items()}
     for server, model in ours.items():
         if server in theirs and theirs[server] != model:
             raise SpecbenchError(
-                f"--estimate-from {root}: server {server!r} ran model {theirs[server]!r}, "
-                f"not {model!r}"
+                f"{flag} {root}: server {server!r} ran model {theirs[server]!r}, not {model!r}"
             )
     return manifest
 
 
-def estimate_plan(plan: Plan, sources: Sequence[Path]) -> Estimate | None:
-    """The plan's cost fitted on `sources`; None when they hold no usable cell."""
+def estimate_plan(
+    plan: Plan, sources: Sequence[Path], flag: str = "--estimate-from"
+) -> Estimate | None:
+    """The plan's cost fitted on `sources` (given by `flag`); None when they hold no usable
+    cell."""
     points: dict[tuple[str, str], list[_Point]] = defaultdict(list)
     startups: dict[str, list[float]] = defaultdict(list)
     workload_size: dict[str, int] = {}
     for root in sources:
-        manifest = check_source(plan, root, read_manifest(root))
+        manifest = check_source(plan, root, read_manifest(root), flag)
         walls: dict[str, float] = {}
         for run in manifest.runs:
             for server_cost in run.cost.servers if run.cost else []:
@@ -212,8 +215,8 @@ def describe_estimate(estimate: Estimate | None, source: str = "earlier results"
     """The estimate as lines: per cell, per server and in total; `source` names its data."""
     if estimate is None:
         return (
-            "cost: cannot estimate (give --estimate-from DIR with earlier results of this "
-            "suite and model, or --pilot)"
+            "cost: cannot estimate: no earlier results of this suite and model (`specbench "
+            "estimate SUITE --from DIR` fits them; `--pilot` measures a few conversations)"
         )
     lines = [f"cost estimate (wall s, GPU-h; fitted on {source}):"]
     for e in estimate.cells:

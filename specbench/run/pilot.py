@@ -1,11 +1,12 @@
 """The pilot: a few conversations per workload and concurrency, to price a campaign.
 
-`run --dry-run --pilot` has no earlier results to fit, so it measures some: a plan
-derived from the campaign's (`pilot_plan`) runs through the one orchestrator into a
-results directory of its own, and the same estimate (`run/estimate.py`) then reads that
-directory as it reads any earlier results. The derived plan keeps the campaign's servers
-(started, their startup time recorded, as `run` does) and workloads (same selection,
-same keys, same warmup), and changes only what it measures:
+`specbench estimate SUITE --pilot` (formerly `run --dry-run --pilot`, still accepted) has
+no earlier results to fit, so it measures some: a plan derived from the campaign's
+(`pilot_plan`) runs through the one orchestrator into a results directory of its own, and
+the same estimate (`run/estimate.py`) then reads that directory as it reads any earlier
+results. The derived plan keeps the campaign's servers (started, their startup time
+recorded, as `run` does) and workloads (same selection, same keys, same warmup), and
+changes only what it measures:
 
 - per server × workload, one cell at each pilot concurrency (every level of the workload
   unless chosen: the rate is not linear in log c, and interpolating it between the lowest

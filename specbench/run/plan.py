@@ -25,6 +25,7 @@ from specbench.common.naming import check_name
 from specbench.common.validation import describe_validation_error
 from specbench.launch.config import EmulatorOverrides, ServerConfig, hash_neutral_defaults
 from specbench.launch.provenance import redact_config
+from specbench.run import options_help
 from specbench.suite.model import (
     HASH_NEUTRAL_WORKLOAD_DEFAULTS,
     Cell,
@@ -35,40 +36,26 @@ from specbench.suite.model import (
 
 
 class RunOptions(Frozen):
-    """How to run a plan: where results go, and what to do about servers and failures."""
+    """How to run a plan: where results go, and what to do about servers and failures.
 
-    output: Path = Field(description="Results directory (created; resumable).")
-    force: bool = Field(default=False, description="Measure complete cells again.")
-    fail_fast: bool = Field(default=False, description="Stop at the first failed cell.")
-    max_restarts: int = Field(
-        default=MAX_RESTARTS,
-        ge=0,
-        description="Restarts of a dead server before giving up on its cells.",
-    )
-    vllm_bin: str | None = Field(
-        default=None, description="vllm executable (else $SPECBENCH_VLLM, then PATH)."
-    )
+    Each description is the option's `--help` too (`options_help`)."""
+
+    output: Path = Field(description=options_help.OUTPUT)
+    force: bool = Field(default=False, description=options_help.FORCE)
+    fail_fast: bool = Field(default=False, description=options_help.FAIL_FAST)
+    max_restarts: int = Field(default=MAX_RESTARTS, ge=0, description=options_help.MAX_RESTARTS)
+    vllm_bin: str | None = Field(default=None, description=options_help.VLLM_BIN)
     ready_timeout_s: float = Field(
-        default=READY_TIMEOUT_S,
-        gt=0,
-        description="Seconds to wait for a started server to be ready.",
+        default=READY_TIMEOUT_S, gt=0, description=options_help.READY_TIMEOUT_S
     )
-    api_key_env: str | None = Field(
-        default=None, description="Environment variable holding the API key."
-    )
-    servers: tuple[str, ...] = Field(default=(), description="Run only these server configs.")
-    workloads: tuple[str, ...] = Field(default=(), description="Run only these workload keys.")
-    endpoints: dict[str, str] = Field(
-        default_factory=dict, description="Server name → URL of a running server to attach to."
-    )
+    api_key_env: str | None = Field(default=None, description=options_help.API_KEY_ENV)
+    servers: tuple[str, ...] = Field(default=(), description=options_help.SERVERS)
+    workloads: tuple[str, ...] = Field(default=(), description=options_help.WORKLOADS)
+    endpoints: dict[str, str] = Field(default_factory=dict, description=options_help.ENDPOINTS)
     log_dir: Path | None = Field(
         default=None, description="Server logs; None is OUTPUT/logs (Slurm shards use their own)."
     )
-    accept_server_values: bool = Field(
-        default=False,
-        description="An attached server that differs from its suite entry (model, "
-        "speculation, K) is measured, and its own values recorded, instead of refused.",
-    )
+    accept_server_values: bool = Field(default=False, description=options_help.ACCEPT_SERVER_VALUES)
 
     def api_key(self) -> str | None:
         """The API key from `api_key_env`; one line when that variable is not set."""

@@ -1,5 +1,6 @@
 """`run --dry-run --pilot` end to end on the emulator: a pilot measured apart, then the
-same estimate, then the full suite against that estimate.
+same estimate (again from `specbench estimate --pilot` and `--from` the pilot), then the
+full suite against that estimate, and a dry run priced from the campaign's own cells.
 
 The dataset gives every turn a fixed answer length per category (the emulator's
 output-length marker), so the pilot's cells have known contents: the first N
@@ -70,6 +71,8 @@ def test_a_pilot_prices_the_suite_apart_from_its_results_and_the_full_run_agrees
 
     dry = run_cli("run", suite, "--output", out, "--dry-run", "--pilot")
     assert dry.returncode == 0, dry.stderr
+    notes = [line for line in dry.stderr.splitlines() if line.startswith("warning:")]
+    assert notes == [f"warning: --pilot is deprecated: use specbench estimate {suite} --pilot"]
     assert f"cost estimate (wall s, GPU-h; fitted on a pilot in {pilot_dir}):" in dry.stdout
     for server in ("baseline", "speculative"):
         for c in CONCURRENCY:
@@ -121,6 +124,17 @@ def test_a_pilot_prices_the_suite_apart_from_its_results_and_the_full_run_agrees
     assert f"pilot: reused 6 cells, 32–48 conversations each from {pilot_dir}" in again.stdout
     assert total_s(again.stdout) == estimated
 
+    # `specbench estimate`: the same pilot (reused), and the same fit from its directory.
+    priced = run_cli("estimate", suite, "--output", out, "--pilot")
+    assert priced.returncode == 0, priced.stderr
+    assert f"pilot: reused 6 cells, 32–48 conversations each from {pilot_dir}" in priced.stdout
+    assert total_s(priced.stdout) == estimated
+    fitted = run_cli("estimate", suite, "--from", pilot_dir)
+    assert fitted.returncode == 0, fitted.stderr
+    assert "cost estimate (wall s, GPU-h; fitted on earlier results):" in fitted.stdout
+    assert total_s(fitted.stdout) == estimated
+    assert "warning:" not in priced.stderr + fitted.stderr
+
     # The full suite: every cell measured here, none taken from the pilot.
     full = run_cli("run", suite, "--output", out)
     assert full.returncode == 0, full.stderr
@@ -133,3 +147,13 @@ def test_a_pilot_prices_the_suite_apart_from_its_results_and_the_full_run_agrees
     figures = f"pilot {pilot_s:.1f} s; estimate {estimated:.1f} s, actual {actual:.1f} server-s"
     print(f"\n{figures} (ratio {ratio:.2f})")  # noqa: T201 (the figure the report states)
     assert abs(ratio - 1) <= TOLERANCE, (estimated, actual)
+
+    # A dry run into the measured campaign prices it from its own cells.
+    resumed = run_cli("run", suite, "--output", out, "--dry-run")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"cost estimate (wall s, GPU-h; fitted on earlier results in {out}):" in resumed.stdout
+    assert re.search(
+        r"^  baseline/fixed/c16/r0: 180 conversations, .*\(measured\)$",
+        resumed.stdout,
+        re.MULTILINE,
+    )
