@@ -67,6 +67,7 @@ class EmulatorConfig(BaseModel):
     seed: int = _field("seed")
     corrupt_rate: float = _field("corrupt_rate", ge=0.0, le=1.0)
     per_request_spec_metrics: bool = _field("per_request_spec_metrics")
+    enable_per_request_metrics: bool = _field("enable_per_request_metrics")
     continuous_usage_stats: bool = _field("continuous_usage_stats")
     dev_mode: bool = _field("dev_mode")
     prefix_block_size: int = Field(

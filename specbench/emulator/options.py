@@ -70,6 +70,14 @@ OPTIONS: tuple[EmulatorOption, ...] = (
         "Attach metrics.speculative_decoding to responses (vLLM's summary level).",
     ),
     EmulatorOption(
+        "enable_per_request_metrics",
+        bool,
+        False,
+        "As vLLM's flag: attach the per-request timing metrics (queue, TTFT from scheduling, "
+        "generation time, mean ITL, tokens/s) to responses, on the final usage chunk of a "
+        "stream; times are the engine steps' own (the time model's), not the loop's.",
+    ),
+    EmulatorOption(
         "continuous_usage_stats",
         bool,
         True,
