@@ -189,7 +189,9 @@ class Engine:
                 start = deadline
             deadline = start + step.duration_s
             for request in admitted:
-                request.scheduled_s = start
+                # An idle engine's clock starts at the earliest arrival it admits: a later
+                # one in the same step is scheduled when it came (queue time never < 0).
+                request.scheduled_s = max(start, request.arrival_s)
             await _sleep_until(loop, deadline)
             self._deliver(step, deadline)
             self._running = [
