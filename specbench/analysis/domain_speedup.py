@@ -10,13 +10,19 @@ for the speculative config. (Median chunk gaps would not do: a client that falls
 reads chunks in bursts, and the gaps shrink while the steps do not.) They come from the
 throughput-split cells at that concurrency when the results hold them, as the paper
 measures them; otherwise from the mixed cells themselves, and the table says so.
-Reads `summary.json` and `requests.jsonl` only.
+
+A request's decode time is the server's own when it gave one (vLLM's
+`--enable-per-request-metrics` `generation_time_ms`, which the launcher asks for), else the
+client's E2E − TTFT (`RequestRecord.decode_ms`). A request with neither (one token, or a
+whole answer the client read in one socket read without a server timing) is counted in
+the table's "Not timed" column, never dropped silently; the footnote says how many of each
+arm the server and the client timed. Reads `summary.json` and `requests.jsonl` only.
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import mean
@@ -33,6 +39,9 @@ from specbench.results.selection import Comparison
 from specbench.stats.bootstrap import bootstrap_ratio_of_means
 
 OVERALL = "overall"
+#: Who timed a request's decode phase ("server", "client"), or that nobody could.
+NOT_TIMED = "not_timed"
+_TIMERS = ("server", "client", NOT_TIMED)
 
 
 def _records(cells: Sequence[LoadedCell]) -> list[tuple[int, RequestRecord]] | str:
@@ -46,19 +55,35 @@ def _records(cells: Sequence[LoadedCell]) -> list[tuple[int, RequestRecord]] | s
     return found
 
 
-def _rates(records: Sequence[tuple[int, RequestRecord]]) -> dict[str, list[list[float]]]:
-    """category (and overall) → per conversation, its requests' decode rates."""
+@dataclass(frozen=True)
+class _Arm:
+    """One config's requests at one concurrency: per category (and overall), the decode
+    rates per conversation and how many requests each timer timed (or none did)."""
+
+    rates: dict[str, list[list[float]]]
+    timed_by: dict[str, Counter[str]]
+
+    def timed(self, name: str) -> int:
+        return sum(len(group) for group in self.rates.get(name, []))
+
+    def counts(self, name: str) -> Counter[str]:
+        """Requests of the category per timer ("server", "client", NOT_TIMED)."""
+        return self.timed_by.get(name, Counter())
+
+
+def _arm(records: Sequence[tuple[int, RequestRecord]]) -> _Arm:
     groups: dict[str, dict[tuple[int, str], list[float]]] = defaultdict(lambda: defaultdict(list))
+    timed_by: dict[str, Counter[str]] = defaultdict(Counter)
     for repeat, record in records:
-        if record.ttft_ms is None or record.e2e_ms is None:
-            continue
-        rate = decode_rate_tok_s(record.output_tokens or 0, record.e2e_ms, record.ttft_ms)
-        if rate is None:
-            continue
-        key = (repeat, record.question_id)
-        groups[record.category][key].append(rate)
-        groups[OVERALL][key].append(rate)
-    return {name: list(by_conversation.values()) for name, by_conversation in groups.items()}
+        decode = record.decode_ms
+        timer = decode[1] if decode else NOT_TIMED
+        for name in (record.category, OVERALL):
+            timed_by[name][timer] += 1
+            if decode:
+                rate = decode_rate_tok_s(record.output_tokens or 0, decode[0])
+                groups[name][(repeat, record.question_id)].append(rate or 0.0)
+    rates = {name: list(by_conversation.values()) for name, by_conversation in groups.items()}
+    return _Arm(rates, dict(timed_by))
 
 
 def _steps(record: RequestRecord, speculative: bool) -> int:
@@ -70,11 +95,13 @@ def _steps(record: RequestRecord, speculative: bool) -> int:
 
 
 def _step_time(records: Sequence[tuple[int, RequestRecord]], speculative: bool) -> float | None:
+    """Σ decode time / Σ decode steps over the timed requests."""
     decode_ms = steps = 0.0
     for _, record in records:
-        if record.ttft_ms is None or record.e2e_ms is None:
+        decode = record.decode_ms
+        if decode is None:
             continue
-        decode_ms += record.e2e_ms - record.ttft_ms
+        decode_ms += decode[0]
         steps += _steps(record, speculative)
     return step_time_ms(decode_ms, int(steps))
 
@@ -118,12 +145,12 @@ def _of(
 @dataclass(frozen=True)
 class _Point:
     """What one concurrency contributes: the speculative cells, both arms' decode rates
-    (category → per conversation) and the step times with where they came from."""
+    and timers, and the step times with where they came from."""
 
     concurrency: int
     spec_cells: list[LoadedCell]
-    spec_rates: dict[str, list[list[float]]]
-    base_rates: dict[str, list[list[float]]]
+    spec: _Arm
+    base: _Arm
     t_ar: float | None
     t_sd: float | None
     timing_source: str
@@ -150,17 +177,19 @@ def _point(
             raise TableUnavailable(f"per-domain speedup on {workload}: n/a, {found}")
     assert not isinstance(spec_records, str) and not isinstance(base_records, str)
     assert not isinstance(timing[0], str) and not isinstance(timing[1], str)
-    spec_rates, base_rates = _rates(spec_records), _rates(base_records)
-    if OVERALL not in spec_rates or OVERALL not in base_rates:
+    spec, base = _arm(spec_records), _arm(base_records)
+    if not spec.timed(OVERALL) or not base.timed(OVERALL):
         raise TableUnavailable(
             f"per-domain speedup on {workload} at c={concurrency}: n/a, no request with a "
-            "decode phase (E2E > TTFT) in both configs"
+            "decode time (the server's generation time, or E2E > TTFT) in both configs "
+            f"(not timed: {comparison.speculative} {spec.counts(OVERALL)[NOT_TIMED]}, "
+            f"{comparison.baseline} {base.counts(OVERALL)[NOT_TIMED]})"
         )
     return _Point(
         concurrency=concurrency,
         spec_cells=spec_cells,
-        spec_rates=spec_rates,
-        base_rates=base_rates,
+        spec=spec,
+        base=base,
         t_ar=_step_time(timing[0], False),
         t_sd=_step_time(timing[1], True),
         timing_source=timing_source,
@@ -171,15 +200,16 @@ def _domain(
     point: _Point, name: str, comparison: Comparison, workload: str
 ) -> tuple[dict[str, object], tuple[str, ...]]:
     """One domain at one concurrency: its data record and its rendered row."""
-    spec_rates, base_rates = point.spec_rates[name], point.base_rates[name]
+    spec_rates, base_rates = point.spec.rates.get(name, []), point.base.rates.get(name, [])
     t_ar, t_sd = point.t_ar, point.t_sd
     interval = bootstrap_ratio_of_means(spec_rates, base_rates, seed=0)
     al, definition = _acceptance(point.spec_cells, name)
     proxy = proxy_speedup(al, t_ar, t_sd) if al is not None and t_ar and t_sd and al >= 1 else None
     measured = interval.value if interval else None
     difference = proxy - measured if proxy is not None and measured is not None else None
-    spec_mean = mean(v for g in spec_rates for v in g)
-    base_mean = mean(v for g in base_rates for v in g)
+    spec_mean = mean(v for g in spec_rates for v in g) if spec_rates else None
+    base_mean = mean(v for g in base_rates for v in g) if base_rates else None
+    spec_by, base_by = point.spec.counts(name), point.base.counts(name)
     record: dict[str, object] = {
         "speculative": comparison.speculative,
         "baseline": comparison.baseline,
@@ -198,8 +228,10 @@ def _domain(
         "step_time_source": point.timing_source,
         "proxy_speedup": proxy,
         "proxy_minus_measured": difference,
-        "speculative_requests": sum(len(g) for g in spec_rates),
-        "baseline_requests": sum(len(g) for g in base_rates),
+        "speculative_requests": point.spec.timed(name),
+        "baseline_requests": point.base.timed(name),
+        **{f"speculative_{timer}": spec_by[timer] for timer in _TIMERS},
+        **{f"baseline_{timer}": base_by[timer] for timer in _TIMERS},
     }
     ci = (
         f"{interval.value:.2f}\u00d7 [{interval.low:.2f}, {interval.high:.2f}]"
@@ -215,12 +247,30 @@ def _domain(
         fixed(al, 2),
         f"{proxy:.2f}\u00d7" if proxy is not None else "n/a",
         f"{difference:+.2f}" if difference is not None else "n/a",
+        f"{point.spec.timed(name)} / {point.base.timed(name)}",
+        f"{spec_by[NOT_TIMED]} / {base_by[NOT_TIMED]}",
     )
     return record, row
 
 
+def _timing_note(point: _Point, comparison: Comparison) -> str:
+    """Who timed the requests of each arm at one concurrency."""
+    parts = []
+    for label, arm in ((comparison.speculative, point.spec), (comparison.baseline, point.base)):
+        by = arm.counts(OVERALL)
+        parts.append(
+            f"{label} {by['server']} by the server, {by['client']} by the client, "
+            f"{by[NOT_TIMED]} not timed"
+        )
+    return f"c={point.concurrency}: decode times of " + "; ".join(parts) + "."
+
+
 _DEFINITIONS = (
-    "Decode rate = output tokens / (E2E \u2212 TTFT) per request, mean over requests; "
+    "Decode rate = output tokens / decode time per request, mean over requests; the decode "
+    "time is the server's own (vLLM --enable-per-request-metrics generation_time_ms, first "
+    "to last token) when it gave one, else the client's E2E \u2212 TTFT; a request with "
+    "neither is counted under Not timed (speculative / baseline) and left out of the rates "
+    "and step times. "
     "measured speedup = speculative / baseline mean, 95% percentile bootstrap over "
     "conversations (arms resampled independently, repeats pooled). Proxy (SPEED-Bench "
     "paper, Appendix H) = AL_domain \u00b7 t_ar / t_sd, AL step-weighted (per-request "
@@ -251,7 +301,8 @@ def domain_speedup(cells: Sequence[LoadedCell], comparison: Comparison, workload
             f"c={concurrency}: t_ar {fixed(point.t_ar, 3)} ms per baseline step, t_sd "
             f"{fixed(point.t_sd, 3)} ms per speculative verify step, from {point.timing_source}."
         )
-        names = [*sorted(set(point.spec_rates) & set(point.base_rates) - {OVERALL}), OVERALL]
+        notes.append(_timing_note(point, comparison))
+        names = [*sorted(set(point.spec.timed_by) & set(point.base.timed_by) - {OVERALL}), OVERALL]
         for name in names:
             record, row = _domain(point, name, comparison, workload)
             records.append(record)
@@ -268,6 +319,8 @@ def domain_speedup(cells: Sequence[LoadedCell], comparison: Comparison, workload
             "AL",
             "Proxy",
             "Proxy \u2212 measured",
+            "Timed (spec / base)",
+            "Not timed (spec / base)",
         ),
         rows=tuple(rows),
         data=pd.DataFrame.from_records(records),

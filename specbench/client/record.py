@@ -41,6 +41,11 @@ class RequestRecord:
     error_message: str | None = None
     #: vLLM's per-request `metrics.speculative_decoding` object, verbatim, when sent.
     spec_decode: dict[str, Any] | None = None
+    #: The server's own timing of the request (vLLM's `--enable-per-request-metrics`:
+    #: `queue_time_ms`, `time_to_first_token_ms`, `generation_time_ms`, `mean_itl_ms`,
+    #: `tokens_per_second`, those it sent), verbatim; None when it sent none. Records
+    #: written before this field lack it and read back as None.
+    server_timing: dict[str, float] | None = None
     output_token_ids: list[int] | None = None
     output_text: str | None = None
     #: Thinking text the server sent apart from the content (`delta.reasoning` or
@@ -69,6 +74,21 @@ class RequestRecord:
         if self.answer_start_token is None or self.output_tokens is None:
             return None
         return self.output_tokens - self.answer_start_token
+
+    @property
+    def decode_ms(self) -> tuple[float, str] | None:
+        """The decode phase (first token to last) in ms and who timed it: "server" (its
+        `generation_time_ms`) or "client" (E2E − TTFT); None when neither has one above 0.
+
+        The server's clock is preferred: a client that falls behind reads a whole answer in
+        one socket read, and its E2E − TTFT is then 0 however long the decode took.
+        """
+        server = (self.server_timing or {}).get("generation_time_ms")
+        if server is not None and server > 0:
+            return float(server), "server"
+        if self.ttft_ns is not None and self.e2e_ns is not None and self.e2e_ns > self.ttft_ns:
+            return (self.e2e_ns - self.ttft_ns) / 1e6, "client"
+        return None
 
     @property
     def ttft_ms(self) -> float | None:

@@ -8,6 +8,9 @@ chunks as plain dicts. Either way the same rules fill the record:
   chunk with content (an estimate, recorded as `token_count_source = "chunks"`);
 - a usage-only final chunk (`include_usage` without continuous stats) fixes the total
   (`output_tokens`) but adds no chunk arrival;
+- the final usage chunk's `metrics` gives `spec_decode` (`speculative_decoding`) and
+  `server_timing` (vLLM's per-request timing fields, when the server was started with
+  `--enable-per-request-metrics`);
 - a stream that ends unfinished is `incomplete_stream`, one with no token `no_tokens`;
 - thinking (chat only): text in `delta.reasoning` (vLLM 0.32 with a reasoning parser) or
   `delta.reasoning_content` (older vLLMs, other servers) is kept apart in `reasoning_text`;
@@ -26,6 +29,15 @@ from typing import Any
 from specbench.client.record import RequestRecord
 
 REASONING_FIELDS = ("reasoning", "reasoning_content")
+#: vLLM 0.32's per-request timing fields (`--enable-per-request-metrics`), on the final
+#: usage chunk's `metrics` beside `speculative_decoding`.
+SERVER_TIMING_FIELDS = (
+    "queue_time_ms",
+    "time_to_first_token_ms",
+    "generation_time_ms",
+    "mean_itl_ms",
+    "tokens_per_second",
+)
 THINK_START = "<think>"
 THINK_END = "</think>"
 # Enough trailing content to find a tag split across chunks.
@@ -121,6 +133,12 @@ class StreamAccumulator:
         metrics = chunk.get("metrics")
         if metrics:
             record.spec_decode = metrics.get("speculative_decoding")
+            timing = {
+                name: metrics[name]
+                for name in SERVER_TIMING_FIELDS
+                if metrics.get(name) is not None
+            }
+            record.server_timing = timing or None
         return True
 
     def _reasoning(self, delta: dict[str, Any]) -> str | None:

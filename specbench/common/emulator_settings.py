@@ -145,6 +145,12 @@ class EmulatorSettings:
     per_request_spec_metrics: bool = setting(
         True, "Attach metrics.speculative_decoding to responses (vLLM's summary level)."
     )
+    enable_per_request_metrics: bool = setting(
+        False,
+        "As vLLM's flag: attach the per-request timing metrics (queue, TTFT from scheduling, "
+        "generation time, mean ITL, tokens/s) to responses, on the final usage chunk of a "
+        "stream; times are the engine steps' own (the time model's), not the loop's.",
+    )
     continuous_usage_stats: bool = setting(
         True, "Honour stream_options.continuous_usage_stats (off: usage on the last chunk)."
     )

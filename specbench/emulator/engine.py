@@ -19,6 +19,9 @@ the thinking span's acceptance inside `--reasoning-tokens`, decayed per
 `--acceptance-decay-tokens` (see `emulator.acceptance` for the schedule and its truth);
 the request emits accepted + 1 (bonus) tokens, capped at what `max_tokens` leaves.
 With `--per-request-spec-decode-metrics detailed` each step's accepted count is kept.
+With `--enable-per-request-metrics` a finished request reports vLLM's per-request timing
+from the step clock (each step's planned start and end): the time model's, exact, even
+when the loop runs late and catches up.
 Counters follow vLLM: drafts += 1 and draft_tokens += K per request per decode step,
 accepted += n and per_pos[i] += 1 for i < n, counted before the cap (vLLM also counts
 acceptance before its stop checks). Draws come from a per-request generator
@@ -185,8 +188,12 @@ class Engine:
             else:
                 start = deadline
             deadline = start + step.duration_s
+            for request in admitted:
+                # An idle engine's clock starts at the earliest arrival it admits: a later
+                # one in the same step is scheduled when it came (queue time never < 0).
+                request.scheduled_s = max(start, request.arrival_s)
             await _sleep_until(loop, deadline)
-            self._deliver(step)
+            self._deliver(step, deadline)
             self._running = [
                 request
                 for request in self._running
@@ -261,7 +268,7 @@ class Engine:
         )
         return StepOutput(token_ids=token_ids, finish_reason="length", spec_decode_metrics=spec)
 
-    def _deliver(self, step: _PlannedStep) -> None:
+    def _deliver(self, step: _PlannedStep, step_end_s: float) -> None:
         metrics = self.metrics
         # Counters move before any client sees the step's tokens: a scrape right after
         # the last chunk must already include them.
@@ -283,8 +290,12 @@ class Engine:
             else:
                 metrics.time_to_first_token.observe(now - request.arrival_s)
                 metrics.request_prompt_tokens.observe(request.num_prompt_tokens)
+                request.first_token_s = step_end_s
             request.last_token_s = now
+            request.last_step_end_s = step_end_s
             if output.finish_reason is not None:
+                if self.config.enable_per_request_metrics:
+                    output.timing_metrics = request.timing_metrics()
                 length_finished += 1
                 metrics.e2e_request_latency.observe(now - request.arrival_s)
                 metrics.request_generation_tokens.observe(request.num_generated)

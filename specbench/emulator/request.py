@@ -17,6 +17,9 @@ class StepOutput:
     finish_reason: str | None
     # vLLM's RequestSpecDecodeMetrics.to_dict() payload, only on the finishing output.
     spec_decode_metrics: dict[str, object] | None = None
+    # vLLM's per-request timing fields (`--enable-per-request-metrics`), only on the
+    # finishing output.
+    timing_metrics: dict[str, float] | None = None
 
 
 @dataclass(slots=True)
@@ -35,6 +38,12 @@ class EngineRequest:
     num_draft_tokens: int = 0
     aborted: bool = False
     last_token_s: float = 0.0
+    #: Start of the step that prefilled it, and the end of that step (its first token), on
+    #: the engine's step clock; 0.0 until then.
+    scheduled_s: float = 0.0
+    first_token_s: float = 0.0
+    #: End of the step that gave its last token so far, on the same clock.
+    last_step_end_s: float = 0.0
     #: Thinking span length (markers included); 0 = no reasoning.
     reasoning_tokens: int = 0
     #: Accepted drafts of each verify step, in order (kept for vLLM's `detailed` level).
@@ -55,6 +64,23 @@ class EngineRequest:
                     token_ids[offset] = marker
         self.num_generated += count
         return token_ids
+
+    def timing_metrics(self) -> dict[str, float]:
+        """vLLM 0.32's per-request timing (`build_per_request_timing_metrics`), keys in its
+        order: TTFT from scheduling (queue excluded), generation time first to last token,
+        mean ITL over the tokens after the first, tokens/s from scheduling to the last."""
+        generation_s = self.last_step_end_s - self.first_token_s
+        timing = {
+            "time_to_first_token_ms": (self.first_token_s - self.scheduled_s) * 1000,
+            "generation_time_ms": generation_s * 1000,
+            "queue_time_ms": (self.scheduled_s - self.arrival_s) * 1000,
+        }
+        if self.num_generated > 1:
+            timing["mean_itl_ms"] = generation_s / (self.num_generated - 1) * 1000
+        inference_s = self.last_step_end_s - self.scheduled_s
+        if inference_s > 0:
+            timing["tokens_per_second"] = self.num_generated / inference_s
+        return timing
 
     def spec_decode_metrics(self, num_spec_tokens: int, detailed: bool) -> dict[str, object]:
         """Per-request acceptance, with vLLM 0.32's `SpeculativeDecodingMetrics` fields.

@@ -47,22 +47,46 @@ def chat_stream_usage(prompt_tokens: int, completion_tokens: int) -> dict[str, A
     return {**usage(prompt_tokens, completion_tokens), "completion_tokens_details": None}
 
 
-def per_request_metrics_full(spec: dict[str, Any] | None) -> dict[str, Any] | None:
-    """`PerRequestMetrics` as a non-streaming body dumps it (every field)."""
-    if spec is None:
+_TIMING_FIELDS = (
+    "time_to_first_token_ms",
+    "generation_time_ms",
+    "queue_time_ms",
+    "mean_itl_ms",
+    "tokens_per_second",
+)
+
+
+def per_request_metrics_full(
+    spec: dict[str, Any] | None, timing: dict[str, float] | None = None
+) -> dict[str, Any] | None:
+    """`PerRequestMetrics` as a non-streaming body dumps it (every field); None when the
+    server was asked for neither timing nor acceptance."""
+    if spec is None and timing is None:
         return None
-    return {
-        "time_to_first_token_ms": None,
-        "generation_time_ms": None,
-        "queue_time_ms": None,
-        "mean_itl_ms": None,
-        "tokens_per_second": None,
-        "speculative_decoding": {
+    metrics: dict[str, Any] = {name: (timing or {}).get(name) for name in _TIMING_FIELDS}
+    metrics["speculative_decoding"] = (
+        {
             **spec,
             "per_step_accepted": spec.get("per_step_accepted"),
             "per_step_drafted": spec.get("per_step_drafted"),
-        },
+        }
+        if spec is not None
+        else None
+    )
+    return metrics
+
+
+def stream_metrics(
+    timing: dict[str, float] | None, spec: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """`PerRequestMetrics` on the final usage chunk (`exclude_none`): the timing fields the
+    server has, then `speculative_decoding`; None when it has neither."""
+    metrics: dict[str, Any] = {
+        name: value for name in _TIMING_FIELDS if (value := (timing or {}).get(name)) is not None
     }
+    if spec is not None:
+        metrics["speculative_decoding"] = spec
+    return metrics or None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +101,7 @@ class FinishedRequest:
     finish_reason: str
     fingerprint: str
     spec: dict[str, Any] | None
+    timing: dict[str, float] | None = None
 
 
 def chat_response(
@@ -129,7 +154,7 @@ def chat_response(
         "prompt_text": None,
         "kv_transfer_params": None,
         "ec_transfer_params": None,
-        "metrics": per_request_metrics_full(done.spec),
+        "metrics": per_request_metrics_full(done.spec, done.timing),
     }
 
 
@@ -163,5 +188,5 @@ def completion_response(done: FinishedRequest) -> dict[str, Any]:
         },
         "kv_transfer_params": None,
         "ec_transfer_params": None,
-        "metrics": per_request_metrics_full(done.spec),
+        "metrics": per_request_metrics_full(done.spec, done.timing),
     }

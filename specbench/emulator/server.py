@@ -240,6 +240,7 @@ async def _whole(answer: _Answer) -> web.StreamResponse:
             last.finish_reason,
             state.fingerprint,
             last.spec_decode_metrics,
+            last.timing_metrics,
         )
         if answer.parsed.chat:
             body = chat_response(done, config.reasoning_tokens, config.reasoning_output)

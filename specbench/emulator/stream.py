@@ -2,8 +2,9 @@
 
 Chat: a role chunk (`delta: {role, content: ""}`) goes out with the first token, then
 one chunk per engine step, the last carrying `finish_reason`; with
-`stream_options.include_usage` a final chunk with `choices: []`, the usage and (when
-speculating) `metrics.speculative_decoding`; then `data: [DONE]`. Completions have no
+`stream_options.include_usage` a final chunk with `choices: []`, the usage and `metrics`
+(the timing fields with `--enable-per-request-metrics`, `speculative_decoding` when
+speculating); then `data: [DONE]`. Completions have no
 role chunk and carry `prompt_token_ids` in the first choice. With
 `continuous_usage_stats` every chunk carries cumulative usage. In reasoning mode the chat
 deltas and usage details follow `emulator.reasoning` (a lone marker token may send no chunk).
@@ -18,7 +19,7 @@ import orjson
 from specbench.emulator.protocol import ParsedRequest
 from specbench.emulator.reasoning import chat_delta, reasoning_token_count, reports_reasoning
 from specbench.emulator.request import StepOutput
-from specbench.emulator.responses import chat_stream_usage, text_of, usage
+from specbench.emulator.responses import chat_stream_usage, stream_metrics, text_of, usage
 
 DONE = b"data: [DONE]\n\n"
 
@@ -166,6 +167,7 @@ class StreamEncoder:
             "usage": final_usage,
             "system_fingerprint": self._fingerprint,
         }
-        if output.spec_decode_metrics is not None:
-            chunk["metrics"] = {"speculative_decoding": output.spec_decode_metrics}
+        metrics = stream_metrics(output.timing_metrics, output.spec_decode_metrics)
+        if metrics is not None:
+            chunk["metrics"] = metrics
         return _event(chunk)

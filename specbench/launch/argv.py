@@ -5,7 +5,8 @@ a model card can be checked token by token in unit tests.
 
 Flag order for vLLM: model, the typed flags (each server field declares its own with
 `launch.config.server_role`; `FLAG_FIELDS` is their order), extra_args,
---speculative-config, --per-request-spec-decode-metrics, --host, --port. The card's own
+--speculative-config, --per-request-spec-decode-metrics, --enable-per-request-metrics
+(only when the launcher found it supported: `per_request_timing`), --host, --port. The card's own
 flags come first in the card's order, so a card's command is reproduced verbatim.
 
 The emulator's argv: --model, --no-spec or --num-speculative-tokens, the per-step
@@ -26,6 +27,8 @@ from specbench.launch.config import EmulatorOverrides, ServerConfig, Speculative
 
 #: The module the emulator is started from (`python -m specbench.cli.main emulate ...`).
 EMULATOR_MODULE = "specbench.cli.main"
+#: vLLM 0.32's per-request timing in responses (the emulator takes the same flag).
+PER_REQUEST_TIMING_ARG = "--enable-per-request-metrics"
 
 
 def speculative_config_dict(spec: SpeculativeConfig) -> dict[str, Any]:
@@ -153,16 +156,21 @@ def build_argv(
     host: str | None = None,
     port: int | None = None,
     python: str | None = None,
+    per_request_timing: bool = False,
 ) -> list[str]:
     """The argv that starts `config`; `--host`/`--port` are appended only when given.
 
     vLLM configs start `vllm_executable serve MODEL ...`; emulator configs start
     `python -m specbench.cli.main emulate ...` (`python` defaults to this interpreter).
+    `per_request_timing` adds `--enable-per-request-metrics` (the launcher's choice, not
+    the suite's: it asks whenever the server can give it).
     """
     if config.engine == "emulator":
         argv = _emulator_argv(config, python or sys.executable)
     else:
         argv = _vllm_argv(config, vllm_executable)
+    if per_request_timing:
+        argv.append(PER_REQUEST_TIMING_ARG)
     if host is not None:
         argv += ["--host", host]
     if port is not None:

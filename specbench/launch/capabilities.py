@@ -3,25 +3,36 @@ executable and cached.
 
 `vllm serve --help=<flag>` prints "Arguments matching ..." with the flag's help when the
 flag exists and "No group or arguments matching ..." when it does not; it exits 0 in both
-cases (vLLM 0.32, /work/handoff/probes/REPORT.md §3), so the text decides.
+cases (vLLM 0.32, /work/handoff/probes/REPORT.md §3), so the text decides. The name
+after `--help=` is a keyword: vLLM lists every flag containing it, so one question
+(`--help=per-request`) answers for both per-request flags.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 import subprocess
 from collections.abc import Mapping
 
 PER_REQUEST_METRICS_FLAG = "per-request-spec-decode-metrics"
+#: vLLM 0.32's per-request timing (`metrics.generation_time_ms`, ...); refused together
+#: with `--disable-log-stats`.
+PER_REQUEST_TIMING_FLAG = "enable-per-request-metrics"
+#: The `--help=` keyword that lists both per-request flags.
+PER_REQUEST_KEYWORD = "per-request"
 HELP_TIMEOUT_S = 180.0
 
 
-def parse_flag_help(text: str) -> bool | None:
-    """True: the flag exists; False: vLLM says no argument matches; None: unknown output."""
+def parse_flag_help(text: str, flag: str = PER_REQUEST_METRICS_FLAG) -> bool | None:
+    """True: `--flag` is listed; False: vLLM lists no match, or matches without it; None:
+    unknown output."""
     if "No group or arguments matching" in text:
         return False
-    if "Arguments matching" in text or "--" + PER_REQUEST_METRICS_FLAG in text:
+    if re.search(rf"(?<![\w-])--{re.escape(flag)}(?![\w-])", text):
         return True
+    if "Arguments matching" in text:
+        return False
     return None
 
 
@@ -43,14 +54,18 @@ def _ask(
 
 
 @functools.cache
-def _supports(executable: str, flag: str, env_items: tuple[tuple[str, str], ...]) -> bool | None:
-    done = _ask([executable, "serve", f"--help={flag}"], env_items)
-    return None if done is None else parse_flag_help(done.stdout + done.stderr)
+def _help(executable: str, keyword: str, env_items: tuple[tuple[str, str], ...]) -> str | None:
+    done = _ask([executable, "serve", f"--help={keyword}"], env_items)
+    return None if done is None else done.stdout + done.stderr
 
 
-def supports_flag(executable: str, flag: str, env: Mapping[str, str]) -> bool | None:
-    """Whether `executable serve` knows `--flag` (None: could not tell); cached."""
-    return _supports(executable, flag, tuple(sorted(env.items())))
+def supports_flag(
+    executable: str, flag: str, env: Mapping[str, str], keyword: str | None = None
+) -> bool | None:
+    """Whether `executable serve` knows `--flag` (None: could not tell), asking
+    `--help=<keyword>` (default: the flag itself) once per executable and keyword."""
+    text = _help(executable, keyword or flag, tuple(sorted(env.items())))
+    return None if text is None else parse_flag_help(text, flag)
 
 
 @functools.cache

@@ -4,7 +4,10 @@
 the command the launch really uses (one source for both). Resolving checks what can be
 checked without starting anything: the vllm executable exists, enough GPUs are visible,
 and whether the executable knows `--per-request-spec-decode-metrics` (left out, with a
-note, when it does not).
+note, when it does not) and `--enable-per-request-metrics` (the server's own per-request
+timing, which decode rates prefer to the client's clock: added whenever it is known and
+`--disable-log-stats`, which vLLM refuses beside it, is not in extra_args; the emulator
+always gets it).
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specbench.common.errors import SpecbenchError
-from specbench.launch.argv import build_argv, build_env, render_command
+from specbench.launch.argv import PER_REQUEST_TIMING_ARG, build_argv, build_env, render_command
 from specbench.launch.capabilities import (
+    PER_REQUEST_KEYWORD,
     PER_REQUEST_METRICS_FLAG,
+    PER_REQUEST_TIMING_FLAG,
     installed_version,
     supports_flag,
     version_matches,
@@ -42,10 +47,18 @@ class LaunchCommand:
     env: dict[str, str]
     notes: tuple[str, ...]
     inventory: GpuInventory | None
+    #: `--enable-per-request-metrics` is added (the server times each request itself).
+    per_request_timing: bool = False
 
     def argv_at(self, host: str, port: int) -> list[str]:
         """The argv with the address the server binds."""
-        return build_argv(self.config, vllm_executable=self.executable, host=host, port=port)
+        return build_argv(
+            self.config,
+            vllm_executable=self.executable,
+            host=host,
+            port=port,
+            per_request_timing=self.per_request_timing,
+        )
 
     def shown(self, argv: list[str] | None = None) -> str:
         """One shell line: the config's own variables and the argv, secrets redacted."""
@@ -65,6 +78,7 @@ def launch_command(
     notes: list[str] = []
     inventory = gpu_inventory() if config.engine == "vllm" else None
     executable = "vllm"
+    timing = config.engine == "emulator"
     if config.engine == "vllm":
         executable = find_vllm_executable(vllm_bin, env)
         visible = available_gpus(env, inventory)
@@ -83,7 +97,7 @@ def launch_command(
                     "--vllm-bin at it, or change vllm_version"
                 )
         if config.is_speculative and config.per_request_spec_decode_metrics:
-            known = supports_flag(executable, PER_REQUEST_METRICS_FLAG, env)
+            known = supports_flag(executable, PER_REQUEST_METRICS_FLAG, env, PER_REQUEST_KEYWORD)
             if known is False:
                 # An older vLLM refuses to start with the flag: leave it out, say so.
                 notes.append(
@@ -91,5 +105,29 @@ def launch_command(
                     "(per-category AL falls back to tokens per chunk, an estimate)"
                 )
                 config = config.model_copy(update={"per_request_spec_decode_metrics": False})
-    argv = build_argv(config, vllm_executable=executable)
-    return LaunchCommand(config, executable, argv, env, tuple(notes), inventory)
+        timing = _asks_timing(config, executable, env, notes)
+    argv = build_argv(config, vllm_executable=executable, per_request_timing=timing)
+    return LaunchCommand(config, executable, argv, env, tuple(notes), inventory, timing)
+
+
+def _asks_timing(
+    config: ServerConfig, executable: str, env: Mapping[str, str], notes: list[str]
+) -> bool:
+    """Whether to add `--enable-per-request-metrics` to a vLLM start (a note when not)."""
+    given = {arg.split("=", 1)[0] for arg in config.extra_args}
+    if given & {PER_REQUEST_TIMING_ARG, "--no-enable-per-request-metrics"}:
+        return False  # the suite decides, in extra_args
+    if "--disable-log-stats" in given:
+        notes.append(
+            f"--disable-log-stats in extra_args: started without {PER_REQUEST_TIMING_ARG} "
+            "(vLLM refuses both); decode times come from the client's clock"
+        )
+        return False
+    known = supports_flag(executable, PER_REQUEST_TIMING_FLAG, env, PER_REQUEST_KEYWORD)
+    if not known:
+        notes.append(
+            f"{executable} has no {PER_REQUEST_TIMING_ARG}"
+            + (" (or could not tell)" if known is None else "")
+            + ": decode times come from the client's clock"
+        )
+    return bool(known)

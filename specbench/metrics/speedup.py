@@ -4,17 +4,19 @@
   the matching cells, per GPU when every side knows its GPU count, else per server on every
   side (`compare_per_gpu`: a comparison never divides one side by a guessed GPU count).
   The run's closing table and the report's sweep table both follow this rule.
-- decode rate of one request (higher is better): output tokens / (E2E − TTFT), tokens per
-  second of its decode phase (the issue's definition; the first token is in the numerator
-  and its time is not, the same for both arms, so the bias cancels in the ratio).
+- decode rate of one request (higher is better): output tokens / decode time, tokens per
+  second of its decode phase (the first token is in the numerator and its time is not, the
+  same for both arms, so the bias cancels in the ratio). The decode time is the server's
+  own (vLLM's `generation_time_ms`, first to last token) when it gives one, else the
+  client's E2E − TTFT (`RequestRecord.decode_ms`); a request with neither is not timed.
 - measured speedup of a domain (higher is better): mean decode rate of its speculative
   requests / mean decode rate of its baseline requests, at one concurrency.
 - proxy (SPEED-Bench paper, Appendix H; higher is better): speedup ≈ AL_domain · t_ar / t_sd,
   where t_ar is the time of one autoregressive step (one token) and t_sd the time of one
   speculative verify step, both measured on the throughput split at the same concurrency;
   AL_domain is the domain's step-weighted acceptance length.
-- step time (lower is better): Σ (E2E − TTFT) / Σ decode steps over requests, the mean
-  time one request waits per engine step of its decode phase.
+- step time (lower is better): Σ decode time / Σ decode steps over the timed requests, the
+  mean time one request waits per engine step of its decode phase.
 """
 
 from __future__ import annotations
@@ -38,11 +40,10 @@ def throughput_speedup(speculative: float | None, baseline: float | None) -> flo
     return speculative / baseline
 
 
-def decode_rate_tok_s(output_tokens: int, e2e_ms: float, ttft_ms: float) -> float | None:
-    """output_tokens / (E2E − TTFT) in tokens per second; None when the decode took no time."""
+def decode_rate_tok_s(output_tokens: int, decode_ms: float) -> float | None:
+    """output_tokens / decode time in tokens per second; None when the decode took no time."""
     if output_tokens < 0:
         raise ValueError(f"output_tokens {output_tokens} is negative")
-    decode_ms = e2e_ms - ttft_ms
     if decode_ms <= 0:
         return None
     return output_tokens / (decode_ms / 1000.0)

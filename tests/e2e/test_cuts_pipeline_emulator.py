@@ -162,16 +162,24 @@ def test_cuts_speedup_and_profile_from_run_to_report(tmp_path: Path) -> None:
         )
         proxy = float(row["acceptance_length"]) * float(row["t_ar_ms"]) / float(row["t_sd_ms"])
         assert abs(float(row["proxy_speedup"]) - proxy) < 1e-9
-        # Both sides count the requests with a decode phase (E2E > TTFT). On a loaded machine
-        # the client can read a short answer's first and last chunk in one read, so a request
-        # or two may drop out of one side (seen: 79 against 80 with five test lanes).
-        speculative, baseline = int(row["speculative_requests"]), int(row["baseline_requests"])
-        assert abs(speculative - baseline) <= max(2, baseline // 20), (speculative, baseline)
+        # Every request is counted, timed by the server (the launcher asks the emulator for
+        # --enable-per-request-metrics). On the client's clock alone a loaded machine lost
+        # some (74 against 80): a whole answer read in one socket read has E2E = TTFT.
+        requests = 240 if row["category"] == "overall" else 80
+        for arm in ("speculative", "baseline"):
+            assert int(row[f"{arm}_requests"]) == int(row[f"{arm}_server"]) == requests, row
+            assert int(row[f"{arm}_client"]) == int(row[f"{arm}_not_timed"]) == 0, row
         assert row["step_time_source"].startswith("this mixed run")
     markdown = (report / "report.md").read_text()
     for figure in ("al_by_position.png", "thinking_vs_answer.png"):
         assert (report / "figures" / figure).is_file() and figure in markdown
     assert "Per-domain speedup, eagle3 vs baseline" in markdown
+    assert "Not timed (spec / base)" in markdown
+    for c in (16, 48):
+        assert (
+            f"c={c}: decode times of eagle3 240 by the server, 0 by the client, 0 not timed; "
+            "baseline 240 by the server, 0 by the client, 0 not timed." in markdown
+        )
 
     # export profile: one versioned JSON; its numbers add up to the raw data.
     result = run_cli("export", "profile", out)

@@ -155,3 +155,25 @@ async def test_aiohttp_a_stream_cut_just_before_done_is_a_failed_record():
     finally:
         await server.close()
     assert record.error_type == "incomplete_stream"
+
+
+@pytest.mark.parametrize("client", ["aiohttp", "openai"])
+@pytest.mark.parametrize("seed", [0, 3])
+async def test_the_servers_own_timing_is_kept_and_preferred(seed, client):
+    """vLLM 0.32 with --enable-per-request-metrics: its timing fields are recorded verbatim,
+    and the decode time is the server's generation time, not the client's clock."""
+    record = await measure("chat_stream_timing.sse", "chat", seed, client)
+    assert record.ok, record.error_message
+    assert record.server_timing == {
+        "time_to_first_token_ms": 10.156788999893251,
+        "generation_time_ms": 74.99830699998711,
+        "queue_time_ms": 0.030895000008968054,
+        "mean_itl_ms": 4.999887133332474,
+        "tokens_per_second": 187.89245449294637,
+    }
+    assert record.spec_decode["num_spec_steps"] == 2
+    assert record.decode_ms == (74.99830699998711, "server")
+    # The same stream without the flag's fields: no server timing, the client's clock.
+    older = await measure("chat_stream_spec.sse", "chat", seed, client)
+    assert older.server_timing is None
+    assert older.decode_ms == ((older.e2e_ns - older.ttft_ns) / 1e6, "client")

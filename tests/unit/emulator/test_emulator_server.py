@@ -424,3 +424,44 @@ async def test_no_per_request_metrics_when_off_or_not_speculating(options: dict[
         samples = await scrape(session, base)
     has_spec_series = any(key.startswith(SPEC) for key in samples)
     assert has_spec_series == options["speculative"]
+
+
+async def test_per_request_timing_is_the_step_clock_and_shaped_as_recorded_vllm() -> None:
+    """`--enable-per-request-metrics`: the final usage chunk carries vLLM's timing fields (the
+    recorded real vLLM's keys, in its order), from the step clock, so exact at any load:
+    prefill 5 ms (TTFT from scheduling), then 9 decode steps of 2 ms (generation time)."""
+    real_events = parse_sse((FIXTURES / "chat_stream_timing.sse").read_bytes())
+    config = make_emulator_config(
+        prefill_ms=5.0,
+        step_ms=2.0,
+        per_request_step_ms=0.0,
+        speculative=False,
+        enable_per_request_metrics=True,
+    )
+    async with in_process_emulator(config) as (base, session):
+        status, raw = await post(
+            session, base, "/v1/chat/completions", chat_body("time me", 10, **STREAM_ALL)
+        )
+        _, whole = await post(session, base, "/v1/completions", {"prompt": "p", "max_tokens": 10})
+    assert status == 200
+    metrics = parse_sse(raw)[-2]["metrics"]
+    real = real_events[-2]["metrics"]
+    assert list(metrics) == [key for key in real if key != "speculative_decoding"]
+    expected = {
+        "time_to_first_token_ms": 5.0,
+        "generation_time_ms": 18.0,
+        "queue_time_ms": 0.0,
+        "mean_itl_ms": 2.0,
+        "tokens_per_second": 10 / 0.023,
+    }
+    assert metrics == pytest.approx(expected, abs=1e-6)
+    # A non-streaming body dumps every field, speculative_decoding null without speculation.
+    body_metrics = orjson.loads(whole)["metrics"]
+    assert body_metrics == pytest.approx({**expected, "speculative_decoding": None}, abs=1e-6)
+
+
+async def test_without_the_flag_there_is_no_timing() -> None:
+    config = make_emulator_config(**FAST)
+    async with in_process_emulator(config) as (base, session):
+        _, raw = await post(session, base, "/v1/chat/completions", chat_body("t", 4, **STREAM_ALL))
+    assert list(parse_sse(raw)[-2]["metrics"]) == ["speculative_decoding"]
