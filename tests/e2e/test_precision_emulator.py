@@ -50,7 +50,7 @@ def cell(root: Path) -> dict:
     return json.loads((root / "baseline" / "fixed" / "c4" / "r0" / "summary.json").read_text())
 
 
-@pytest.mark.quiet  # its throughput comparison runs alone (tools/test_lanes.sh)
+@pytest.mark.quiet  # throughput comparison: `make test` runs it alone, last
 def test_a_precision_targeted_cell_stops_early_and_agrees_with_the_full_cell(tmp_path):
     conversations = write_dataset(tmp_path / "data.jsonl")
     suite = write_suite(tmp_path, tmp_path / "data.jsonl")
