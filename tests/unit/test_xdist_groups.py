@@ -1,14 +1,17 @@
-"""`make test`'s xdist groups (tests/conftest.py): read from a real collection of the tree.
+"""`make test`'s xdist groups (tests/conftest.py): read from a real collection of the tree,
+and kept by a real `pytest -n 3 --dist loadgroup`.
 
 Every real-vLLM test is in group `vllm` and every real-Slurm test in group `slurm` (one
 pool of servers, one test Slurm: one worker each); the tests sharing a module's campaign
 are in that module's group; a test that shares nothing costly is in none, so any worker
-may take it.
+may take it. pytest-xdist 3.8 on pytest 9.2 drops the groups without a word
+(pytest-dev/pytest-xdist#1386): the run below is what would say so.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -74,3 +77,57 @@ def test_shared_servers_and_campaigns_each_keep_to_one_group() -> None:
         "test_card_dry_run_passes_on_the_prepared_folder_and_fails_on_placeholders"
     ] == [prepared]
     assert data_dir["test_with_data_dir_maps_only_speed_bench_specs_without_a_path"] == []
+
+
+NO_PLUGINS = ("-p", "no:cacheprovider", "-p", "no:randomly")
+GROUPED_TESTS = """
+import os, time, pytest
+from pathlib import Path
+
+def record(name):
+    (Path(__file__).parent / "workers" / name).write_text(os.environ["PYTEST_XDIST_WORKER"])
+    time.sleep(0.2)
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("i", range(4))
+def test_vllm(i):
+    record(f"vllm-{i}")
+
+@pytest.mark.slurm
+@pytest.mark.parametrize("i", range(4))
+def test_slurm(i):
+    record(f"slurm-{i}")
+
+@pytest.mark.parametrize("i", range(6))
+def test_free(i):
+    record(f"free-{i}")
+"""
+
+
+def test_an_xdist_run_keeps_each_group_on_one_worker(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n  vllm\n  slurm\n")
+    # This tree's own hook, in a conftest of its own.
+    (tmp_path / "conftest.py").write_text(
+        "import runpy\n"
+        f"hooks = runpy.run_path({str(ROOT / 'tests' / 'conftest.py')!r})\n"
+        "pytest_collection_modifyitems = hooks['pytest_collection_modifyitems']\n"
+    )
+    (tmp_path / "test_grouped.py").write_text(GROUPED_TESTS)
+    (tmp_path / "workers").mkdir()
+    path = os.pathsep.join(str(ROOT / p) for p in ("tests", "tools", "."))
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-n", "3", "--dist", "loadgroup", *NO_PLUGINS],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "PASSED test_grouped.py::test_vllm[0]@vllm" in done.stdout, done.stdout[-3000:]
+    workers: dict[str, set[str]] = {}
+    for record in (tmp_path / "workers").iterdir():
+        workers.setdefault(record.name.split("-")[0], set()).add(record.read_text())
+    assert len(workers["vllm"]) == 1 and len(workers["slurm"]) == 1, workers
+    assert len(list((tmp_path / "workers").iterdir())) == 14
