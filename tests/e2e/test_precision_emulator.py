@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from harness import run_cli, write_conversations, write_fixed_suite
+from harness import invoke_main, run_cli, write_conversations, write_fixed_suite
 
 from specbench.data.conversation import Conversation
 from specbench.measure.precision import stratified_order
@@ -50,7 +50,7 @@ def cell(root: Path) -> dict:
     return json.loads((root / "baseline" / "fixed" / "c4" / "r0" / "summary.json").read_text())
 
 
-@pytest.mark.quiet  # its throughput comparison runs alone (tools/test_lanes.sh)
+@pytest.mark.quiet  # throughput comparison: `make test` runs it alone, last
 def test_a_precision_targeted_cell_stops_early_and_agrees_with_the_full_cell(tmp_path):
     conversations = write_dataset(tmp_path / "data.jsonl")
     suite = write_suite(tmp_path, tmp_path / "data.jsonl")
@@ -121,14 +121,17 @@ def test_a_precision_targeted_cell_stops_early_and_agrees_with_the_full_cell(tmp
 
 
 def test_bad_precision_inputs_are_one_line_exit_2(tmp_path):
+    # Each is refused before any server starts, so each runs in process (invoke_main): five
+    # specbench starts as subprocesses took 119 s of a loaded CI run.
     write_dataset(tmp_path / "data.jsonl")
     suite = write_suite(tmp_path, tmp_path / "data.jsonl")
     out = tmp_path / "out"
     for override in ("workloads.0.precision=0", "workloads.0.precision=1.0"):
-        result = run(suite, "--output", out, "--set", override, "--dry-run")
-        assert result.returncode == 2, result.stderr
+        result = invoke_main("run", suite, "--output", out, "--set", override, "--dry-run")
+        assert result.code == 2, result.stderr
         assert "workloads[0].precision" in result.stderr and "Traceback" not in result.stderr
-    floor = run(
+    floor = invoke_main(
+        "run",
         suite,
         "--output",
         out,
@@ -137,9 +140,9 @@ def test_bad_precision_inputs_are_one_line_exit_2(tmp_path):
         "--set",
         f"workloads.0.min_conversations={len(CATEGORIES) * PER_CATEGORY + 1}",
     )
-    assert floor.returncode == 2
+    assert floor.code == 2
     assert "min_conversations = 181 is more than its 180 conversations" in floor.stderr
     assert "starting" not in floor.stderr
-    refused = run(suite, "--dry-run", "--estimate-from", tmp_path / "nowhere")
-    assert refused.returncode == 2
+    refused = invoke_main("run", suite, "--dry-run", "--estimate-from", tmp_path / "nowhere")
+    assert refused.code == 2
     assert "--estimate-from" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1

@@ -6,20 +6,21 @@ checked as a reader's browser shows it: no console error, no request beyond the 
 table of tables.json in the DOM with its rows, summary.json's values in them, no horizontal
 overflow at 1280 px, a PDF print (A4 and Letter) holding every table, and the interaction
 (sorting, the AL switch, hover values). Bad results folders must render too and say what is
-missing. Never skipped: `make test` installs Chromium first.
+missing. Playwright drives Debian's Chromium (tests/browser.py). Never skipped: `make test`
+installs Chromium first.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from analysis_fixtures import QUALITATIVE, category, spec_decode, summary, write_cell
-from browser import Page, open_page, pdf_text
+from browser import Loaded, open_page, pdf_text
 from harness import REPO, campaign_timings, run_cli, suite_toml, workload
 
 FIXTURE = REPO / "tests" / "fixtures" / "speed_bench"
@@ -45,15 +46,10 @@ def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "results" / "report"
 
 
-def _run(check: Callable[[Page], object], html: Path) -> object:
-    async def main() -> object:
-        async with open_page(html) as page:
-            result = check(page)
-            if asyncio.iscoroutine(result):
-                result = await result
-            return result, list(page.requests), page.errors
-
-    value, requests, errors = asyncio.run(main())  # type: ignore[misc]
+def _run(check: Callable[[Loaded], Any], html: Path) -> Any:
+    with open_page(html) as page:
+        value = check(page)
+        requests, errors = list(page.requests), page.errors
     assert errors == []  # no console error, no exception, no blocked request
     assert requests == [html.resolve().as_uri()]  # nothing but the file itself
     return value
@@ -77,7 +73,7 @@ def test_the_page_holds_every_table_with_its_values_offline(report_dir: Path) ->
     html = report_dir / "report.html"
     tables = json.loads((report_dir / "tables.json").read_text())["tables"]
     shown = _run(lambda page: page.evaluate(DOM_TABLES), html)
-    by_name = {t["name"]: t["rows"] for t in shown}  # type: ignore[attr-defined]
+    by_name = {t["name"]: t["rows"] for t in shown}
     assert len(tables) >= 8
     for table in tables:
         rows = [[_plain(cell) for cell in row] for row in table["rows"]]
@@ -110,21 +106,21 @@ def test_figures_are_inline_svg_with_their_cells_one_click_away(report_dir: Path
         html,
     )
     files = {p.stem for p in (report_dir / "figures").glob("*.svg")}
-    assert {name for name, _, _ in figures} == files  # type: ignore[attr-defined]
-    for name, svgs, cells in figures:  # type: ignore[attr-defined]
+    assert {name for name, _, _ in figures} == files
+    for name, svgs, cells in figures:
         assert svgs == 1 and cells >= 1, name
 
 
 def test_no_horizontal_overflow_at_1280_px(report_dir: Path, tmp_path: Path) -> None:
-    async def check(page: Page) -> tuple[int, int]:
-        await page.screenshot(tmp_path / "page.png", 1280)
-        return tuple(  # type: ignore[return-value]
-            await page.evaluate(
+    def check(page: Loaded) -> list[int]:
+        page.screenshot(tmp_path / "page.png")
+        return list(
+            page.evaluate(
                 "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
             )
         )
 
-    scroll, client = _run(check, report_dir / "report.html")  # type: ignore[misc]
+    scroll, client = _run(check, report_dir / "report.html")
     assert scroll <= client <= 1280
     assert (tmp_path / "page.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -299,7 +295,7 @@ def test_bad_results_folders_render_and_say_what_is_missing(
             " - document.documentElement.clientWidth]"
         ),
         html,
-    )  # type: ignore[misc]
+    )
     assert expected in re.sub(r"\s+", " ", text)
     assert width <= 0  # long names wrap inside their cells
     if build is _failed_cells:
@@ -325,7 +321,7 @@ def test_the_gate_verdict_as_a_page_and_inside_the_report(report_dir: Path, tmp_
     gated = run_cli("gate", worse, "--baseline", baseline, "--html", page, "--summary", summary)
     assert gated.returncode == 1, gated.stderr
     checks = [line for line in summary.read_text().splitlines() if line.startswith("|")][2:]
-    headline, rows, regressed = _run(lambda p: p.evaluate(GATE_VIEW), page)  # type: ignore[misc]
+    headline, rows, regressed = _run(lambda p: p.evaluate(GATE_VIEW), page)
     assert headline.startswith("❌ specbench gate: regression")
     assert rows == len(checks)
     assert "acceptance_length" in regressed

@@ -66,10 +66,15 @@ def checkout_env(checkout: Path) -> dict[str, str]:
     return env
 
 
+#: The copy's tests mostly wait on specbench subprocesses, so they run on workers of their
+#: own (grouped as `make test` groups them): alone they were the unit tests' longest pole.
+WORKERS = ("-n", "3", "--dist", "loadgroup")
+
+
 def start_tests(checkout: Path, files: list[str]) -> subprocess.Popen[str]:
     """`files` of `checkout`, in a pytest of their own, importing its own package."""
     return subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *WORKERS, *files],
         cwd=checkout,
         env=checkout_env(checkout),
         stdout=subprocess.PIPE,

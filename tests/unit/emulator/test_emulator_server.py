@@ -326,7 +326,7 @@ async def test_requests_vllm_refuses_get_its_error_bodies() -> None:
         }
 
 
-@pytest.mark.quiet  # wall-clock step times: runs alone (tools/test_lanes.sh)
+@pytest.mark.quiet  # wall-clock step times: `make test` runs it alone, last
 async def test_ttft_is_the_prefill_time_at_concurrency_one() -> None:
     config = make_emulator_config(
         prefill_ms=60.0, step_ms=20.0, per_request_step_ms=0.0, speculative=False
@@ -359,7 +359,7 @@ async def test_ttft_is_the_prefill_time_at_concurrency_one() -> None:
     assert series(samples, "vllm:e2e_request_latency_seconds_count") == 3
 
 
-@pytest.mark.quiet  # wall-clock step times: runs alone (tools/test_lanes.sh)
+@pytest.mark.quiet  # wall-clock step times: `make test` runs it alone, last
 async def test_decode_steps_slow_down_with_batch_size() -> None:
     config = make_emulator_config(
         prefill_ms=0.0, step_ms=2.0, per_request_step_ms=2.0, speculative=False
