@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+# The suite and dataset writers are the tests' own (tests/harness/); tests never import tools.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from harness import ACCEPTANCE, workload, write_prompt_suite
 
 CLI = [str(Path(sys.executable).with_name("specbench"))]

@@ -1,4 +1,4 @@
-"""Emulator suites for the tests, the fault sweep and experiments: one writer of their TOML.
+"""Emulator suites for the tests (the fault cases too) and experiments: one writer of their TOML.
 
 Every suite here runs `specbench emulate` servers: a `baseline` and an EAGLE3 `eagle3`
 with conditional acceptance `ACCEPTANCE` (true AL 1 + 0.8 + 0.8·0.75 + 0.8·0.75·0.7 = 2.82),

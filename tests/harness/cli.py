@@ -1,4 +1,4 @@
-"""The `specbench` CLI as tests and the fault sweep run it: a subprocess or in process."""
+"""The `specbench` CLI as the tests run it: a subprocess or in process."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Processes under test, shared by tests/ and tools/fault_sweep.py: one home for each.
+"""Processes under test, shared by every test: one home for each.
 
 - `harness.cli`: the `specbench` CLI as a subprocess (run, background) or in process.
 - `harness.emulator`: `specbench emulate` on a free port, or its app in process; processes
@@ -8,8 +8,8 @@
 - `harness.suite`: emulator suites (TOML) and prompt datasets.
 - `harness.waiting`: waiting for a condition; what a results folder holds mid-run.
 
-tools/ is on pytest's pythonpath (pyproject.toml), and a script in tools/ has it as its
-sys.path[0], so both import it as `harness`.
+tests/ is on pytest's pythonpath (pyproject.toml), so tests import it as `harness`; a tool
+run by hand that needs it puts tests/ on its own path (tools/gate_noise_experiment.py).
 """
 
 from harness.cli import (
