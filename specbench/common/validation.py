@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import types
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin
@@ -24,6 +25,14 @@ def describe_validation_error(
     return f"{source}: {where}{detail}{more}"
 
 
+def unknown_key(key: str, allowed: list[str]) -> str:
+    """`unknown key; did you mean 'max_tokens'? allowed: …`: the nearest allowed key first,
+    when one is near enough to be a typo of it (difflib's ratio ≥ 0.6)."""
+    near = difflib.get_close_matches(key, allowed, n=1)
+    guess = f" did you mean {near[0]!r}?" if near else ""
+    return f"unknown key;{guess} allowed: {', '.join(allowed)}"
+
+
 def _dotted(loc: tuple[Any, ...]) -> str:
     text = ""
     for part in loc:
@@ -35,8 +44,9 @@ def _detail(problem: Any, root: type[BaseModel], loc: tuple[Any, ...]) -> str:
     kind = problem["type"]
     if kind == "extra_forbidden":
         parent = model_at(root, loc[:-1])
-        allowed = ", ".join(parent.model_fields) if parent is not None else "?"
-        return f"unknown key; allowed: {allowed}"
+        if parent is None:
+            return "unknown key; allowed: ?"
+        return unknown_key(str(loc[-1]), list(parent.model_fields))
     if kind == "literal_error":
         expected = problem.get("ctx", {}).get("expected", "")
         return f"{problem['input']!r} is not allowed; allowed: {expected}"

@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from specbench.common.errors import SpecbenchError
-from specbench.common.validation import describe_validation_error
+from specbench.common.validation import describe_validation_error, unknown_key
 from specbench.data.check import with_data_dir
 from specbench.launch.config import ServerConfig
 from specbench.suite.model import Suite, WorkloadSpec
@@ -51,8 +51,22 @@ def load_suite(path: str | Path, overrides: Iterable[str] = ()) -> Suite:
     """Load and validate the suite at `path`; `overrides` are `dotted.path=TOML value`."""
     source = Path(path)
     raw = read_toml(source)
+    overrides = list(overrides)
+    if not overrides:
+        return build_suite(raw, source)
+    try:
+        build_suite(copy.deepcopy(raw), source)
+    except SpecbenchError:  # the file itself is wrong (or a --set mends it): as it always was
+        for override in overrides:
+            apply_override(raw, override, source)
+        return build_suite(raw, source)
+    # The file is valid, so an error from here on is a --set's: name it, first one first.
     for override in overrides:
         apply_override(raw, override, source)
+        try:
+            build_suite(copy.deepcopy(raw), source)
+        except SpecbenchError as error:
+            raise SpecbenchError(f"{error} (from --set {override!r})") from None
     return build_suite(raw, source)
 
 
@@ -182,9 +196,7 @@ def _check_keys(table: dict[str, Any], allowed: Iterable[str], prefix: str, sour
     allowed = list(allowed)
     for key in table:
         if key not in allowed:
-            raise SpecbenchError(
-                f"{source}: {prefix}{key}: unknown key; allowed: {', '.join(allowed)}"
-            )
+            raise SpecbenchError(f"{source}: {prefix}{key}: {unknown_key(key, allowed)}")
 
 
 def _merge(target: dict[str, Any], server: dict[str, Any]) -> dict[str, Any]:

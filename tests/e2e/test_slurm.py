@@ -287,7 +287,7 @@ def test_bad_input_is_one_line_and_exit_2(slurm_state, slurm_env, tmp_path):
     bad_table = suite.read_text().replace('time_limit = "10:00"', 'partitoin = "gpu"')
     (tmp_path / "typo.toml").write_text(bad_table)
     typo = error_line(cli("run", tmp_path / "typo.toml", "--executor", "slurm", env=slurm_env))
-    assert "slurm.partitoin: unknown key; allowed: partition" in typo
+    assert "slurm.partitoin: unknown key; did you mean 'partition'? allowed: partition" in typo
     status = error_line(cli("status", tmp_path / "nothing-here", env=slurm_env))
     assert "no such results directory" in status
 

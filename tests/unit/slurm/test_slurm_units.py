@@ -116,7 +116,9 @@ def test_slurm_table_is_validated_and_stays_out_of_the_suite_hash(tmp_path):
     overridden = load_suite(write(tmp_path, suite_text(table)), ["slurm.partition=cpu"])
     assert overridden.slurm.partition == "cpu"
     cases = {
-        '\n[slurm]\npartitoin = "gpu"\n': "slurm.partitoin: unknown key; allowed: partition",
+        '\n[slurm]\npartitoin = "gpu"\n': (
+            "slurm.partitoin: unknown key; did you mean 'partition'? allowed: partition"
+        ),
         '\n[slurm]\ntime_limit = "soon"\n': "slurm.time_limit: 'soon' is not a Slurm time",
         '\n[slurm]\ngpus_per_node = 8\ngres = "gpu:8"\n': "give gpus_per_node or gres",
         '\n[slurm]\nsbatch_options = ["exclusive"]\n': "each sbatch option starts with '-'",

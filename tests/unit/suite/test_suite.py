@@ -137,6 +137,12 @@ def test_bad_override_names_the_path(tmp_path: Path) -> None:
     assert "workloads.5 must be an index below 2" in error_of(path, ("workloads.5.max_tokens=1",))
     message = error_of(path, ("servers.spec.tp=8",))
     assert message.startswith(f"{path}: servers.spec.tp: unknown key; allowed: engine, baseline")
+    assert message.endswith("(from --set 'servers.spec.tp=8')")  # the --set is named
+    typo = error_of(path, ("workloads.0.max_token=3",))
+    assert typo.startswith(
+        f"{path}: workloads[0].max_token: unknown key; did you mean 'max_tokens'?"
+    )
+    assert typo.endswith("(from --set 'workloads.0.max_token=3')")
 
 
 def test_unknown_key_names_file_path_and_allowed_keys(tmp_path: Path) -> None:
@@ -144,7 +150,8 @@ def test_unknown_key_names_file_path_and_allowed_keys(tmp_path: Path) -> None:
     message = error_of(path)
     # The typo is named, not the "missing" field it stands for.
     assert message.startswith(
-        f"{path}: servers.spec.speculative.num_spec_tokens: unknown key; allowed: method, "
+        f"{path}: servers.spec.speculative.num_spec_tokens: unknown key; "
+        "did you mean 'num_speculative_tokens'? allowed: method, "
     )
     assert message.endswith("(+1 more)")
     text = MINIMAL.replace('method = "eagle3",', 'method = "eagle3", lookahead = 2,')
@@ -169,7 +176,10 @@ def test_unknown_keys_at_each_level(tmp_path: Path) -> None:
     workload = error_of(
         write(tmp_path, MINIMAL.replace("max_tokens = 64", "max_token = 64"), "w.toml")
     )
-    assert ": workloads[0].max_token: unknown key; allowed: dataset, categories," in workload
+    assert (
+        ": workloads[0].max_token: unknown key; did you mean 'max_tokens'? allowed: dataset, "
+        "categories," in workload
+    )
 
 
 def test_unknown_speculative_method_lists_allowed(tmp_path: Path) -> None:
