@@ -108,7 +108,12 @@ def test_dry_run_shows_the_selected_cells_the_launch_command_and_attached_server
     assert measured.returncode == 0, measured.stderr
     dry = run(suite, "--output", out, "--dry-run", "--server", "eagle3")
     assert dry.returncode == 0, dry.stderr
-    cells = [line.strip() for line in dry.stdout.splitlines() if line.startswith("  eagle3/")]
+    # The cost estimate (priced from the cells already in --output) names cells too: ": …".
+    cells = [
+        line.strip()
+        for line in dry.stdout.splitlines()
+        if line.startswith("  eagle3/") and ":" not in line
+    ]
     assert cells == ["eagle3/tiny/c1/r0 (complete)", "eagle3/tiny/c4/r0"]
     assert "baseline" not in dry.stdout.split("workloads")[0]  # the filter left it out
     assert "2 of its 4 cells selected; 1 already complete" in dry.stdout

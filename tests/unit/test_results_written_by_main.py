@@ -122,12 +122,20 @@ def test_report_renders_every_table_main_rendered(tmp_path: Path) -> None:
     main = json.loads((RECORDED / "report-tables.json").read_text())
     markdown = (out / "report.md").read_text()
     # Each table main rendered is rendered again, same title, columns and rows (a later
-    # report may add a row; none of main's may change or vanish).
+    # report may add a row, or columns after main's, as the per-domain speedup's Timed and
+    # Not timed counts; none of main's may change or vanish).
     for table in main["tables"]:
         assert table["name"] in built, table["name"]
         again = built[table["name"]]
-        assert (again["title"], again["columns"]) == (table["title"], table["columns"])
-        missing = [row for row in table["rows"] if row not in again["rows"]]
+        width = len(table["columns"])
+        assert (again["title"], again["columns"][:width]) == (table["title"], table["columns"])
+        if table["name"].startswith("domain_speedup_"):
+            # Issue 38 changed this table's figures on purpose: its proxy's step times pool
+            # only requests with a decode time (before, E2E = TTFT added steps at 0 ms).
+            assert len(again["rows"]) == len(table["rows"]), table["name"]
+            continue
+        rows = [row[:width] for row in again["rows"]]
+        missing = [row for row in table["rows"] if row not in rows]
         assert missing == [], table["name"]
         assert table["title"] in markdown
     assert set(main["not_built"]) <= set(tables["not_built"])
