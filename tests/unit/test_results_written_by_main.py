@@ -131,8 +131,9 @@ def test_report_renders_every_table_main_rendered(tmp_path: Path) -> None:
         assert (again["title"], again["columns"][:width]) == (table["title"], table["columns"])
         if table["name"].startswith("domain_speedup_"):
             # Issue 38 changed this table's figures on purpose: its proxy's step times pool
-            # only requests with a decode time (before, E2E = TTFT added steps at 0 ms).
-            assert len(again["rows"]) == len(table["rows"]), table["name"]
+            # only requests with a decode time (before, E2E = TTFT added steps at 0 ms), and a
+            # domain with no timed request is shown as n/a, not dropped.
+            assert len(again["rows"]) >= len(table["rows"]), table["name"]
             continue
         rows = [row[:width] for row in again["rows"]]
         missing = [row for row in table["rows"] if row not in rows]
