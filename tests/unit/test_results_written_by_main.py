@@ -139,7 +139,9 @@ def test_report_renders_every_table_main_rendered(tmp_path: Path) -> None:
         missing = [row for row in table["rows"] if row not in rows]
         assert missing == [], table["name"]
         assert table["title"] in markdown
-    assert set(main["not_built"]) <= set(tables["not_built"])
+    # Issue 38: a per-domain speedup with no timed request is built, with n/a rows.
+    kept = {note for note in main["not_built"] if not note.startswith("per-domain speedup")}
+    assert kept <= set(tables["not_built"])
 
 
 def test_a_rerun_finds_every_cell_complete_and_measures_nothing(tmp_path: Path) -> None:
