@@ -128,6 +128,11 @@ def test_worse_draft_fails_on_acceptance_length(campaign, tmp_path):
     assert -17.0 < change < -11.0
 
 
+# Quiet: under the xdist run (the demo's three vLLM servers beside it) one fresh-clone CI
+# measured the same eagle3 c8 cell's median TTFT at 21.2 ms then 30.3 ms (+42%), a regime
+# of the loaded machine, not of the server; alone it stays inside the 10% tolerance. The
+# lanes this replaced ran it last for the same reason.
+@pytest.mark.quiet
 def test_same_settings_pass_and_noise_across_seeds_stays_inside_tolerances(campaign, tmp_path):
     suite, _, baseline = campaign
     rerun = run_suite(suite, tmp_path / "rerun")
