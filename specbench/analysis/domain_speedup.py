@@ -247,7 +247,7 @@ def _domain(
         fixed(al, 2),
         f"{proxy:.2f}\u00d7" if proxy is not None else "n/a",
         f"{difference:+.2f}" if difference is not None else "n/a",
-        f"{spec_by[NOT_TIMED]} / {base_by[NOT_TIMED]}",
+        f"{spec_by[NOT_TIMED]}/{base_by[NOT_TIMED]}",
     )
     return record, row
 
@@ -320,7 +320,7 @@ def domain_speedup(cells: Sequence[LoadedCell], comparison: Comparison, workload
             "Proxy \u2212 measured",
             # The timed counts are in each concurrency's footnote: one more column would not
             # fit an A4 print of report.html.
-            "Not timed (spec / base)",
+            "Not timed (spec/base)",
         ),
         rows=tuple(rows),
         data=pd.DataFrame.from_records(records),

@@ -174,7 +174,7 @@ def test_cuts_speedup_and_profile_from_run_to_report(tmp_path: Path) -> None:
     for figure in ("al_by_position.png", "thinking_vs_answer.png"):
         assert (report / "figures" / figure).is_file() and figure in markdown
     assert "Per-domain speedup, eagle3 vs baseline" in markdown
-    assert "Not timed (spec / base)" in markdown
+    assert "Not timed (spec/base)" in markdown
     for c in (16, 48):
         assert (
             f"c={c}: decode times of eagle3 240 by the server, 0 by the client, 0 not timed; "

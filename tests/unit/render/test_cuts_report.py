@@ -80,7 +80,7 @@ def test_the_per_domain_speedup_counts_every_request_and_who_timed_it(tmp_path: 
     )
     # The first record (coding, q-loop) is the one not timed: its domain row shows it.
     coding = table.rows[[row[0] for row in table.rows].index("Coding")]
-    assert coding[-1] == "0 / 1"
+    assert coding[-1] == "0/1"
     assert (coding_record := table.data[table.data.category == "coding"].iloc[0]) is not None
     assert (coding_record.speculative_requests, coding_record.baseline_requests) == (2, 1)
     # The rate counts all 24 output tokens over the server's 46 ms of generation.
