@@ -77,6 +77,9 @@ def fake_vllm(tmp_path: Path) -> Iterator[Path]:
             #!{sys.executable}
             import os, signal, sys, time
             args = sys.argv[1:]
+            if any(arg.startswith("--help") for arg in args):  # as vLLM: help, then exit
+                print("usage: vllm serve [options]", flush=True)
+                sys.exit(0)
             if "--fail" in args:
                 print("starting", flush=True)
                 sys.exit("vllm serve: error: unrecognized arguments: --fail")
