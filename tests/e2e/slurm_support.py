@@ -87,6 +87,28 @@ def on_node(state: Path, node: str, *argv: str | Path) -> list[str]:
     return ["nsenter", "--target", target, "--uts", "--mount", "--", *map(str, argv)]
 
 
+def freeze_node(state: Path, node: str) -> int:
+    """The node hangs: SIGSTOP to every process in its UTS namespace, from this process (no
+    shell to start, so it lands within milliseconds on a loaded machine); how many stopped.
+    `kill_node` then takes it down: SIGKILL ends a stopped process too."""
+    namespace = next(
+        line.split()[2]
+        for line in (state / "nodes").read_text().splitlines()
+        if line.split()[0] == node
+    )
+    stopped = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.readlink(entry / "ns" / "uts") == namespace:
+                os.kill(int(entry.name), signal.SIGSTOP)
+                stopped += 1
+        except (OSError, ProcessLookupError):
+            continue
+    return stopped
+
+
 def kill_node(state: Path, node: str) -> None:
     """The node loses power: every process in its namespace gets SIGKILL."""
     subprocess.run(["bash", str(TOOLS / "kill-node.sh"), str(state), node], check=True, timeout=30)

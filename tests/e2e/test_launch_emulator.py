@@ -63,6 +63,19 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
+def _serving_children(pid: int) -> list[int]:
+    """The children of `pid` running `vllm serve` (not the `--help` capability probe)."""
+    found = []
+    for child in children_of(pid):
+        try:
+            argv = (Path("/proc") / str(child) / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"serve" in argv and not any(arg.startswith(b"--help") for arg in argv):
+            found.append(child)
+    return found
+
+
 @pytest.fixture
 def fake_vllm(tmp_path: Path) -> Iterator[Path]:
     """A `vllm` stand-in: leaves a SIGTERM-ignoring child in its group, then runs the emulator.
@@ -295,10 +308,13 @@ def test_sigint_during_startup_kills_the_starting_server(tmp_path: Path, fake_vl
     )
     serve = _start_serve(tmp_path, str(suite), "--config", "base", "--vllm-bin", str(fake_vllm))
     try:
-        deadline = time.monotonic() + 30
-        while not children_of(serve.pid) and time.monotonic() < deadline:
+        # Wait for the server itself: `serve` first runs `vllm --help` (the capability probe)
+        # as a short-lived child, and a wait for "any child" caught the probe, which had
+        # exited by the next look (one CI: "expected 1, got 0").
+        deadline = time.monotonic() + 60
+        while not (servers := _serving_children(serve.pid)) and time.monotonic() < deadline:
             time.sleep(0.1)
-        (server_pid,) = children_of(serve.pid)
+        (server_pid,) = servers
         serve.send_signal(signal.SIGINT)
         _, stderr = serve.communicate(timeout=60)
         assert serve.returncode == 130, stderr
