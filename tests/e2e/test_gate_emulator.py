@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import uuid
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -132,17 +133,30 @@ def test_worse_draft_fails_on_acceptance_length(campaign, tmp_path):
 # measured the same eagle3 c8 cell's median TTFT at 21.2 ms then 30.3 ms (+42%), a regime
 # of the loaded machine, not of the server; alone it stays inside the 10% tolerance. The
 # lanes this replaced ran it last for the same reason.
+#
+# The rerun and the three seeds run at once, four campaigns side by side: each is an
+# emulator and a client that wait on the emulator's 10 ms steps (the four together used
+# 33 s of CPU in 176 s of wall when run one after the other), so side by side they do not
+# crowd two cores the way the xdist run does. Measured on this machine, alone: every
+# relative change stayed within ±1.8% (median TTFT within +1.1%) one after the other and
+# within ±1.8% (median TTFT within ±0.9%) side by side; the test's call went 140 s → 38 s.
 @pytest.mark.quiet
 def test_same_settings_pass_and_noise_across_seeds_stays_inside_tolerances(campaign, tmp_path):
     suite, _, baseline = campaign
-    rerun = run_suite(suite, tmp_path / "rerun")
-    result = gate(rerun, baseline, "--junit", tmp_path / "rerun.xml")
+    runs = {"rerun": ()} | {f"seed{seed}": (f"target.emulator.seed={seed}",) for seed in (2, 3, 4)}
+    with ThreadPoolExecutor(max_workers=len(runs)) as pool:
+        done = {
+            name: pool.submit(run_suite, suite, tmp_path / name, *overrides)
+            for name, overrides in runs.items()
+        }
+        results = {name: future.result() for name, future in done.items()}
+    result = gate(results["rerun"], baseline, "--junit", tmp_path / "rerun.xml")
     assert result.returncode == 0, result.stderr
     assert set(junit_cases(tmp_path / "rerun.xml").values()) == {"passed"}
 
     figures: dict[str, list[float]] = {}
     for seed in (2, 3, 4):
-        current = run_suite(suite, tmp_path / f"seed{seed}", f"target.emulator.seed={seed}")
+        current = results[f"seed{seed}"]
         junit = tmp_path / f"seed{seed}.xml"
         summary = tmp_path / f"seed{seed}.md"
         result = gate(current, baseline, "--junit", junit, "--summary", summary)
