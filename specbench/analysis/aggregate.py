@@ -24,6 +24,7 @@ from specbench.results.columns import (
     CELL_DIR,
     DRAFT_ACCEPTANCE_RATE,
     IDENTITY_COLUMNS,
+    LAUNCH,
     NUM_ACCEPTED_TOKENS,
     NUM_DRAFT_TOKENS,
     NUM_DRAFTS,
@@ -58,8 +59,9 @@ def ci_column(metric: str, confidence: float = 0.95) -> str:
 
 
 def group_columns(frame: pd.DataFrame) -> list[str]:
-    """Identity columns of `frame` except `repeat`: what a cell is, regardless of repeat."""
-    return [c for c in IDENTITY_COLUMNS if c in frame.columns and c != REPEAT]
+    """Identity columns of `frame` except `repeat` and `launch`: what a measured point is,
+    regardless of the pass and the server launch that measured it."""
+    return [c for c in IDENTITY_COLUMNS if c in frame.columns and c not in (REPEAT, LAUNCH)]
 
 
 def metric_columns(frame: pd.DataFrame) -> list[str]:
@@ -113,7 +115,7 @@ def aggregate_repeats(
         for c in frame.columns
         if c not in keys
         and c not in chosen
-        and c not in {REPEAT, CELL_DIR}
+        and c not in {REPEAT, LAUNCH, CELL_DIR}
         and not pd.api.types.is_numeric_dtype(frame[c])
     ]
     rows = []

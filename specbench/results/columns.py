@@ -38,6 +38,8 @@ CONTEXT_K = "context_k"
 CATEGORY = "category"
 CONCURRENCY = "concurrency"
 REPEAT = "repeat"
+#: The server launch (fresh start) that measured the cell, 0-based; 0 before launches.
+LAUNCH = "launch"
 CELL_DIR = "cell_dir"
 SCHEMA = "schema_version"
 
@@ -92,7 +94,8 @@ STEP_WEIGHTED_ACCEPTANCE_LENGTH = "step_weighted_acceptance_length"
 # -- per-category frame only --
 NUM_SPEC_STEPS = "num_spec_steps"
 
-#: Columns that identify a cell; `aggregate_repeats` groups by these minus `repeat`.
+#: Columns that identify a cell; `aggregate_repeats` groups by these minus `repeat` and
+#: `launch` (the passes of one point, on one server launch or several).
 IDENTITY_COLUMNS = (
     RESULTS_DIR,
     LABEL,
@@ -108,6 +111,7 @@ IDENTITY_COLUMNS = (
     CONTEXT_K,
     CATEGORY,
     CONCURRENCY,
+    LAUNCH,
     REPEAT,
 )
 

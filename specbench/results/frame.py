@@ -9,7 +9,7 @@ A results directory holds `manifest.json` and, per cell,
   two directories is prefixed `<dir name>/`), `server_label` (as written in the summary),
   `is_baseline` (from the manifest), `dataset`, `dataset_slug`, `split`
   (`qualitative`, `throughput_8k`, … or None), `context_k` (1, 2, 8, 16, 32 for throughput
-  splits), `category` (None for a mixed run), `concurrency`, `repeat`;
+  splits), `category` (None for a mixed run), `concurrency`, `launch`, `repeat`;
 - every scalar field of the summary under its own name (`output_tok_s_per_gpu`, …);
 - each distribution as `<name>_<stat>`: `ttft_ms_median`, `e2e_ms_p99`, `tpot_ms_count`, …;
 - each derived figure of `metrics/declarations.py`, from its source column of the same row;
@@ -54,6 +54,7 @@ from specbench.results.columns import (
     IDENTITY_COLUMNS,
     IS_BASELINE,
     LABEL,
+    LAUNCH,
     MERGED_CHUNKS,
     NUM_ACCEPTED_TOKENS,
     NUM_DRAFT_TOKENS,
@@ -112,6 +113,7 @@ def _flatten(cell: LoadedCell, max_positions: int) -> dict[str, Any]:
         CATEGORY: summary.category,
         CONCURRENCY: summary.concurrency,
         REPEAT: summary.repeat,
+        LAUNCH: summary.launch,
         CELL_DIR: str(cell_dir),
         SCHEMA: summary.schema_version,
         NUM_SUCCEEDED: summary.num_requests - summary.num_failed,
@@ -129,6 +131,7 @@ def _flatten(cell: LoadedCell, max_positions: int) -> dict[str, Any]:
             "category",
             "concurrency",
             "repeat",
+            "launch",
             "schema_version",
         ):
             # Nested records (precision, acceptance_cuts, standard_errors) stay whole, as
@@ -247,7 +250,7 @@ def load_results(dirs: Sequence[Path]) -> pd.DataFrame:
 
     Raises SpecbenchError (one line) for a missing, empty or foreign directory, a
     `summary.json` that does not follow the contract, or an unsupported schema version.
-    Rows are sorted by label, dataset, category, concurrency and repeat.
+    Rows are sorted by label, dataset, category, concurrency, launch and repeat.
     """
     cells, _ = load_cells(dirs)
     return cells_frame(cells)
@@ -257,7 +260,7 @@ def cells_frame(cells: Sequence[LoadedCell]) -> pd.DataFrame:
     """The per-cell frame of already loaded cells (what `load_results` returns)."""
     positions = _max_positions(cells)
     frame = _to_frame(_name_groups([_flatten(c, positions) for c in cells]))
-    order = [LABEL, DATASET, CATEGORY, CONCURRENCY, REPEAT]
+    order = [LABEL, DATASET, CATEGORY, CONCURRENCY, LAUNCH, REPEAT]
     return frame.sort_values(order, na_position="first", kind="stable").reset_index(drop=True)
 
 
@@ -359,5 +362,5 @@ def category_frame(cells: Sequence[LoadedCell]) -> pd.DataFrame:
     if not rows:
         return pd.DataFrame(columns=[*IDENTITY_COLUMNS, NUM_REQUESTS, ACCEPTANCE_LENGTH])
     frame = _to_frame(_name_groups(rows))
-    order = [LABEL, DATASET, CATEGORY, CONCURRENCY, REPEAT]
+    order = [LABEL, DATASET, CATEGORY, CONCURRENCY, LAUNCH, REPEAT]
     return frame.sort_values(order, kind="stable").reset_index(drop=True)

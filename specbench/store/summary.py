@@ -279,7 +279,12 @@ class CellSummary(Frozen):
     )
     category: str | None = Field(description="The one category measured; None when mixed.")
     concurrency: int = Field(description="Requests in flight while work remained.")
-    repeat: int = Field(description="Repeat index, 0-based.")
+    repeat: int = Field(description="Repeat index, 0-based: a complete pass within one launch.")
+    launch: int = Field(
+        default=0,
+        description="Server launch index, 0-based: which fresh start of the server config "
+        "measured the cell (the suite's `launches`); 0 in results written before launches.",
+    )
     gpus: int | None = Field(
         description="GPUs serving (TP × PP × DP): divisor of the per-GPU rates; None when "
         "not known (bench without --gpus): rates are then per server only."
