@@ -58,6 +58,11 @@ def test_cli_report_writes_everything_offline(tmp_path: Path, no_network: None) 
     assert len(pd.read_csv(out / "summary.csv")) == 11
     mean = pd.read_csv(out / "summary_mean.csv")
     assert "output_tok_s_per_gpu_ci95" in mean.columns
+    # One launch per point (results from before launches): the within-launch interval,
+    # labelled so; a point of one repeat without stored errors has no bounds.
+    assert set(mean["launches"]) == {1}
+    assert set(mean["output_tok_s_per_gpu_ci_kind"]) == {"one-launch"}
+    assert {"e2e_ms_median_ci_low", "acceptance_length_within_launch_se"} <= set(mean.columns)
     sweep = pd.read_csv(
         out / "tables" / "concurrency_sweep_eagle3_vs_baseline_speed-bench-qualitative.csv"
     )
