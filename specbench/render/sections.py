@@ -143,9 +143,12 @@ def _serving_pair(inputs: ReportInputs, comparison: Comparison) -> Iterator[Part
                 f"(both ran: {', '.join(map(str, available)) or 'none'})"
             )
         else:
-            yield TablePart(partial(T.serving, frame, comparison, dataset, concurrency))
+            yield TablePart(
+                partial(T.serving, frame, comparison, dataset, concurrency, inputs.calibration)
+            )
         figures = partial(_throughput_figure, frame, comparison, dataset)
-        yield TablePart(partial(T.concurrency_sweep, frame, comparison, dataset), figures)
+        sweep = partial(T.concurrency_sweep, frame, comparison, dataset, inputs.calibration)
+        yield TablePart(sweep, figures)
 
 
 def _throughput_figure(

@@ -11,6 +11,7 @@ import pytest
 from analysis_fixtures import write_campaign, write_three_launches
 
 from specbench.analysis import intervals as I
+from specbench.analysis.table import Table
 from specbench.common.errors import SpecbenchError
 from specbench.results import frame as F
 
@@ -139,3 +140,46 @@ def test_variance_from_refuses_what_cannot_calibrate(
     assert text.startswith(f"--variance-from {earlier}: ")
     assert message in text
     assert "\n" not in text
+
+
+def _serving(results: Path, calibration: I.Calibration | None = None) -> Table:
+    from specbench.analysis.tables import serving
+    from specbench.results.selection import Comparison
+
+    frame = F.load_results([results])
+    view = str(frame["view"].iloc[0])
+    return serving(frame, Comparison("eagle3", "baseline"), view, 4, calibration)
+
+
+def test_the_serving_table_shows_launch_intervals_and_the_ratio_s(tmp_path: Path) -> None:
+    table = _serving(write_three_launches(tmp_path / "three"))
+    # eagle3 153 ± 4.3027·3/√3 = 7.45; baseline 101 ± 2.48. Ratio 153/101 = 1.5149 with its
+    # delta-method interval 1.5149 ± 0.0616 (stats test: Welch df 2.958).
+    assert table.rows[0] == (
+        "Output throughput/GPU",
+        "153.0 ± 7.5 tok/s",
+        "101.0 ± 2.5 tok/s",
+        "1.51× (1.45–1.58)",
+    )
+    assert table.rows[2][1] == "101 ± 2.48 ms"  # median TTFT: launches 100, 101, 102
+    assert any(n.startswith("± 95% interval over 3 launches") for n in table.footnotes)
+    ratio = table.data.set_index("metric").loc[TOK]
+    assert ratio["ratio_ci_low"] == pytest.approx(153 / 101 - 0.0616373, abs=1e-6)
+
+
+def test_one_launch_keeps_the_card_cells_and_says_why_in_a_footnote(tmp_path: Path) -> None:
+    table = _serving(write_three_launches(tmp_path / "one", launches=1))
+    assert table.rows[0] == ("Output throughput/GPU", "150.0 tok/s", "100.0 tok/s", "1.50×")
+    assert (
+        "One launch: between-launch variance not measured; within-launch 95% interval of "
+        "tok/s/GPU: eagle3 ±1.4, baseline ±1.4." in table.footnotes
+    )
+
+
+def test_a_calibrated_table_says_so(tmp_path: Path) -> None:
+    earlier = write_three_launches(tmp_path / "earlier")
+    current = write_three_launches(tmp_path / "current", launches=1)
+    table = _serving(current, I.load_calibration(earlier, [current]))
+    # baseline: √(0.5 + (100·√0.5/101)²) × 1.96 = 1.95
+    assert table.rows[0][2] == "100.0 ± 2.0 tok/s"
+    assert any("widened by the between-launch variance" in n for n in table.footnotes)
