@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -278,16 +279,22 @@ THREE_LAUNCHES = {
 
 
 def write_three_launches(
-    root: Path, *, launches: int = 3, suite: str = "launch-demo", model: str = "minimax-m3"
+    root: Path,
+    *,
+    launches: int = 3,
+    suite: str = "launch-demo",
+    model: str = "minimax-m3",
+    concurrencies: Sequence[int] = (4,),
 ) -> Path:
-    """A campaign of `launches` launches × 2 repeats of two configs at concurrency 4, each
-    repeat with a stored bootstrap error of 1.0 tok/s/GPU and 2.0 ms median TTFT."""
+    """A campaign of `launches` launches × 2 repeats of two configs at `concurrencies` (the
+    same figures at each), each repeat with a stored bootstrap error of 1.0 tok/s/GPU and
+    2.0 ms median TTFT."""
     from specbench.store.summary import CellErrors
 
     write_suite_manifest(root, suite, {"baseline": model, "eagle3": model})
     for label, per_launch in THREE_LAUNCHES.items():
         for launch, repeats in enumerate(per_launch[:launches]):
-            for repeat, tok in enumerate(repeats):
+            for (repeat, tok), concurrency in product(enumerate(repeats), concurrencies):
                 errors = CellErrors(
                     num_conversations=64,
                     resamples=400,
@@ -298,7 +305,7 @@ def write_three_launches(
                 cell = summary(
                     label=label,
                     dataset=QUALITATIVE,
-                    concurrency=4,
+                    concurrency=concurrency,
                     repeat=repeat,
                     tok_s_per_gpu=tok,
                     ttft_ms=100.0 + launch,

@@ -45,7 +45,7 @@ IntervalKind = Literal["launches", "one-launch", "calibrated"]
 KINDS: tuple[IntervalKind, ...] = ("one-launch", "calibrated", "launches")
 #: What each kind covers, in the words of the report's footnotes.
 KIND_WORDS: dict[str, str] = {
-    "launches": "95% Student t interval over launch values",
+    "launches": "Student t over launch values",
     "one-launch": "one launch: between-launch variance not measured",
     "calibrated": "one launch, widened by the between-launch variance of an earlier campaign",
 }
