@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -237,4 +238,81 @@ def write_campaign(root: Path) -> Path:
         root,
         summary(label="baseline", dataset="speed-bench:throughput_1k", concurrency=48),
     )
+    return root
+
+
+def write_suite_manifest(
+    root: Path, suite: str, models: dict[str, str], baseline: str = "baseline"
+) -> None:
+    """A schema-2 manifest recording the suite's name and each server's model."""
+    servers = {name: {"baseline": name == baseline, "model": m} for name, m in models.items()}
+    root.mkdir(parents=True, exist_ok=True)
+    manifest = {
+        "schema_version": 2,
+        "created_at": "2026-01-01T00:00:00Z",
+        "specbench_version": "0",
+        "python": "3.12",
+        "suite": {"name": suite, "servers": servers},
+        "servers": {name: {"baseline": name == baseline, "gpus": 8} for name in models},
+    }
+    (root / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+
+
+def write_launch_cell(root: Path, cell: CellSummary) -> Path:
+    """Write `cell` where a run of launches does: <label>/<workload>/c<N>/[l<L>/]r<N>/ (launch
+    0 in the folder of results written before launches)."""
+    launch = f"l{cell.launch}" if cell.launch else ""
+    directory = root / cell.label / cell.workload / f"c{cell.concurrency}" / launch
+    directory = directory / f"r{cell.repeat}"
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "summary.json"
+    path.write_text(cell.model_dump_json(indent=2), encoding="utf-8")
+    return path
+
+
+#: tok/s/GPU per (config, launch, repeat) of `write_three_launches`: launch means baseline
+#: 100, 102, 101 and eagle3 150, 156, 153 (each the mean of two repeats 1 apart).
+THREE_LAUNCHES = {
+    "baseline": ((99.5, 100.5), (101.5, 102.5), (100.5, 101.5)),
+    "eagle3": ((149.5, 150.5), (155.5, 156.5), (152.5, 153.5)),
+}
+
+
+def write_three_launches(
+    root: Path,
+    *,
+    launches: int = 3,
+    suite: str = "launch-demo",
+    model: str = "minimax-m3",
+    concurrencies: Sequence[int] = (4,),
+) -> Path:
+    """A campaign of `launches` launches × 2 repeats of two configs at `concurrencies` (the
+    same figures at each), each repeat with a stored bootstrap error of 1.0 tok/s/GPU and
+    2.0 ms median TTFT."""
+    from specbench.store.summary import CellErrors
+
+    write_suite_manifest(root, suite, {"baseline": model, "eagle3": model})
+    for label, per_launch in THREE_LAUNCHES.items():
+        for launch, repeats in enumerate(per_launch[:launches]):
+            for (repeat, tok), concurrency in product(enumerate(repeats), concurrencies):
+                errors = CellErrors(
+                    num_conversations=64,
+                    resamples=400,
+                    seed=0,
+                    figures={"output_tok_s_per_gpu": 1.0, "ttft_ms_median": 2.0},
+                )
+                spec = spec_decode(1000, [800, 550, 350]) if label == "eagle3" else None
+                cell = summary(
+                    label=label,
+                    dataset=QUALITATIVE,
+                    concurrency=concurrency,
+                    repeat=repeat,
+                    tok_s_per_gpu=tok,
+                    ttft_ms=100.0 + launch,
+                    spec=spec,
+                    model=model,
+                    launch=launch,
+                    standard_errors=errors,
+                )
+                write_launch_cell(root, cell)
     return root

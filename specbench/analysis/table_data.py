@@ -20,6 +20,7 @@ from specbench.analysis.aggregate import (
     pool_acceptance,
     pool_category_acceptance,
 )
+from specbench.analysis.intervals import Calibration, figure_interval
 from specbench.metrics.declarations import serving_rows
 from specbench.metrics.speedup import compare_per_gpu
 from specbench.results.columns import (
@@ -53,6 +54,7 @@ from specbench.results.columns import (
     VIEW,
 )
 from specbench.results.selection import Comparison, mixed_cells
+from specbench.stats.launches import Interval, ratio_interval
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,6 +73,13 @@ CONCURRENCIES = "concurrencies"
 REPEATS = "repeats"
 #: Column of `sweep_data`: the throughput compared, output_tok_s_per_gpu or output_tok_s.
 THROUGHPUT_METRIC = "throughput_metric"
+#: Suffixes of a side's launch-level interval (`analysis.intervals`) in the serving and
+#: sweep data: `speculative_ci_half`, `baseline_ci_kind`, …; the ratio's `ratio_ci_low`, ….
+SUFFIX_CI_HALF = "_ci_half"
+SUFFIX_CI_KIND = "_ci_kind"
+SUFFIX_LAUNCHES = "_launches"
+SUFFIX_CI_LOW = "_ci_low"
+SUFFIX_CI_HIGH = "_ci_high"
 #: Column of `context_input_data`: Σ input tokens / Σ successful requests.
 MEAN_INPUT_TOKENS = "mean_input_tokens"
 
@@ -318,15 +327,55 @@ def _means(frame: pd.DataFrame, label: str, view: str, metrics: Sequence[str]) -
     return aggregated.set_index(CONCURRENCY)
 
 
+def _intervals(
+    frame: pd.DataFrame, label: str, view: str, metric: str, calibration: Calibration | None
+) -> dict[int, Interval]:
+    """The launch-level interval of `metric` of one label and view at each concurrency."""
+    cells = mixed_cells(frame)
+    cells = cells[(cells[LABEL] == label) & (cells[VIEW] == view)]
+    found = {}
+    for concurrency in sorted({int(c) for c in cells[CONCURRENCY]}):
+        group = cells[cells[CONCURRENCY] == concurrency]
+        interval = figure_interval(group, metric, calibration)
+        if interval is not None:
+            found[concurrency] = interval
+    return found
+
+
+def interval_columns(
+    spec: Interval | None, base: Interval | None
+) -> dict[str, float | str | int | None]:
+    """Each side's half-width, kind and launches, and the ratio's interval (spec / base)."""
+    nan = float("nan")
+    row: dict[str, float | str | int | None] = {}
+    for side, interval in ((SPECULATIVE, spec), (BASELINE, base)):
+        half = interval.half_width if interval is not None else None
+        row[side + SUFFIX_CI_HALF] = nan if half is None else half
+        row[side + SUFFIX_CI_KIND] = interval.kind if interval is not None else None
+        row[side + SUFFIX_LAUNCHES] = interval.launches if interval is not None else None
+    ratio = ratio_interval(spec, base) if spec is not None and base is not None else None
+    low, high = (ratio.low, ratio.high) if ratio is not None else (None, None)
+    row[RATIO + SUFFIX_CI_LOW] = nan if low is None else low
+    row[RATIO + SUFFIX_CI_HIGH] = nan if high is None else high
+    row[RATIO + SUFFIX_CI_KIND] = ratio.kind if ratio is not None else None
+    return row
+
+
 def serving_data(
-    frame: pd.DataFrame, comparison: Comparison, view: str, concurrency: int
+    frame: pd.DataFrame,
+    comparison: Comparison,
+    view: str,
+    concurrency: int,
+    calibration: Calibration | None = None,
 ) -> pd.DataFrame:
     """Means over repeats at `concurrency`: one row per serving metric.
 
     Throughput is per GPU when both sides know their GPUs, else per server
     (`throughput_column`). Columns: metric, speculative, baseline (means), ratio
-    (speculative / baseline, unrounded), n_speculative, n_baseline, and per side
-    `<side>_min`, `<side>_max`, `<side>_ci95`.
+    (speculative / baseline, unrounded), n_speculative, n_baseline, per side
+    `<side>_min`, `<side>_max`, `<side>_ci95` (over repeats) and the launch-level
+    interval's `<side>_ci_half`, `<side>_ci_kind`, `<side>_launches`, and the ratio's
+    `ratio_ci_low`, `ratio_ci_high`, `ratio_ci_kind` (`interval_columns`).
     """
     import pandas as pd
 
@@ -350,17 +399,31 @@ def serving_data(
                 BASELINE + SUFFIX_MIN: base[metric + SUFFIX_MIN],
                 BASELINE + SUFFIX_MAX: base[metric + SUFFIX_MAX],
                 ci_column(BASELINE): base[ci_column(metric)],
+                **interval_columns(
+                    _intervals(frame, comparison.speculative, view, metric, calibration).get(
+                        concurrency
+                    ),
+                    _intervals(frame, comparison.baseline, view, metric, calibration).get(
+                        concurrency
+                    ),
+                ),
             }
         )
     return pd.DataFrame(rows)
 
 
-def sweep_data(frame: pd.DataFrame, comparison: Comparison, view: str) -> pd.DataFrame:
+def sweep_data(
+    frame: pd.DataFrame,
+    comparison: Comparison,
+    view: str,
+    calibration: Calibration | None = None,
+) -> pd.DataFrame:
     """Mean tok/s/GPU of both labels at every concurrency either ran, with the speedup.
 
     Per server instead when a side does not know its GPUs (`throughput_column`). Columns:
     concurrency, speculative, baseline (NaN where a label did not run it), ratio
-    (speculative / baseline, unrounded), throughput_metric (the column compared).
+    (speculative / baseline, unrounded), throughput_metric (the column compared), and the
+    launch-level intervals of both sides and of the ratio (`interval_columns`).
     """
     import pandas as pd
 
@@ -369,6 +432,8 @@ def sweep_data(frame: pd.DataFrame, comparison: Comparison, view: str) -> pd.Dat
     spec = _means(frame, comparison.speculative, view, metrics)
     base = _means(frame, comparison.baseline, view, metrics)
     concurrencies = sorted(set(spec.index) | set(base.index))
+    spec_intervals = _intervals(frame, comparison.speculative, view, tok, calibration)
+    base_intervals = _intervals(frame, comparison.baseline, view, tok, calibration)
     rows = []
     for c in concurrencies:
         s = float(spec.loc[c, tok]) if c in spec.index else float("nan")
@@ -380,7 +445,9 @@ def sweep_data(frame: pd.DataFrame, comparison: Comparison, view: str) -> pd.Dat
                 BASELINE: b,
                 RATIO: s / b if b else float("nan"),
                 THROUGHPUT_METRIC: tok,
+                **interval_columns(spec_intervals.get(int(c)), base_intervals.get(int(c))),
             }
         )
     columns = [CONCURRENCY, SPECULATIVE, BASELINE, RATIO, THROUGHPUT_METRIC]
+    columns += list(interval_columns(None, None))
     return pd.DataFrame(rows, columns=columns)

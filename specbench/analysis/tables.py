@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from specbench.analysis import table_data as D
 from specbench.analysis import wording as W
 from specbench.analysis.aggregate import N_CELLS
+from specbench.analysis.intervals import Calibration
 from specbench.analysis.table import Table
 from specbench.common.naming import bounded_slug, slug
 from specbench.data.categories import category_name
@@ -44,6 +45,7 @@ from specbench.results.columns import (
     position_columns,
 )
 from specbench.results.selection import Comparison, ordered_datasets
+from specbench.stats.launches import KIND_WORDS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -352,23 +354,89 @@ _CHANGES: dict[ChangeWording, Callable[[float, float], str]] = {
 }
 
 
+#: Interval kinds a serving cell shows as `value ± half-width`; a one-launch interval (no
+#: between-launch variance in it) stays in a footnote, so the card's cells keep their shape.
+_SHOWN_KINDS = ("launches", "calibrated")
+
+
+def _shown_value(
+    shown: Callable[[float, str], str], row: Mapping[Any, Any], side: str, unit: str
+) -> str:
+    """A side's value, with `± half-width` when its interval spans launches (or is
+    calibrated by an earlier campaign's)."""
+    text = shown(row[side], unit)
+    half = row.get(side + D.SUFFIX_CI_HALF)
+    if row.get(side + D.SUFFIX_CI_KIND) in _SHOWN_KINDS and _finite(half):
+        return W.with_half_width(text, shown(half, unit))
+    return text
+
+
+def _finite(value: object) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
 def _serving_row(figure: Figure, row: Mapping[Any, Any]) -> tuple[str, str, str, str]:
     """Label, speculative, baseline and Change of one figure, worded as declared."""
     assert figure.table is not None, f"{figure.name}: a serving row without a table format"
     shown = _WORDINGS[figure.table.wording]
     unit = figure.table.shown_unit
     spec, base = row[D.SPECULATIVE], row[D.BASELINE]
+    change = _CHANGES[figure.table.change](spec, base)
+    low, high = row.get(D.RATIO + D.SUFFIX_CI_LOW), row.get(D.RATIO + D.SUFFIX_CI_HIGH)
+    ratio_shown = row.get(D.RATIO + D.SUFFIX_CI_KIND) in _SHOWN_KINDS
+    if figure.table.change == "ratio" and ratio_shown and _finite(low) and _finite(high):
+        change = f"{change} {W.ratio_range(low, high)}"
     return (
         figure.table.label,
-        shown(spec, unit),
-        shown(base, unit),
-        _CHANGES[figure.table.change](spec, base),
+        _shown_value(shown, row, D.SPECULATIVE, unit),
+        _shown_value(shown, row, D.BASELINE, unit),
+        change,
     )
 
 
-def serving(frame: pd.DataFrame, comparison: Comparison, view: str, concurrency: int) -> Table:
-    """Serving results at one concurrency: speculative vs baseline, with the card's Change."""
-    data = D.serving_data(frame, comparison, view, concurrency)
+def _interval_note(tok: Mapping[Any, Any], comparison: Comparison, per_gpu: bool) -> str | None:
+    """What the ± and the Change's range are, or the one-launch interval and why it is
+    not shown in the cells."""
+    kinds = {tok.get(side + D.SUFFIX_CI_KIND) for side in (D.SPECULATIVE, D.BASELINE)}
+    launches = {tok.get(side + D.SUFFIX_LAUNCHES) for side in (D.SPECULATIVE, D.BASELINE)}
+    if kinds <= {None}:
+        return None
+    if kinds <= set(_SHOWN_KINDS):
+        counts = "/".join(str(n) for n in sorted(int(n) for n in launches if n is not None))
+        what = (
+            f"95% interval over {counts} launches (Student t over launch values)"
+            if kinds == {"launches"}
+            else f"95% interval ({', '.join(KIND_WORDS[k] for k in sorted(str(k) for k in kinds))})"
+        )
+        return (
+            f"± {what}; a ratio's range in Change: its 95% interval (delta method, "
+            "stats/launches.py)."
+        )
+    unit = "tok/s/GPU" if per_gpu else "tok/s per server"
+    sides = ((D.SPECULATIVE, comparison.speculative), (D.BASELINE, comparison.baseline))
+    halves = [
+        f"{label} ±{half:.1f}"
+        for side, label in sides
+        if _finite(half := tok.get(side + D.SUFFIX_CI_HALF))
+    ]
+    within = f"; within-launch 95% interval of {unit}: {', '.join(halves)}" if halves else ""
+    return f"{KIND_WORDS['one-launch'].capitalize()}{within}."
+
+
+def serving(
+    frame: pd.DataFrame,
+    comparison: Comparison,
+    view: str,
+    concurrency: int,
+    calibration: Calibration | None = None,
+) -> Table:
+    """Serving results at one concurrency: speculative vs baseline, with the card's Change.
+
+    A value over two or more launches (or one launch calibrated by `--variance-from`) shows
+    `± half-width` and the throughput's Change its ratio's interval; a one-launch interval
+    goes to a footnote that says so.
+    """
+    data = D.serving_data(frame, comparison, view, concurrency, calibration)
     by_metric = data.set_index(D.METRIC).to_dict(orient="index")
     per_gpu = OUTPUT_TOK_S_PER_GPU in by_metric
     tok = by_metric[OUTPUT_TOK_S_PER_GPU if per_gpu else OUTPUT_TOK_S]
@@ -378,6 +446,9 @@ def serving(frame: pd.DataFrame, comparison: Comparison, view: str, concurrency:
         f"Means over repeats ({comparison.speculative}: {n_spec}, {comparison.baseline}: "
         f"{n_base}); Change uses unrounded values."
     ]
+    interval_note = _interval_note(tok, comparison, per_gpu)
+    if interval_note:
+        notes.append(interval_note)
     if not per_gpu:
         notes.append(PER_SERVER_NOTE)
     for side, label, n in ((D.SPECULATIVE, comparison.speculative, n_spec),
@@ -400,9 +471,15 @@ def serving(frame: pd.DataFrame, comparison: Comparison, view: str, concurrency:
     )
 
 
-def concurrency_sweep(frame: pd.DataFrame, comparison: Comparison, view: str) -> Table:
-    """tok/s/GPU of both configs and the speedup at every concurrency."""
-    data = D.sweep_data(frame, comparison, view)
+def concurrency_sweep(
+    frame: pd.DataFrame,
+    comparison: Comparison,
+    view: str,
+    calibration: Calibration | None = None,
+) -> Table:
+    """tok/s/GPU of both configs and the speedup at every concurrency (its data also holds
+    each point's launch-level interval: the figure's error bars and hover)."""
+    data = D.sweep_data(frame, comparison, view, calibration)
     if len(data) < 1:
         raise TableUnavailable(f"concurrency sweep: no mixed cells of {view}")
     rows = tuple(

@@ -96,6 +96,20 @@ def speedup(speculative: float, baseline: float) -> float:
     return speculative / baseline
 
 
+def with_half_width(value: str, half: str) -> str:
+    """`415.2 ± 2.5 tok/s` from `415.2 tok/s` and `2.5 tok/s` (the unit once)."""
+    number, _, unit = value.rpartition(" ")
+    half_number, _, half_unit = half.rpartition(" ")
+    if not number or not half_number or unit != half_unit:
+        return f"{value} ± {half}"
+    return f"{number} ± {half_number} {unit}"
+
+
+def ratio_range(low: float, high: float) -> str:
+    """`(1.44–1.50)`: a ratio's interval, two decimals."""
+    return f"({low:.2f}–{high:.2f})"
+
+
 def rate(value: float, unit: str) -> str:
     """`415.2 tok/s`: one decimal, thousands grouped, then `unit`."""
     return "—" if not math.isfinite(value) else f"{value:,.1f} {unit}"

@@ -51,6 +51,14 @@ def report(
             help="Show this gate verdict in report.html (the page `gate --html` wrote).",
         ),
     ] = None,
+    variance_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--variance-from",
+            help="An earlier campaign of the same suite and target model with ≥ 3 launches: "
+            "its between-launch variance widens one-launch intervals (kind calibrated).",
+        ),
+    ] = None,
 ) -> None:
     """Aggregate summaries into model-card tables, figures, report.md and report.html (offline)."""
     from specbench.cli.console import make_console
@@ -70,6 +78,7 @@ def report(
         speculative=speculative,
         al_definition=definitions[al_definition],
         gate_page=gate_page,
+        variance_from=variance_from,
     )
     try:
         build_report(options, console=make_console(), warnings=make_console(stderr=True))

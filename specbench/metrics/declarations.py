@@ -45,6 +45,9 @@ ChangeWording = Literal["ratio", "latency", "percent_latency"]
 
 #: Statistics stored for each distribution, in the summary's order.
 STATISTICS = ("mean", "median", "p90", "p99")
+#: The statistics of a distribution declared with `interval` that carry one (the cards
+#: print medians and tails, never the mean).
+INTERVAL_STATISTICS = ("median", "p90", "p99")
 
 
 class Turn(Protocol):
@@ -129,6 +132,9 @@ class Figure:
     #: The distribution and statistic a `statistic` figure is (`("ttft_ms", "median")`).
     statistic: tuple[str, str] | None = None
     derived: Derivation | None = None
+    #: The report gives it a 95% interval over launches (`analysis/intervals.py`): a
+    #: distribution, for each of `INTERVAL_STATISTICS`.
+    interval: bool = False
 
     def statistic_of(self, statistic: str, **uses: object) -> Figure:
         """This distribution's `statistic` as a figure of its own, with `uses` set."""
@@ -160,6 +166,7 @@ ACCEPTANCE_LENGTH = Figure(
     "1 + accepted / drafts over the window's steps (metrics/acceptance.py)",
     "pooled",
     gate=_AL_RULE,
+    interval=True,
 )
 OFFICIAL_ACCEPTANCE_LENGTH = Figure(
     "official_acceptance_length",
@@ -168,6 +175,7 @@ OFFICIAL_ACCEPTANCE_LENGTH = Figure(
     "mean over questions of Σ tokens / Σ chunks (metrics/official.py)",
     "mean_acceptance",
     gate=_AL_RULE,
+    interval=True,
 )
 PER_POSITION_ACCEPTANCE = Figure(
     "per_position_acceptance",
@@ -223,6 +231,7 @@ OUTPUT_TOK_S_PER_GPU = Figure(
     precision="tok/s/GPU",
     gate=GateDefault(relative=0.05),
     per_server=OUTPUT_TOK_S.name,
+    interval=True,
 )
 REQUEST_PER_S = Figure(
     "request_per_s", "requests/s", "higher", "successful requests / window duration", "mean"
@@ -235,6 +244,7 @@ TTFT_MS = Figure(
     "mean",
     shape="distribution",
     per_turn=lambda turn: turn.ttft_ms,
+    interval=True,
 )
 TPOT_MS = Figure(
     "tpot_ms",
@@ -244,6 +254,7 @@ TPOT_MS = Figure(
     "mean",
     shape="distribution",
     per_turn=_tpot,
+    interval=True,
 )
 E2E_MS = Figure(
     "e2e_ms",
@@ -253,6 +264,7 @@ E2E_MS = Figure(
     "mean",
     shape="distribution",
     per_turn=lambda turn: turn.e2e_ms,
+    interval=True,
 )
 STEP_GAP_MS = Figure(
     "step_gap_ms",
@@ -291,6 +303,7 @@ INTERACTIVITY = Figure(
     precision="interactivity",
     gate=GateDefault(relative=0.05),
     derived=Derivation(TPOT_MS_MEDIAN.name, interactivity_tok_s_per_user),
+    interval=True,
 )
 
 #: Every figure. Within one aggregation this is the order of the stored figures (the
@@ -382,6 +395,20 @@ def targeted_phrase() -> str:
     """The targeted figures in words: `tok/s/GPU, E2E p50 and TTFT p50`."""
     titles = [f.precision or f.name for f in targeted()]
     return " and ".join([", ".join(titles[:-1]), titles[-1]]) if len(titles) > 1 else titles[0]
+
+
+def with_intervals() -> tuple[str, ...]:
+    """Column names of the figures the report gives an interval, in `FIGURES` order: a
+    scalar's or statistic's name, a distribution's `INTERVAL_STATISTICS` columns."""
+    names: list[str] = []
+    for f in FIGURES:
+        if not f.interval:
+            continue
+        if f.shape == "distribution":
+            names += [f"{f.name}_{statistic}" for statistic in INTERVAL_STATISTICS]
+        else:
+            names.append(f.name)
+    return tuple(dict.fromkeys(names))
 
 
 def gated() -> tuple[Figure, ...]:

@@ -38,6 +38,9 @@ class ReportOptions:
     al_definition: str = "official"
     #: The gate's page (`gate --html FILE`) whose verdict report.html shows.
     gate_page: Path | None = None
+    #: An earlier campaign of the same suite (≥ 3 launches) whose between-launch variance
+    #: widens one-launch intervals (`analysis.intervals.load_calibration`).
+    variance_from: Path | None = None
 
 
 @dataclass(slots=True)

@@ -70,6 +70,30 @@ def _log2_axis(axes: Axes, ticks: Sequence[int], labels: Sequence[str] | None = 
     axes.set_xlim(min(ticks) / 1.4, max(ticks) * 1.4)
 
 
+#: Interval kinds drawn as error bars: those that hold the between-launch variance (a
+#: one-launch interval is on hover only, as the serving table keeps it in a footnote).
+_ERROR_BAR_KINDS = ("launches", "calibrated")
+
+
+def _error_bars(axes: Axes, data: pd.DataFrame, side: str, color: str) -> None:
+    """The 95% launch-level interval of each point of `side` (`table_data.interval_columns`)."""
+    half, kind = side + D.SUFFIX_CI_HALF, side + D.SUFFIX_CI_KIND
+    if half not in data or kind not in data:
+        return
+    shown = data[data[kind].isin(_ERROR_BAR_KINDS) & data[half].notna()]
+    if len(shown):
+        axes.errorbar(
+            [int(c) for c in shown[CONCURRENCY]],
+            [float(v) for v in shown[side]],
+            yerr=[float(h) for h in shown[half]],
+            fmt="none",
+            ecolor=color,
+            elinewidth=1.2,
+            capsize=4,
+            gid=f"error-bars-{side}",
+        )
+
+
 def throughput_vs_concurrency(
     sweep: pd.DataFrame, speculative: str, baseline: str, title: str
 ) -> Figure:
@@ -84,6 +108,8 @@ def throughput_vs_concurrency(
     base = [float(v) for v in data[D.BASELINE]]
     axes.plot(x, spec, marker="o", color=_COLORS[0], linewidth=2, label=speculative)
     axes.plot(x, base, marker="s", color=_BASELINE_COLOR, linewidth=2, label=baseline)
+    for side, color in ((D.SPECULATIVE, _COLORS[0]), (D.BASELINE, _BASELINE_COLOR)):
+        _error_bars(axes, data, side, color)
     # One invisible, larger marker per point named `point-<row>-<side>`: report.html shows the
     # sweep table's row <row> when the pointer is over it.
     for row, (c, s, b) in enumerate(zip(x, spec, base, strict=True)):

@@ -5,7 +5,10 @@ Reads only the results directories (never the network). Writes into the output f
     report.md                  every table, ready to paste, and links to the figures
     summary.csv, summary.parquet   the tidy frame, one row per cell
     summary_by_category.csv    one row per cell × category
-    summary_mean.csv           repeats collapsed: means with min/max/std/n/ci95
+    summary_mean.csv           repeats and launches collapsed: means with min/max/std/n/ci95,
+                               each interval figure's launch-level interval (<figure>_ci_low,
+                               _ci_high, _ci_kind, _between_launch_sd, _within_launch_se)
+                               and `launches` (analysis.intervals)
     tables/<name>.md|.csv      each table (md: display; csv: unrounded data)   [md, csv]
     tables.json                every table, display rows and data             [json]
     figures/<name>.png|.svg    the figures                                    [png, svg]
@@ -28,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from specbench.analysis import aggregate as AG
+from specbench.analysis import intervals as I
 from specbench.analysis.table import to_json
 from specbench.common.errors import SpecbenchError
 from specbench.render.markdown import join_sections, to_markdown, to_rich
@@ -181,6 +184,7 @@ def _write_data(
     categories: pd.DataFrame,
     cells: Sequence[L.LoadedCell],
     formats: Sequence[str],
+    calibration: I.Calibration | None,
 ) -> None:
     """The tidy frames, every table as md/csv, tables.json and the vllm-bench files."""
     out = outcome.out_dir
@@ -189,7 +193,8 @@ def _write_data(
     write_atomic(out / "summary.csv", frame.to_csv(index=False))
     write_atomic(out / "summary.parquet", frame.to_parquet(None, index=False))
     write_atomic(out / "summary_by_category.csv", categories.to_csv(index=False))
-    write_atomic(out / "summary_mean.csv", AG.aggregate_repeats(frame).to_csv(index=False))
+    mean = I.summary_mean(frame, calibration)
+    write_atomic(out / "summary_mean.csv", mean.to_csv(index=False))
     names = ("summary.csv", "summary.parquet", "summary_by_category.csv", "summary_mean.csv")
     outcome.files += [out / name for name in names]
     for table in outcome.tables:
@@ -243,11 +248,18 @@ def build_report(
     categories = F.category_frame(cells)
     check_concurrency(frame, options.concurrency)
     selection = select_labels(frame, options.baseline, options.speculative)
+    calibration = (
+        I.load_calibration(options.variance_from, options.results_dirs)
+        if options.variance_from is not None
+        else None
+    )
     out = _out_dir(options)
     out.mkdir(parents=True, exist_ok=True)
     outcome = ReportOutcome(out_dir=out)
-    build_sections(outcome, SECTIONS, ReportInputs(frame, categories, cells, selection, options))
-    _write_data(outcome, frame, categories, cells, options.formats)
+    build_sections(
+        outcome, SECTIONS, ReportInputs(frame, categories, cells, selection, options, calibration)
+    )
+    _write_data(outcome, frame, categories, cells, options.formats, calibration)
     extra = [*_lossless_sections(options), *_cost_sections(options)]
     if "md" in options.formats:
         report = out / "report.md"

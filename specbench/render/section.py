@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
+    from specbench.analysis.intervals import Calibration
     from specbench.analysis.table import Table
     from specbench.results.loading import LoadedCell
     from specbench.results.selection import Selection
@@ -41,6 +42,8 @@ class ReportInputs:
     cells: Sequence[LoadedCell]
     selection: Selection
     options: ReportOptions
+    #: `--variance-from`'s between-launch variance; None: one launch is labelled so.
+    calibration: Calibration | None = None
 
 
 @dataclass(frozen=True, slots=True)

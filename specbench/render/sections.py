@@ -8,6 +8,7 @@ function in `analysis/`; `render.section.build_sections` walks the list.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
@@ -30,6 +31,7 @@ from specbench.results.selection import (
     ordered_datasets,
     pick_concurrency,
 )
+from specbench.stats.launches import KIND_WORDS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -143,9 +145,12 @@ def _serving_pair(inputs: ReportInputs, comparison: Comparison) -> Iterator[Part
                 f"(both ran: {', '.join(map(str, available)) or 'none'})"
             )
         else:
-            yield TablePart(partial(T.serving, frame, comparison, dataset, concurrency))
+            yield TablePart(
+                partial(T.serving, frame, comparison, dataset, concurrency, inputs.calibration)
+            )
         figures = partial(_throughput_figure, frame, comparison, dataset)
-        yield TablePart(partial(T.concurrency_sweep, frame, comparison, dataset), figures)
+        sweep = partial(T.concurrency_sweep, frame, comparison, dataset, inputs.calibration)
+        yield TablePart(sweep, figures)
 
 
 def _throughput_figure(
@@ -164,7 +169,32 @@ def _throughput_figure(
     name = table.name.replace("concurrency_sweep", "throughput_vs_concurrency")
     pair = [comparison.speculative, comparison.baseline]
     basis = figure_cells(frame[frame[C.VIEW] == dataset], pair)
-    return [FigureSpec(name, title, draw, FigureShown(basis=basis, points=points(table)))]
+    hover = _with_intervals(points(table), table, comparison)
+    return [FigureSpec(name, title, draw, FigureShown(basis=basis, points=hover))]
+
+
+def _with_intervals(
+    shown: tuple[str, ...], table: Table, comparison: Comparison
+) -> tuple[str, ...]:
+    """Each point's hover text with both sides' 95% interval and its kind, and the
+    speedup's (`table_data.interval_columns`)."""
+    lines = []
+    for text, row in zip(shown, table.data.to_dict(orient="records"), strict=True):
+        extra = []
+        sides = ((D.SPECULATIVE, comparison.speculative), (D.BASELINE, comparison.baseline))
+        for side, label in sides:
+            half, kind = row.get(side + D.SUFFIX_CI_HALF), row.get(side + D.SUFFIX_CI_KIND)
+            if isinstance(half, float) and math.isfinite(half) and kind:
+                value = float(row[side])
+                extra.append(
+                    f"{label} 95% interval: {value - half:,.1f}–{value + half:,.1f} "
+                    f"({KIND_WORDS[str(kind)]})"
+                )
+        low, high = row.get(D.RATIO + D.SUFFIX_CI_LOW), row.get(D.RATIO + D.SUFFIX_CI_HIGH)
+        if isinstance(low, float) and isinstance(high, float) and math.isfinite(low + high):
+            extra.append(f"speedup 95% interval: {W.ratio_range(low, high)}")
+        lines.append("\n".join([text, *extra]))
+    return tuple(lines)
 
 
 def _cell_health(inputs: ReportInputs) -> Iterator[Part]:

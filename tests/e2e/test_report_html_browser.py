@@ -186,9 +186,15 @@ def test_sorting_the_al_switch_and_hover_values(report_dir: Path) -> None:
         if t["name"].startswith("concurrency_sweep")
     )
     first = sweep["rows"][0]
-    assert result["tooltip"] == "\n".join(
-        f"{c}: {v}" for c, v in zip(sweep["columns"], first, strict=True)
-    )
+    shown = "\n".join(f"{c}: {v}" for c, v in zip(sweep["columns"], first, strict=True))
+    # The row as the table prints it, then each side's 95% interval with its kind (one
+    # launch here: labelled so) and the speedup's.
+    assert result["tooltip"].startswith(shown + "\n")
+    extra = result["tooltip"][len(shown) + 1 :].splitlines()
+    labels = [sweep["columns"][1].split(" ")[0], sweep["columns"][2].split(" ")[0], "speedup"]
+    assert [line.split(" 95% interval: ")[0] for line in extra] == labels
+    assert all(line.endswith("(one launch: between-launch variance not measured)")
+               for line in extra[:2])  # fmt: skip
 
 
 # -- bad results folders: each renders, and says what is missing --------------------------

@@ -1,6 +1,7 @@
-"""Bad input to the readers and the rest (I91–I114): `report`, `gate`, `lossless` and
+"""Bad input to the readers and the rest (I91–I119): `report`, `gate`, `lossless` and
 `baseline save` on missing, empty or wrong folders and files, their options out of range,
-`emulate` and `data inspect` with bad values, a bad console width.
+`emulate` and `data inspect` with bad values, a bad console width, a `report
+--variance-from` campaign that cannot calibrate (I115–I119).
 
 Each is refused before anything runs: exit 2, one line naming the option, file or field,
 no traceback, nothing written. I98 merges a finished emulator campaign (`fault_server`).
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from analysis_fixtures import write_three_launches
 from fault_checks import assert_refused
 from fault_scratch import (
     RECORDED_CELL,
@@ -31,6 +33,7 @@ LOSSLESS_BAD = (
     "tests/unit/lossless/test_lossless_recorded_run.py::test_bad_input_is_one_line_and_exit_2"
 )
 GATE_RULES = "tests/unit/gate/test_gate_rules.py"
+VARIANCE_FROM = "tests/unit/analysis/test_intervals.py"
 BINARY = bytes(range(256)) * 4
 
 Build = Callable[[Scratch, Path], list[Any]]
@@ -53,6 +56,17 @@ def only_manifest(path: Path) -> Path:
     path.mkdir()
     shutil.copy(RECORDED_RUN / "manifest.json", path / "manifest.json")
     return path
+
+
+def variance_from(earlier: Callable[[Path], object]) -> Build:
+    """`report` of a one-launch campaign `--variance-from` the folder `earlier` writes."""
+
+    def build(s: Scratch, f: Path) -> list[Any]:
+        current = write_three_launches(f / "current", launches=1)
+        earlier(f / "earlier")
+        return ["report", current, "--variance-from", f / "earlier", "--out", f / "o"]
+
+    return build
 
 
 def gate_rules(text: str) -> Build:
@@ -268,6 +282,46 @@ def gate_rules(text: str) -> Build:
             "SPECBENCH_CONSOLE_WIDTH",
             lambda s, f: ["report", RECORDED_RUN, "--out", f / "r"],
             {"SPECBENCH_CONSOLE_WIDTH": "abc"},
+        ),
+        bad_input(
+            "I115",
+            "report --variance-from a missing folder",
+            VARIANCE_FROM,
+            "--variance-from",
+            variance_from(lambda path: None),
+            None,
+        ),
+        bad_input(
+            "I116",
+            "report --variance-from a folder that is no results directory",
+            VARIANCE_FROM,
+            "--variance-from",
+            variance_from(mkdir),
+            None,
+        ),
+        bad_input(
+            "I117",
+            "report --variance-from a campaign of another suite",
+            VARIANCE_FROM,
+            "--variance-from",
+            variance_from(lambda path: write_three_launches(path, suite="other-suite")),
+            None,
+        ),
+        bad_input(
+            "I118",
+            "report --variance-from a campaign of another target model",
+            VARIANCE_FROM,
+            "--variance-from",
+            variance_from(lambda path: write_three_launches(path, model="other-model")),
+            None,
+        ),
+        bad_input(
+            "I119",
+            "report --variance-from a campaign of 2 launches",
+            VARIANCE_FROM,
+            "--variance-from",
+            variance_from(lambda path: write_three_launches(path, launches=2)),
+            None,
         ),
     ],
 )

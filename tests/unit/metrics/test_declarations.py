@@ -13,6 +13,7 @@ from specbench.metrics.declarations import (
     stored,
     targeted,
     targeted_phrase,
+    with_intervals,
 )
 
 #: The gate's stored figures as main listed them by hand: a baseline's key order.
@@ -87,3 +88,26 @@ def test_every_declaration_is_whole():
             assert f.table is not None, f.name
     with pytest.raises(ValueError, match="no statistic"):
         TTFT_MS.statistic_of("p50")
+
+
+def test_intervals_cover_every_serving_row_and_both_acceptance_lengths() -> None:
+    names = with_intervals()
+    assert names == (
+        "acceptance_length",
+        "official_acceptance_length",
+        "output_tok_s_per_gpu",
+        "ttft_ms_median",
+        "ttft_ms_p90",
+        "ttft_ms_p99",
+        "tpot_ms_median",
+        "tpot_ms_p90",
+        "tpot_ms_p99",
+        "e2e_ms_median",
+        "e2e_ms_p90",
+        "e2e_ms_p99",
+        "interactivity_tok_s_per_user",
+    )
+    # Every row of the serving table carries one; a statistic declared on its own is not
+    # listed twice.
+    assert {f.name for f in serving_rows()} <= set(names)
+    assert len(set(names)) == len(names)

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import socket
 import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from analysis_fixtures import QUALITATIVE, spec_decode, summary, write_campaign, write_cell
+from analysis_fixtures import (
+    QUALITATIVE,
+    spec_decode,
+    summary,
+    write_campaign,
+    write_cell,
+    write_three_launches,
+)
 from harness import run_cli
 from typer.testing import CliRunner
 
@@ -58,6 +67,11 @@ def test_cli_report_writes_everything_offline(tmp_path: Path, no_network: None) 
     assert len(pd.read_csv(out / "summary.csv")) == 11
     mean = pd.read_csv(out / "summary_mean.csv")
     assert "output_tok_s_per_gpu_ci95" in mean.columns
+    # One launch per point (results from before launches): the within-launch interval,
+    # labelled so; a point of one repeat without stored errors has no bounds.
+    assert set(mean["launches"]) == {1}
+    assert set(mean["output_tok_s_per_gpu_ci_kind"]) == {"one-launch"}
+    assert {"e2e_ms_median_ci_low", "acceptance_length_within_launch_se"} <= set(mean.columns)
     sweep = pd.read_csv(
         out / "tables" / "concurrency_sweep_eagle3_vs_baseline_speed-bench-qualitative.csv"
     )
@@ -220,3 +234,41 @@ def test_nested_summary_records_reach_the_parquet_file_as_json_text(tmp_path: Pa
     frame = pd.read_parquet(out / "summary.parquet")
     stored = [json.loads(v) for v in frame["standard_errors"] if isinstance(v, str)]
     assert stored == [errors.model_dump(mode="json")]
+
+
+def _hover(page: str) -> str:
+    """Every hover line of report.html's figures (their `data-points`, JSON)."""
+    return "\n".join(
+        line
+        for found in re.findall(r"data-points='([^']*)'", page)
+        for line in json.loads(html.unescape(found))
+    )
+
+
+def test_three_launches_give_error_bars_and_intervals_on_hover(tmp_path: Path) -> None:
+    results = write_three_launches(tmp_path / "three", concurrencies=(4, 8))
+    out = tmp_path / "out"
+    build_report(ReportOptions((results,), out=out, formats=("md", "svg", "html")))
+    page = (out / "report.html").read_text()
+    # The throughput figure's error bars (one group per config) and, on hover, each point's
+    # interval: eagle3 153 ± 7.45, baseline 101 ± 2.48, the speedup's 1.51 ± 0.06.
+    assert 'id="error-bars-speculative' in page and 'id="error-bars-baseline' in page
+    hover = _hover(page)
+    assert "eagle3 95% interval: 145.5–160.5 (Student t over launch values)" in hover
+    assert "baseline 95% interval: 98.5–103.5" in hover
+    assert "speedup 95% interval: (1.45–1.58)" in hover
+    report = (out / "report.md").read_text()
+    row = "| Output throughput/GPU | 153.0 ± 7.5 tok/s | 101.0 ± 2.5 tok/s | 1.51× (1.45–1.58) |"
+    assert row in report
+    mean = pd.read_csv(out / "summary_mean.csv")
+    assert list(mean["launches"]) == [3, 3, 3, 3]
+    assert set(mean["output_tok_s_per_gpu_ci_kind"]) == {"launches"}
+
+
+def test_one_launch_draws_no_error_bars(tmp_path: Path) -> None:
+    results = write_three_launches(tmp_path / "one", launches=1, concurrencies=(4, 8))
+    out = tmp_path / "out"
+    build_report(ReportOptions((results,), out=out, formats=("svg", "html")))
+    page = (out / "report.html").read_text()
+    assert "error-bars-" not in page
+    assert "(one launch: between-launch variance not measured)" in _hover(page)
