@@ -78,7 +78,7 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path
 def test_baseline_file_is_self_describing(campaign):
     _, results, baseline = campaign
     data = json.loads(baseline.read_text())
-    assert data["kind"] == "specbench-baseline" and data["schema_version"] == 1
+    assert data["kind"] == "specbench-baseline" and data["schema_version"] == 2
     assert data["specbench_version"] and data["created_at"].endswith("+00:00")
     assert data["source_results_dir"] == str(results.resolve())
     assert data["suite"]["name"] == "gate-emu" and len(data["suite"]["suite_hash"]) == 64
