@@ -17,6 +17,7 @@ from statistics import mean, stdev
 
 import pytest
 from gate_fixtures import per_category, spec_decode, summary, write_manifest
+from harness import run_cli
 
 from specbench.gate.baseline import build_baseline, load_baseline, save_baseline
 from specbench.gate.compare import compare, judge
@@ -312,3 +313,34 @@ def test_material_rules_are_validated_and_default_to_the_declaration(tmp_path):
     rules.write_text("launch_sigmas = -1\n")
     with pytest.raises(Exception, match=r"gate.toml: launch_sigmas"):
         load_rules(rules)
+
+
+def test_the_json_verdict_names_each_check_s_rule_and_keeps_the_launch_values(tmp_path):
+    from specbench.gate.run import GateOptions, run_gate
+
+    baseline_dir = write_launches(tmp_path / "b", [[100], [100.1], [99.9]])
+    baseline = tmp_path / "b.json"
+    save_baseline(baseline_dir, baseline)
+    rules = tmp_path / "gate.toml"
+    rules.write_text(f'[metrics.{TOK_S}]\ndirection = "higher"\nrelative = 0.05\nmaterial = 0.01\n')
+    out = tmp_path / "gate.json"
+    current = write_launches(tmp_path / "c", [[98.5], [98.6], [98.4]])
+    report = run_gate(GateOptions(current, baseline, rules=rules, json=out))
+    record = json.loads(out.read_text())
+    assert record["kind"] == "specbench-gate" and record["schema_version"] == 1
+    assert record["exit_code"] == report.exit_code == 1
+    check = next(c for c in record["checks"] if c["metric"] == TOK_S)
+    assert check["verdict"] == "regression" and check["decided_by"] == "launches"
+    assert check["rule"] == "launches (3 vs 3, median/MAD, material 1%)"
+    assert (check["baseline"], check["current"]) == (100.0, 98.5)
+    assert check["allowed"] == pytest.approx(1.0) and check["noise"] == pytest.approx(0.4193, 1e-3)
+    assert check["launches"]["baseline"] == [100.0, 100.1, 99.9]
+    assert check["launches"]["material"] == 0.01 and check["launches"]["sigmas"] == 2.0
+    ceiling = next(c for c in record["checks"] if c["metric"] == "num_failed")
+    assert ceiling["rule"] == "ceiling (worst repeat of any launch)"
+    fewer = write_launches(tmp_path / "f", [[98.5], [98.6]])
+    cli = run_cli("gate", fewer, "--baseline", baseline, "--json", out, timeout=120)
+    assert cli.returncode == 0, cli.stderr
+    check = next(c for c in json.loads(out.read_text())["checks"] if c["metric"] == TOK_S)
+    assert check["rule"] == "within-launch (launches 3 vs 2: fewer than 3 on a side)"
+    assert check["launches"] is None and check["decided_by"] == "noise band"
