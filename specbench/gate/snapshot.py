@@ -16,6 +16,7 @@ them). The gate's launch-level rule (`gate.launches`) compares those.
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -48,11 +49,14 @@ from specbench.results.columns import (
 from specbench.results.frame import category_frame, cells_frame
 from specbench.results.loading import FailedCell, LoadedCell, load_cells
 from specbench.stats.standard_errors import combined_standard_error
-from specbench.store.layout import CellKey, cell_key_of, point_key
+from specbench.store.layout import cell_key_of, point_key
 from specbench.store.summary import CellSummary
 
 if TYPE_CHECKING:
     import pandas as pd
+
+_LAUNCH_FOLDER = re.compile(r"^l\d+$")
+_REPEAT_FOLDER = re.compile(r"^r\d+$")
 
 
 class MetricStats(Frozen):
@@ -124,12 +128,25 @@ class Snapshot(Frozen):
     )
 
 
-def failed_cell_key(failure: FailedCell) -> CellKey | None:
-    """The cell of a `failure.json`; None for a file outside the layout."""
+def failed_cell_key(failure: FailedCell) -> tuple[str, str] | None:
+    """(point key, `r<M>` or `l<L>/r<M>`) of a `failure.json`; None outside the layout.
+
+    A failed repeat has no summary to say its launch, so here the folder does: the
+    launches layout `<label>/<workload>/c<N>/l<L>/r<M>/` or today's `c<N>/r<M>/`.
+    """
+    directory = failure.path.parent
     try:
-        return cell_key_of(failure.results_dir, failure.path.parent)
+        parts = directory.relative_to(failure.results_dir).parts
+    except ValueError:
+        return None
+    launch = len(parts) == 5 and _LAUNCH_FOLDER.match(parts[3]) and _REPEAT_FOLDER.match(parts[4])
+    try:  # a launch's repeat is keyed as its cell's repeat folder would be
+        key = cell_key_of(
+            failure.results_dir, directory.parent.parent / parts[4] if launch else directory
+        )
     except SpecbenchError:
         return None
+    return key.point, f"{parts[3]}/{parts[4]}" if launch else f"r{key.repeat}"
 
 
 def _finite(value: Any) -> float | None:
@@ -354,9 +371,10 @@ def snapshot_cells(cells: Sequence[LoadedCell], failed: Sequence[FailedCell] = (
         )
     failures: dict[str, str] = {}
     for failure in failed:
-        failed_key = failed_cell_key(failure)
-        if failed_key is not None:
-            failures.setdefault(failed_key.point, f"r{failed_key.repeat}: {failure.reason}")
+        found = failed_cell_key(failure)
+        if found is not None:
+            point, where = found
+            failures.setdefault(point, f"{where}: {failure.reason}")
     return Snapshot(cells=dict(sorted(result.items())), failed_cells=failures)
 
 

@@ -344,3 +344,11 @@ def test_the_json_verdict_names_each_check_s_rule_and_keeps_the_launch_values(tm
     check = next(c for c in json.loads(out.read_text())["checks"] if c["metric"] == TOK_S)
     assert check["rule"] == "within-launch (launches 3 vs 2: fewer than 3 on a side)"
     assert check["launches"] is None and check["decided_by"] == "noise band"
+
+
+def test_a_failed_repeat_of_a_launch_is_reported_with_its_launch(tmp_path):
+    results = write_launches(tmp_path / "r", [[100], [100.1], [99.9]])
+    failed = results / "eagle3" / "speed-bench-qualitative" / "c8" / "l1" / "r1"
+    failed.mkdir(parents=True)
+    (failed / "failure.json").write_text(json.dumps({"error": "server died\ntraceback"}))
+    assert snapshot(results).failed_cells == {CELL: "l1/r1: server died"}
