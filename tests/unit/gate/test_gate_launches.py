@@ -20,6 +20,7 @@ from gate_fixtures import per_category, spec_decode, summary, write_manifest
 from harness import run_cli
 
 from specbench.gate.baseline import build_baseline, load_baseline, save_baseline
+from specbench.gate.baseline_power import baseline_power
 from specbench.gate.compare import compare, judge
 from specbench.gate.display import verdict
 from specbench.gate.junit import junit_xml
@@ -29,6 +30,7 @@ from specbench.gate.snapshot import MetricStats, snapshot
 from specbench.gate.text import explanation, row_texts
 from specbench.render.verdict import verdict_markdown
 from specbench.results.loading import read_manifest
+from specbench.store.summary import CellErrors
 
 CELL = "eagle3/speed-bench-qualitative/c8"
 TOK_S = "output_tok_s_per_gpu"
@@ -139,6 +141,7 @@ def write_launches(
     *,
     folders: str = "launches",
     first: int = 0,
+    standard_errors: CellErrors | None = None,
     **manifest: object,
 ) -> Path:
     """One eagle3 cell at c=8: `tok_s[L]` the throughput of launch L's repeats.
@@ -156,6 +159,7 @@ def write_launches(
                 spec=spec_decode(1000, [800, 600, 400]),
                 categories=per_category({"code": (2.5 + launch / 10, 100), "chat": (2.0, 100)}),
                 launch=launch,
+                standard_errors=standard_errors,
             )
             base = root / "eagle3" / "speed-bench-qualitative" / "c8"
             if folders == "launches":
@@ -352,3 +356,28 @@ def test_a_failed_repeat_of_a_launch_is_reported_with_its_launch(tmp_path):
     failed.mkdir(parents=True)
     (failed / "failure.json").write_text(json.dumps({"error": "server died\ntraceback"}))
     assert snapshot(results).failed_cells == {CELL: "l1/r1: server died"}
+
+
+def test_launch_level_rows_leave_the_bonferroni_family_and_the_power_check_keeps_them(tmp_path):
+    errors = CellErrors(
+        num_conversations=40,
+        resamples=400,
+        seed=0,
+        figures={"acceptance_length": 0.02, TOK_S: 10.0},
+    )
+    baseline_dir = write_launches(tmp_path / "b", [[100], [100.1], [99.9]], standard_errors=errors)
+    baseline = build_baseline(baseline_dir)
+    # Against one launch the test judges both figures: m = 2.
+    one = write_launches(tmp_path / "one", [[98.5]], standard_errors=errors)
+    rows = gate_report(baseline_dir, one).comparisons
+    tested = [r for r in rows if r.decided_by == "significance"]
+    assert len(tested) == 2 and {r.level for r in tested} == {0.025}
+    # Against three launches neither is tested: the launch-level rule judges them.
+    three = write_launches(tmp_path / "three", [[98.5], [98.6], [98.4]], standard_errors=errors)
+    rows = gate_report(baseline_dir, three).comparisons
+    assert {r.decided_by for r in rows if r.metric in (TOK_S, "acceptance_length")} == {"launches"}
+    # `baseline save` checks the power a one-launch candidate would have.
+    assert {f.metric for f in baseline_power(baseline, GateRules())} == {
+        "acceptance_length",
+        TOK_S,
+    }
