@@ -6,13 +6,13 @@ noise (k × √(σ_b² + σ_c²), σ = 1.4826 × MAD of each side's launch value
 material threshold (2% of the baseline's median by default). Otherwise the within-launch
 rule below decides, and the row says which rule it used (`MetricComparison.rule`).
 
-Within launches, a metric is a regression only when it got worse by more than its tolerance AND the
-worsening is significant (`stats.significance`): a one-sided t test of the change against
-the standard error of the difference, √(se_b² + se_c²), from each side's stored errors
-(within-run cluster bootstrap, combined with the spread over repeats), at level α / m with
-m the figures × cells tested (Bonferroni). Each row records which rule decided it, the
-interval of the change at its level, and the smallest worsening the test catches with the
-configured power (`detectable`).
+Within launches, a metric is a regression only when it got worse by more than its
+tolerance AND the worsening is significant (`stats.significance`): a one-sided t test of
+the change against the standard error of the difference, √(se_b² + se_c²), from each
+side's stored errors (within-run cluster bootstrap, combined with the spread over
+repeats), at level α / m with m the figures × cells tested (Bonferroni). Each row
+records which rule decided it, the interval of the change at its level, and the smallest
+worsening the test catches with the configured power (`detectable`).
 
 Figures whose errors are not stored on both sides (an older baseline or older results)
 fall back to the older rule and say so in the row: the noise band `noise_sigmas` ×
