@@ -65,6 +65,10 @@ def gate(
         Path | None,
         typer.Option(help="Write the verdict as one HTML page (`report --gate` embeds it)."),
     ] = None,
+    json_file: Annotated[
+        Path | None,
+        typer.Option("--json", help="Write every check as JSON: verdict, rule, values compared."),
+    ] = None,
 ) -> None:
     """Compare results with a baseline: exit 0 pass, 1 regression, 2 bad or missing input."""
     from specbench.cli.console import make_console
@@ -83,6 +87,7 @@ def gate(
         summary=summary,
         strict_suite=strict_suite,
         html=html,
+        json=json_file,
     )
     report = run_gate(options)
     console = make_console()  # the table and the verdicts are the results: stdout

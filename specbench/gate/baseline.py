@@ -5,6 +5,11 @@ self-describing and versioned: `schema_version`, `created_at` (UTC), the specben
 that wrote it, the source results directory, the suite's identity (name, hash, and the
 path-independent workload fingerprint the gate compares) and a summary of each server's
 provenance (engine, vLLM version, speculative config, command).
+
+Version 2 adds, per cell, its server launches (`launches`) and, per figure of a cell
+measured on several launches, the value of each launch (`launch_values`), which the
+launch-level rule compares. A version-1 file (no launches) still loads: each of its cells
+reads as one launch, so the gate judges it by the within-launch rule.
 """
 
 from __future__ import annotations
@@ -26,8 +31,10 @@ from specbench.gate.snapshot import CellStats, Snapshot, snapshot
 from specbench.store.manifest import Manifest, read_manifest
 from specbench.suite.model import WorkloadSpec, workload_keys
 
-#: Version of the baseline file format; bump on any incompatible change.
-BASELINE_SCHEMA_VERSION = 1
+#: Version of the baseline file format; bump on any incompatible change. 2: launches.
+BASELINE_SCHEMA_VERSION = 2
+#: Versions this specbench reads (1: before launches, read as one launch per cell).
+READABLE_VERSIONS = (1, 2)
 BASELINE_KIND: Literal["specbench-baseline"] = "specbench-baseline"
 
 
@@ -171,10 +178,11 @@ def load_baseline(path: Path) -> Baseline:
             "create one with `specbench baseline save RESULTS_DIR --out FILE`"
         )
     version = raw.get("schema_version")
-    if version != BASELINE_SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS:
+        readable = " and ".join(map(str, READABLE_VERSIONS))
         raise SpecbenchError(
             f"{path}: baseline schema_version {version!r} is not supported (this specbench "
-            f"reads {BASELINE_SCHEMA_VERSION}); save the baseline again with this version"
+            f"reads {readable}); save the baseline again with this version"
         )
     try:
         return Baseline.model_validate(raw)

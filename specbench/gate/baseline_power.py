@@ -6,6 +6,9 @@ run of the same size (so SE_d = √2 × se) and the significance level the gate 
 of 1.5 × the tolerance is caught with the rules' power (`stats.power`); when it
 cannot, the warning names it and the conversations per cell that would let it (the error
 shrinks as 1/√conversations).
+
+A baseline of ≥ 3 launches is checked the same way: a candidate of fewer launches is judged
+by this test (a candidate of ≥ 3 by the launch-level rule, which has no such power).
 """
 
 from __future__ import annotations
@@ -46,7 +49,8 @@ def baseline_power(baseline: Baseline, rules: GateRules) -> list[FigurePower]:
         (key, metric, rule, stats)
         for key, cell in baseline.cells.items()
         for metric, rule, stats, _ in metrics_of(effective, cell, cell)
-        if stats is not None and tested(rule, stats, stats)
+        if stats is not None
+        and tested(rule, stats, stats.model_copy(update={"launch_values": None}))
     ]
     level = bonferroni_level(rules.significance, len(rows))
     result = []

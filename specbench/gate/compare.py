@@ -1,12 +1,18 @@
 """Cell-by-cell comparison of current results with a baseline: one verdict per cell × metric.
 
-A metric is a regression only when it got worse by more than its tolerance AND the
-worsening is significant (`stats.significance`): a one-sided t test of the change against
-the standard error of the difference, √(se_b² + se_c²), from each side's stored errors
-(within-run cluster bootstrap, combined with the spread over repeats), at level α / m with
-m the figures × cells tested (Bonferroni). Each row records which rule decided it, the
-interval of the change at its level, and the smallest worsening the test catches with the
-configured power (`detectable`).
+A figure with ≥ 3 server launches on both sides is judged on its launch values
+(`gate.launches`): a regression is a worsening of the median launch value beyond both the
+noise (k × √(σ_b² + σ_c²), σ = 1.4826 × MAD of each side's launch values) and the rule's
+material threshold (2% of the baseline's median by default). Otherwise the within-launch
+rule below decides, and the row says which rule it used (`MetricComparison.rule`).
+
+Within launches, a metric is a regression only when it got worse by more than its
+tolerance AND the worsening is significant (`stats.significance`): a one-sided t test of
+the change against the standard error of the difference, √(se_b² + se_c²), from each
+side's stored errors (within-run cluster bootstrap, combined with the spread over
+repeats), at level α / m with m the figures × cells tested (Bonferroni). Each row
+records which rule decided it, the interval of the change at its level, and the smallest
+worsening the test catches with the configured power (`detectable`).
 
 Figures whose errors are not stored on both sides (an older baseline or older results)
 fall back to the older rule and say so in the row: the noise band `noise_sigmas` ×
@@ -30,6 +36,7 @@ from typing import Any
 
 from specbench.common.errors import SpecbenchError
 from specbench.gate.baseline import Baseline, SuiteIdentity
+from specbench.gate.launches import MIN_LAUNCHES
 from specbench.gate.rules import CATEGORY_FAMILY, PER_POSITION_FAMILY, GateRules, MetricRule
 from specbench.gate.snapshot import CellStats, MetricStats, Snapshot
 from specbench.gate.suites import check_suites, server_notes
@@ -190,6 +197,7 @@ def compare_cell(
                     sigmas=rules.noise_sigmas,
                     level=level,
                     power=rules.power,
+                    launch_sigmas=rules.launch_sigmas,
                 )
             )
     return rows
@@ -261,6 +269,21 @@ def significance_notes(
                 f"(detectable > 1.5 × tolerance): {names}{more}; measure more conversations "
                 "or widen their rules"
             )
+    by_launches = [row for row in rows if row.launches is not None]
+    if by_launches:
+        notes.append(
+            f"launch-level rule ({len(by_launches)} rows with ≥ {MIN_LAUNCHES} launches on "
+            "both sides): each launch's value is its repeats' mean (acceptance pooled); a "
+            "row regresses when the median launch value is worse than its material "
+            f"threshold AND than the noise {rules.launch_sigmas:g} × √(σ_b² + σ_c²), "
+            "σ = 1.4826 × MAD of each side's launch values"
+        )
+    too_few = [row for row in rows if row.rule.startswith("within-launch (")]
+    if too_few:
+        notes.append(
+            f"{len(too_few)} rows had several launches but fewer than {MIN_LAUNCHES} on a "
+            "side: judged by the within-launch rule"
+        )
     fallback = [row for row in rows if row.decided_by in ("noise band", "tolerance")]
     if fallback and rules.noise_sigmas > 0 and any(row.noise is not None for row in fallback):
         notes.append(

@@ -11,6 +11,17 @@ rule of that metric (or adds one), unless `replace_defaults = true` drops the de
 Exactly one tolerance per rule: `relative` (fraction of the baseline value), `absolute`
 (metric units), `spread` (k × the baseline's std over repeats), or `max` (a ceiling on the
 worst repeat of the current run, regardless of the baseline: failed requests).
+
+With ≥ 3 server launches on both sides the launch-level rule (`gate.launches`) replaces the
+tolerance by the rule's `material` threshold (a fraction of the baseline's median launch
+value; default the figure's declared one, 2%) and the noise by `launch_sigmas` × the
+launches' spread:
+
+    launch_sigmas = 2.0
+    [metrics.output_tok_s_per_gpu]
+    direction = "higher"
+    relative = 0.05
+    material = 0.01
 Rule names are metric names of the baseline (`output_tok_s_per_gpu`, `ttft_ms_median`,
 `per_position_acceptance_2`, …) or a family: `per_position_acceptance` (every position),
 `category_acceptance_length` (AL of each category of a mixed run).
@@ -32,10 +43,15 @@ from specbench.metrics.declarations import (
     PER_POSITION_ACCEPTANCE,
     Direction,
     Figure,
+    GateDefault,
+    figure_of,
     gated,
     stored,
 )
 from specbench.results.columns import PER_POSITION_PREFIX
+
+#: The launch-level rule's material threshold when a figure declares none (MLPerf's 2%).
+DEFAULT_MATERIAL = GateDefault().material
 
 #: Families of metrics a single rule can cover.
 PER_POSITION_FAMILY = PER_POSITION_ACCEPTANCE.name
@@ -63,6 +79,14 @@ class MetricRule(Frozen):
         description="Also require the change to be significant (or, for results without "
         "stored errors, beyond the repeats' noise band); False: tolerance only.",
     )
+    material: float | None = Field(
+        default=None,
+        ge=0,
+        lt=1,
+        description="Launch-level rule (≥ 3 launches on both sides): the smallest worsening "
+        "of the median launch value that is material, as a fraction of the baseline's; "
+        "None: the figure's declared default (2%).",
+    )
     enabled: bool = Field(default=True, description="False switches the rule off.")
 
     @model_validator(mode="after")
@@ -79,6 +103,8 @@ class MetricRule(Frozen):
             )
         if self.max is not None and self.direction != "lower":
             raise ValueError('max is a ceiling: use it with direction = "lower"')
+        if self.max is not None and self.material is not None:
+            raise ValueError("material is for comparisons with the baseline, not a max ceiling")
         return self
 
     def describe(self) -> str:
@@ -104,6 +130,15 @@ def _default_rule(figure: Figure) -> MetricRule:
     if not figure.gate.noise:
         tolerance["noise"] = False
     return MetricRule(direction=figure.direction, **tolerance)  # type: ignore[arg-type]
+
+
+def _with_material(name: str, rule: MetricRule) -> MetricRule:
+    """`rule` with its material threshold: its own, else its figure's declared default."""
+    if rule.material is not None or rule.max is not None:
+        return rule
+    figure = figure_of(name)
+    declared = figure.gate.material if figure is not None and figure.gate is not None else None
+    return rule.model_copy(update={"material": DEFAULT_MATERIAL if declared is None else declared})
 
 
 #: The declared defaults. Order is the order of rows in every report.
@@ -134,6 +169,13 @@ class GateRules(Frozen):
         "band = this × the standard error of the difference of the means from the std over "
         "repeats; 0 disables it.",
     )
+    launch_sigmas: float = Field(
+        default=2.0,
+        ge=0,
+        description="Launch-level rule (≥ 3 launches on both sides): a worsening is beyond "
+        "the noise when it exceeds this × √(σ_b² + σ_c²), σ = 1.4826 × MAD of each side's "
+        "launch values; 0: the material threshold alone decides.",
+    )
     replace_defaults: bool = Field(
         default=False, description="True: only the rules in this file apply."
     )
@@ -154,10 +196,11 @@ class GateRules(Frozen):
         return self
 
     def effective(self) -> dict[str, MetricRule]:
-        """Enabled rules in report order: defaults first (unless replaced), then the file's."""
+        """Enabled rules in report order: defaults first (unless replaced), then the file's;
+        each with its material threshold (its own, else its figure's declared default)."""
         merged = {} if self.replace_defaults else dict(DEFAULT_RULES)
         merged.update(self.metrics)
-        return {name: rule for name, rule in merged.items() if rule.enabled}
+        return {name: _with_material(name, rule) for name, rule in merged.items() if rule.enabled}
 
 
 def is_known_metric(name: str) -> bool:

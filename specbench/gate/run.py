@@ -1,8 +1,8 @@
 """`specbench gate` and `specbench baseline save` as library calls (the CLI only renders).
 
 `run_gate` loads the baseline and the rules, aggregates the results directory, compares,
-and writes the JUnit XML, the markdown summary and the HTML verdict page (the last two
-rendered by `render.verdict`). It returns the
+and writes the JUnit XML, the JSON records (`gate.records`), the markdown summary and the
+HTML verdict page (the last two rendered by `render.verdict`). It returns the
 report; the caller turns `report.exit_code` into the process exit code. Input that cannot
 be compared at all (foreign baseline, other schema, another suite) raises SpecbenchError,
 after a one-line note in the job summary so the CI page says why.
@@ -19,6 +19,7 @@ from specbench.gate.baseline import load_baseline, server_summaries, suite_ident
 from specbench.gate.compare import GateReport, compare
 from specbench.gate.display import verdict
 from specbench.gate.junit import write_junit
+from specbench.gate.records import write_json
 from specbench.gate.rules import load_rules
 from specbench.gate.snapshot import snapshot
 from specbench.render.verdict import verdict_markdown, verdict_page
@@ -39,6 +40,7 @@ class GateOptions:
     summary: Path | None = None
     strict_suite: bool = False
     html: Path | None = None
+    json: Path | None = None
 
 
 def summary_target(options: GateOptions) -> tuple[Path | None, bool]:
@@ -75,6 +77,8 @@ def run_gate(options: GateOptions) -> GateReport:
         raise
     if options.junit is not None:
         write_junit(report, options.junit)
+    if options.json is not None:
+        write_json(report, options.json)
     shown = verdict(report)
     if path is not None:
         _write_summary(path, verdict_markdown(shown) + "\n", append)

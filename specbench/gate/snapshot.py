@@ -6,11 +6,17 @@ layer (`aggregate_repeats`): serving metrics are the plain mean over repeats; ac
 (AL, per-position rates) is pooled from the counters over the repeats (a ratio of sums),
 while its `std` is the sample std of the per-repeat values (the run-to-run noise).
 Per-category AL of mixed runs is pooled the same way (`pool_category_acceptance`).
+
+A cell measured on several server launches (each summary's `launch`, not its folder) also
+keeps each figure's value per launch (`launch_values`): the launch's repeats aggregated as
+the cell's are (serving figures the mean over the launch's repeats, acceptance pooled over
+them). The gate's launch-level rule (`gate.launches`) compares those.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -36,17 +42,21 @@ from specbench.results.columns import (
     CATEGORY,
     CONCURRENCY,
     LABEL,
+    LAUNCH,
     WORKLOAD,
     position_columns,
 )
 from specbench.results.frame import category_frame, cells_frame
 from specbench.results.loading import FailedCell, LoadedCell, load_cells
 from specbench.stats.standard_errors import combined_standard_error
-from specbench.store.layout import CellKey, cell_key_of, point_key
+from specbench.store.layout import cell_key_of, point_key
 from specbench.store.summary import CellSummary
 
 if TYPE_CHECKING:
     import pandas as pd
+
+_LAUNCH_FOLDER = re.compile(r"^l\d+$")
+_REPEAT_FOLDER = re.compile(r"^r\d+$")
 
 
 class MetricStats(Frozen):
@@ -74,6 +84,12 @@ class MetricStats(Frozen):
         description="Degrees of freedom of `se`: Σ conversations over repeats − 1 for the "
         "bootstrap error, repeats − 1 when the spread over repeats decided.",
     )
+    launch_values: dict[int, float] | None = Field(
+        default=None,
+        description="Server launch → the figure's value on that launch (its repeats "
+        "aggregated as `value` is: mean, acceptance pooled). None: the cell was measured "
+        "on one launch (or the file predates launches).",
+    )
 
 
 class CellStats(Frozen):
@@ -88,6 +104,12 @@ class CellStats(Frozen):
     max_tokens: int = Field(description="Output cap per request.")
     temperature: float = Field(description="Sampling temperature.")
     repeats: int = Field(description="Repeats (summaries) collapsed into this cell.")
+    launches: int = Field(
+        default=1,
+        ge=1,
+        description="Server launches among those repeats (the summaries' `launch`); 1 in "
+        "files saved before launches.",
+    )
     metrics: dict[str, MetricStats] = Field(description="Metric name → stats over repeats.")
     categories: dict[str, dict[str, MetricStats]] = Field(
         default_factory=dict,
@@ -106,12 +128,25 @@ class Snapshot(Frozen):
     )
 
 
-def failed_cell_key(failure: FailedCell) -> CellKey | None:
-    """The cell of a `failure.json`; None for a file outside the layout."""
+def failed_cell_key(failure: FailedCell) -> tuple[str, str] | None:
+    """(point key, `r<M>` or `l<L>/r<M>`) of a `failure.json`; None outside the layout.
+
+    A failed repeat has no summary to say its launch, so here the folder does: the
+    launches layout `<label>/<workload>/c<N>/l<L>/r<M>/` or today's `c<N>/r<M>/`.
+    """
+    directory = failure.path.parent
     try:
-        return cell_key_of(failure.results_dir, failure.path.parent)
+        parts = directory.relative_to(failure.results_dir).parts
+    except ValueError:
+        return None
+    launch = len(parts) == 5 and _LAUNCH_FOLDER.match(parts[3]) and _REPEAT_FOLDER.match(parts[4])
+    try:  # a launch's repeat is keyed as its cell's repeat folder would be
+        key = cell_key_of(
+            failure.results_dir, directory.parent.parent / parts[4] if launch else directory
+        )
     except SpecbenchError:
         return None
+    return key.point, f"{parts[3]}/{parts[4]}" if launch else f"r{key.repeat}"
 
 
 def _finite(value: Any) -> float | None:
@@ -146,14 +181,17 @@ def _metric_stats(row: pd.Series, metrics: Iterable[str]) -> dict[str, MetricSta
     return stats
 
 
-def _category_stats(mixed: Sequence[LoadedCell]) -> dict[str, dict[str, dict[str, MetricStats]]]:
-    """Cell key → category → {acceptance_length: stats} for mixed-category cells."""
+def _category_rows(mixed: Sequence[LoadedCell]) -> pd.DataFrame | None:
+    """The per-category rows (with an AL) of mixed-category cells; None when there are none."""
     if not mixed:
-        return {}
+        return None
     categories = category_frame(mixed)
     categories = categories[categories[ACCEPTANCE_LENGTH].notna()]
-    if categories.empty:
-        return {}
+    return None if categories.empty else categories
+
+
+def _category_stats(categories: pd.DataFrame) -> dict[str, dict[str, dict[str, MetricStats]]]:
+    """Cell key → category → {acceptance_length: stats} of per-category rows."""
     by = [LABEL, WORKLOAD, CONCURRENCY, CATEGORY]
     spread = aggregate_repeats(categories, metrics=[ACCEPTANCE_LENGTH]).set_index(by)
     pooled = pool_category_acceptance(categories, by)
@@ -228,6 +266,56 @@ def with_errors(
     return result
 
 
+def _points_launches(frame: pd.DataFrame) -> dict[str, int]:
+    """Point key → the server launches that measured it (distinct summary `launch`)."""
+    counts: dict[str, int] = defaultdict(int)
+    for _, row in frame[[LABEL, WORKLOAD, CONCURRENCY, LAUNCH]].drop_duplicates().iterrows():
+        counts[point_key(str(row[LABEL]), str(row[WORKLOAD]), int(row[CONCURRENCY]))] += 1
+    return dict(counts)
+
+
+LaunchValues = dict[str, dict[str, dict[int, float]]]
+
+
+def _launch_values(frame: pd.DataFrame, metrics: Sequence[str], keep: set[str]) -> LaunchValues:
+    """Point key (of `keep`) → metric → launch → its value over that launch's repeats."""
+    values: LaunchValues = {}
+    for launch in sorted(frame[LAUNCH].dropna().unique()):
+        rows = frame[frame[LAUNCH] == launch]
+        for _, row in aggregate_repeats(rows, metrics=list(metrics)).iterrows():
+            key = point_key(str(row[LABEL]), str(row[WORKLOAD]), int(row[CONCURRENCY]))
+            if key in keep:
+                for metric, found in _metric_stats(row, metrics).items():
+                    values.setdefault(key, {}).setdefault(metric, {})[int(launch)] = found.value
+    return values
+
+
+def _category_launch_values(categories: pd.DataFrame | None, keep: set[str]) -> LaunchValues:
+    """Point key (of `keep`) → category → launch → the category's AL on that launch."""
+    values: LaunchValues = {}
+    if categories is None:
+        return values
+    for launch in sorted(categories[LAUNCH].dropna().unique()):
+        rows = categories[categories[LAUNCH] == launch]
+        for key, by_category in _category_stats(rows).items():
+            if key in keep:
+                for category, found in by_category.items():
+                    value = found[ACCEPTANCE_LENGTH].value
+                    values.setdefault(key, {}).setdefault(category, {})[int(launch)] = value
+    return values
+
+
+def _with_launches(
+    stats: dict[str, MetricStats], values: dict[str, dict[int, float]]
+) -> dict[str, MetricStats]:
+    return {
+        name: found.model_copy(update={"launch_values": dict(sorted(values[name].items()))})
+        if name in values
+        else found
+        for name, found in stats.items()
+    }
+
+
 def snapshot_cells(cells: Sequence[LoadedCell], failed: Sequence[FailedCell] = ()) -> Snapshot:
     """Aggregate loaded cells (one results directory) into a `Snapshot`."""
     frame = cells_frame(cells)
@@ -237,7 +325,12 @@ def snapshot_cells(cells: Sequence[LoadedCell], failed: Sequence[FailedCell] = (
     metrics += position_columns(frame)
     metrics += [m for m in stored("mean_acceptance") if m in frame.columns]
     aggregated = aggregate_repeats(frame, metrics=metrics)
-    per_category = _category_stats([c for c in cells if c.summary.category is None])
+    category_rows = _category_rows([c for c in cells if c.summary.category is None])
+    per_category = _category_stats(category_rows) if category_rows is not None else {}
+    launches = _points_launches(frame)
+    several = {key for key, count in launches.items() if count >= 2}
+    launch_values = _launch_values(frame, metrics, several)
+    category_launch_values = _category_launch_values(category_rows, several)
     summaries = {
         point_key(c.summary.label, c.summary.workload, c.summary.concurrency): c.summary
         for c in cells
@@ -261,17 +354,27 @@ def snapshot_cells(cells: Sequence[LoadedCell], failed: Sequence[FailedCell] = (
             max_tokens=summary.max_tokens,
             temperature=summary.temperature,
             repeats=int(row[N_REPEATS]),
-            metrics=with_errors(_metric_stats(row, metrics), repeats[key], None),
+            launches=launches.get(key, 1),
+            metrics=_with_launches(
+                with_errors(_metric_stats(row, metrics), repeats[key], None),
+                launch_values.get(key, {}),
+            ),
             categories={
-                name: with_errors(stats, repeats[key], name)
+                name: _with_launches(
+                    with_errors(stats, repeats[key], name),
+                    {ACCEPTANCE_LENGTH: category_launch_values[key][name]}
+                    if name in category_launch_values.get(key, {})
+                    else {},
+                )
                 for name, stats in per_category.get(key, {}).items()
             },
         )
     failures: dict[str, str] = {}
     for failure in failed:
-        failed_key = failed_cell_key(failure)
-        if failed_key is not None:
-            failures.setdefault(failed_key.point, f"r{failed_key.repeat}: {failure.reason}")
+        found = failed_cell_key(failure)
+        if found is not None:
+            point, where = found
+            failures.setdefault(point, f"{where}: {failure.reason}")
     return Snapshot(cells=dict(sorted(result.items())), failed_cells=failures)
 
 

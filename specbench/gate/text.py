@@ -16,6 +16,18 @@ VERDICT_TEXT = {
 }
 
 
+def side_text(row: MetricComparison, side: str) -> str:
+    """A side of a row: `stats_text`, or on launch-level rows `100 (median of 3 launches,
+    σ 1.5)` (σ = 1.4826 × MAD of the launch values)."""
+    launches = row.launches
+    if launches is None:
+        return stats_text(row.baseline if side == "baseline" else row.current)
+    values = launches.baseline if side == "baseline" else launches.current
+    centre = launches.baseline_median if side == "baseline" else launches.current_median
+    sigma = launches.baseline_sigma if side == "baseline" else launches.current_sigma
+    return f"{significant(centre)} (median of {len(values)} launches, σ {significant(sigma, 2)})"
+
+
 def stats_text(stats: MetricStats | None) -> str:
     """`2.816 ±0.012 (n=3, se 0.009)`: value, std over repeats, repeats, standard error."""
     if stats is None:
@@ -27,8 +39,9 @@ def stats_text(stats: MetricStats | None) -> str:
 
 def _relative(row: MetricComparison, amount: float, signed: bool = True) -> str:
     """`amount` as a percentage of |baseline| (`+1.2%`), or as is when the baseline is 0."""
-    if row.baseline is not None and row.baseline.value != 0:
-        value = amount / abs(row.baseline.value) * 100
+    reference = row.reference
+    if reference:
+        value = amount / abs(reference) * 100
         return f"{value:+.1f}%" if signed else f"{value:.1f}%"
     return f"{amount:+.3g}" if signed else f"{amount:.3g}"
 
@@ -62,10 +75,28 @@ def tolerance_text(row: MetricComparison) -> str:
 
 
 def decided_text(row: MetricComparison) -> str:
-    """Which rule decided: `significance (p=0.003, level 0.0036)`, `noise band`, …"""
+    """What decided, within its rule: `significance (p=0.003, level 0.0036)`, `noise
+    band`, …; on launch-level rows `beyond noise ±4.2` or `within noise ±4.2`."""
+    if row.launches is not None:
+        if row.noise is None:
+            return "material threshold alone"
+        change = row.change or 0.0
+        beyond = "beyond" if abs(change) > row.noise else "within"
+        return f"{beyond} noise ±{significant(row.noise, 2)}"
     if row.decided_by == "significance" and row.p_value is not None and row.level is not None:
         return f"significance (p={row.p_value:.2g}, level {row.level:.2g})"
     return row.decided_by or "–"
+
+
+def rule_text(row: MetricComparison) -> str:
+    """The `decided by` column: the rule, then what decided within it:
+    `launches (3 vs 3, median/MAD, material 2%): beyond noise ±0.42`,
+    `within-launch: significance (p=0.003, level 0.0036)`."""
+    if not row.rule:
+        return "–"
+    if row.decided_by == "ceiling":
+        return row.rule
+    return f"{row.rule}: {decided_text(row)}"
 
 
 def row_texts(row: MetricComparison) -> list[str]:
@@ -74,12 +105,12 @@ def row_texts(row: MetricComparison) -> list[str]:
     return [
         row.cell,
         row.metric,
-        stats_text(row.baseline),
-        stats_text(row.current),
+        side_text(row, "baseline"),
+        side_text(row, "current"),
         change_text(row),
         tolerance_text(row),
         detectable_text(row),
-        decided_text(row),
+        rule_text(row),
     ]
 
 
@@ -91,9 +122,11 @@ def explanation(row: MetricComparison) -> str:
         return f"{row.cell} {row.metric}: new, {row.note}"
     parts = [
         f"{row.cell} {row.metric}: {VERDICT_TEXT[row.verdict]}",
-        f"baseline {stats_text(row.baseline)}, current {stats_text(row.current)}",
+        f"baseline {side_text(row, 'baseline')}, current {side_text(row, 'current')}",
         f"change {change_text(row)}, tolerance {tolerance_text(row)}",
     ]
+    if row.rule:
+        parts.append(f"rule: {row.rule}")
     if row.decided_by:
         parts.append(f"decided by {decided_text(row)}")
     if row.detectable is not None:

@@ -1,8 +1,9 @@
-"""The verdict on one metric of one cell: tolerance AND significance, or the older rule.
+"""The verdict on one metric of one cell: launch-level values, or tolerance AND significance.
 
-`judge` decides one row (see `gate.compare` for the rules and `stats.significance` for the
-test); `MetricComparison` is the row, with the interval of the change at its level, what decided
-it and the smallest regression its test detects.
+`judge` decides one row (see `gate.compare` for the rules, `gate.launches` for the
+launch-level rule and `stats.significance` for the test); `MetricComparison` is the row,
+with which rule it used, the interval of the change at its level, what decided it and the
+smallest regression its test detects.
 """
 
 from __future__ import annotations
@@ -12,16 +13,18 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from specbench.common.errors import SpecbenchError
-from specbench.gate.rules import MetricRule
+from specbench.gate.launches import LaunchComparison, launch_comparison, within_launch_rule
+from specbench.gate.rules import DEFAULT_MATERIAL, MetricRule
 from specbench.gate.snapshot import MetricStats
 from specbench.stats.power import detectable_worsening
 from specbench.stats.significance import critical_value, welch_df, worsening_p_value
 from specbench.stats.standard_errors import difference_error
 
 Verdict = Literal["pass", "improved", "within_noise", "regression", "new", "missing"]
-#: What decided a row: the significance test, the older repeat noise band, the tolerance
-#: alone, or a ceiling (`max` rules).
-DecidedBy = Literal["significance", "noise band", "tolerance", "ceiling", ""]
+#: What decided a row: the launch-level rule (medians and MADs of launch values), the
+#: significance test, the older repeat noise band, the tolerance alone, or a ceiling
+#: (`max` rules).
+DecidedBy = Literal["launches", "significance", "noise band", "tolerance", "ceiling", ""]
 PASSING: frozenset[str] = frozenset({"pass", "improved", "within_noise", "new"})
 #: Shown instead of a metric name on the single row of a new cell.
 ALL_METRICS = "(all)"
@@ -54,6 +57,29 @@ class MetricComparison:
     df: float | None = None
     #: Smallest true worsening (metric units) caught with the rules' power.
     detectable: float | None = None
+    #: Launch values compared (launch-level rows only: ≥ 3 launches on both sides).
+    launches: LaunchComparison | None = None
+
+    @property
+    def rule(self) -> str:
+        """Which rule judged the row: `launches (3 vs 3, median/MAD, material 2%)`,
+        `within-launch` (with why, when launches were too few), a ceiling (the worst repeat
+        of any launch, whatever the baseline), or "" (not judged)."""
+        if self.launches is not None:
+            return self.launches.describe()
+        if not self.decided_by:
+            return ""
+        if self.decided_by == "ceiling":
+            return "ceiling (worst repeat of any launch)"
+        return within_launch_rule(self.baseline, self.current)
+
+    @property
+    def reference(self) -> float | None:
+        """The baseline's value the change is relative to: its median launch value on
+        launch-level rows, else its value over repeats."""
+        if self.launches is not None:
+            return self.launches.baseline_median
+        return self.baseline.value if self.baseline is not None else None
 
     @property
     def interval(self) -> tuple[float, float] | None:
@@ -69,7 +95,9 @@ class MetricComparison:
 
     @property
     def change(self) -> float | None:
-        """current − baseline, in the metric's units."""
+        """current − baseline, in the metric's units (of the medians on launch-level rows)."""
+        if self.launches is not None:
+            return self.launches.current_median - self.launches.baseline_median
         if self.baseline is None or self.current is None:
             return None
         return self.current.value - self.baseline.value
@@ -77,10 +105,10 @@ class MetricComparison:
     @property
     def relative_change(self) -> float | None:
         """(current − baseline) / |baseline|; None when the baseline is 0 or absent."""
-        change = self.change
-        if change is None or self.baseline is None or self.baseline.value == 0:
+        change, reference = self.change, self.reference
+        if change is None or not reference:
             return None
-        return change / abs(self.baseline.value)
+        return change / abs(reference)
 
 
 def noise_band(
@@ -138,11 +166,13 @@ def judge(
     sigmas: float,
     level: float | None = None,
     power: float = 0.8,
+    launch_sigmas: float = 2.0,
 ) -> MetricComparison:
     """The verdict on one metric present in the results.
 
-    `level`: the per-figure significance level (α / m); None: the significance test is off
-    and the older noise band decides.
+    With ≥ 3 launch values on both sides, the launch-level rule (`gate.launches`,
+    `launch_sigmas` = its k). Else `level`: the per-figure significance level (α / m);
+    None: the significance test is off and the older noise band decides.
     """
     common: dict[str, Any] = {
         "cell": cell,
@@ -161,6 +191,10 @@ def judge(
         )
     assert baseline is not None
     sign = 1.0 if rule.direction == "higher" else -1.0
+    material = rule.material if rule.material is not None else DEFAULT_MATERIAL
+    launches = launch_comparison(baseline, current, launch_sigmas if rule.noise else 0, material)
+    if launches is not None:
+        return judge_launches(launches, sign, common)
     worsening = sign * (baseline.value - current.value)
     allowed = allowed_worsening(rule, baseline, cell, metric)
     if rule.noise and tested(rule, baseline, current) and level is not None:
@@ -192,6 +226,24 @@ def judge(
         noise=noise,
         note=note,
         decided_by="noise band" if noise is not None else "tolerance",
+    )
+
+
+def judge_launches(
+    launches: LaunchComparison, sign: float, common: dict[str, Any]
+) -> MetricComparison:
+    """The launch-level verdict: the medians' worsening against the material threshold and
+    the noise k × √(σ_b² + σ_c²) (`gate.launches`)."""
+    worsening = sign * (launches.baseline_median - launches.current_median)
+    noise = launches.noise
+    sign_text = "-" if sign > 0 else "+"
+    return MetricComparison(
+        **{**common, "tolerance": f"{sign_text}{launches.material * 100:g}% material"},
+        verdict=_verdict(worsening, launches.threshold, worsening > noise, -worsening > noise),
+        allowed=launches.threshold,
+        noise=noise if launches.sigmas > 0 else None,
+        decided_by="launches",
+        launches=launches,
     )
 
 
@@ -231,7 +283,8 @@ def side_errors(
 
 
 def tested(rule: MetricRule, baseline: MetricStats | None, current: MetricStats | None) -> bool:
-    """Whether the significance test judges this row (errors stored on both sides)."""
+    """Whether the significance test judges this row (errors stored on both sides, and
+    fewer than 3 launches on a side: the launch-level rule needs no test)."""
     return (
         rule.max is None
         and rule.noise
@@ -239,4 +292,5 @@ def tested(rule: MetricRule, baseline: MetricStats | None, current: MetricStats 
         and current is not None
         and baseline.se is not None
         and current.se is not None
+        and launch_comparison(baseline, current, 0, 0) is None
     )

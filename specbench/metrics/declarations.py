@@ -82,6 +82,9 @@ class GateDefault:
     max: float | None = None
     #: False: the tolerance alone decides (no significance test, no noise band).
     noise: bool = True
+    #: With ≥ 3 launches on both sides: the smallest relative worsening of the median
+    #: launch value that counts (MLPerf calls a 2% difference material).
+    material: float = 0.02
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,7 +78,7 @@ def campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path
 def test_baseline_file_is_self_describing(campaign):
     _, results, baseline = campaign
     data = json.loads(baseline.read_text())
-    assert data["kind"] == "specbench-baseline" and data["schema_version"] == 1
+    assert data["kind"] == "specbench-baseline" and data["schema_version"] == 2
     assert data["specbench_version"] and data["created_at"].endswith("+00:00")
     assert data["source_results_dir"] == str(results.resolve())
     assert data["suite"]["name"] == "gate-emu" and len(data["suite"]["suite_hash"]) == 64
@@ -127,6 +127,85 @@ def test_worse_draft_fails_on_acceptance_length(campaign, tmp_path):
     )
     change = float(al_row.split("|")[5].split("[")[0].strip().rstrip("%"))
     assert -17.0 < change < -11.0
+
+
+def as_launches(results: Path, out: Path, repeats: int = 3) -> Path:
+    """A copy of `results` whose repeat r<M> of every cell (M < `repeats`) is launch M:
+    copied to c<N>/l<M>/r0 with its summary's `launch` = M and `repeat` = 0."""
+    out.mkdir(parents=True)
+    shutil.copy(results / "manifest.json", out / "manifest.json")
+    for summary in sorted(results.glob("*/*/c*/r*/summary.json")):
+        cell = summary.parent
+        launch = int(cell.name[1:])
+        if launch >= repeats:
+            continue
+        target = out / cell.relative_to(results).parent / f"l{launch}" / "r0"
+        shutil.copytree(cell, target)
+        data = json.loads(summary.read_text())
+        (target / "summary.json").write_text(json.dumps({**data, "launch": launch, "repeat": 0}))
+    return out
+
+
+def test_three_launches_a_side_are_judged_on_launch_values(campaign, tmp_path):
+    """Both sides' three repeats stand in for three server launches: each repeat's folder is
+    copied to c8/l<M>/r0 with its summary's `launch` set to M (`launches = N` in a suite is
+    not on this branch; the gate reads the launch from the summary, not the folder). A
+    worse draft fails AL on launch values, and every output names the rule; one launch of
+    it against the same baseline falls back to the within-launch rule and says so."""
+    suite, results, _ = campaign
+    launches = as_launches(results, tmp_path / "baseline-launches")
+    baseline = tmp_path / "launches.json"
+    saved = run_cli("baseline", "save", launches, "--out", baseline)
+    assert saved.returncode == 0, saved.stderr
+    data = json.loads(baseline.read_text())
+    mixed = data["cells"][MIXED_CELL]
+    assert data["schema_version"] == 2 and mixed["launches"] == 3 and mixed["repeats"] == 3
+    assert sorted(mixed["metrics"]["acceptance_length"]["launch_values"]) == ["0", "1", "2"]
+    assert sorted(mixed["categories"]["coding"]["acceptance_length"]["launch_values"]) == [
+        "0",
+        "1",
+        "2",
+    ]
+    same = gate(launches, baseline, "--junit", tmp_path / "same.xml")
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert set(junit_cases(tmp_path / "same.xml").values()) == {"passed"}
+
+    regressed = run_suite(
+        suite, tmp_path / "regressed", f"servers.eagle3.emulator.acceptance={list(REGRESSED)}"
+    )
+    current = as_launches(regressed, tmp_path / "regressed-launches")
+    junit, summary = tmp_path / "gate.xml", tmp_path / "summary.md"
+    result = gate(current, baseline, "--junit", junit, "--summary", summary)
+    assert result.returncode == 1, result.stderr
+    rule = "launches (3 vs 3, median/MAD, material 2%)"
+    cases = junit_cases(junit)
+    for cell in (MIXED_CELL, WRITING_CELL):
+        assert cases[(cell, "acceptance_length")] == "failure"
+    assert cases[(MIXED_CELL, "acceptance_length[coding]")] == "failure"
+    failures = {
+        (case.get("classname"), case.get("name")): case.find("failure").get("message")
+        for case in ET.parse(junit).getroot().iter("testcase")
+        if case.find("failure") is not None
+    }
+    assert f"rule: {rule}" in failures[(MIXED_CELL, "acceptance_length")]
+    markdown = summary.read_text()
+    al_row = next(
+        line for line in markdown.splitlines() if f"| {MIXED_CELL} | acceptance_length |" in line
+    )
+    assert "(median of 3 launches, σ" in al_row and f"{rule}: beyond noise" in al_row
+    assert -17.0 < float(al_row.split("|")[5].strip().rstrip("%")) < -11.0
+    assert f"rule: {rule}" in result.stdout  # the `regression:` lines
+    print(f"\nlaunch-level AL row: {al_row}")  # noqa: T201 (the figures, with `pytest -s`)
+
+    one = as_launches(regressed, tmp_path / "one-launch", repeats=1)
+    fallback = gate(one, baseline, "--junit", tmp_path / "one.xml")
+    assert fallback.returncode == 1, fallback.stderr
+    message = next(
+        case.find("failure").get("message")
+        for case in ET.parse(tmp_path / "one.xml").getroot().iter("testcase")
+        if (case.get("classname"), case.get("name")) == (MIXED_CELL, "acceptance_length")
+    )
+    assert "rule: within-launch (launches 3 vs 1: fewer than 3 on a side)" in message
 
 
 # Quiet: under the xdist run (the demo's three vLLM servers beside it) one fresh-clone CI

@@ -62,7 +62,7 @@ def test_baseline_round_trip_is_self_describing(tmp_path):
     out = tmp_path / "baselines" / "nightly.json"
     saved = save_baseline(results, out)
     raw = json.loads(out.read_text())
-    assert raw["kind"] == "specbench-baseline" and raw["schema_version"] == 1
+    assert raw["kind"] == "specbench-baseline" and raw["schema_version"] == 2
     assert raw["suite"]["name"] == "nightly" and raw["source_results_dir"] == str(results.resolve())
     # Path-independent: the dataset's absolute path is reduced to its folder name.
     assert raw["suite"]["workloads"][0]["dataset_dir"] == "speed-bench-qualitative"
@@ -76,8 +76,8 @@ def test_foreign_or_newer_baseline_is_refused(tmp_path):
     out = tmp_path / "b.json"
     save_baseline(results, out)
     raw = json.loads(out.read_text())
-    (tmp_path / "newer.json").write_text(json.dumps({**raw, "schema_version": 2}))
-    with pytest.raises(SpecbenchError, match=r"newer.json: baseline schema_version 2 is not"):
+    (tmp_path / "newer.json").write_text(json.dumps({**raw, "schema_version": 3}))
+    with pytest.raises(SpecbenchError, match=r"newer.json: baseline schema_version 3 is not"):
         load_baseline(tmp_path / "newer.json")
     (tmp_path / "other.json").write_text(json.dumps({"schema_version": 1}))
     with pytest.raises(SpecbenchError, match=r"other.json: not a specbench baseline"):
