@@ -454,10 +454,17 @@ async def test_per_request_timing_is_the_step_clock_and_shaped_as_recorded_vllm(
         "mean_itl_ms": 2.0,
         "tokens_per_second": 10 / 0.023,
     }
-    assert metrics == pytest.approx(expected, abs=1e-6)
+    # The step clock is the event loop's time.monotonic() (seconds since boot): 23 ms is a
+    # difference of two values near the uptime, each carrying its float's rounding (~7e-12 s
+    # at 18 h up, more later). 10 / 0.023 amplifies that to ~1e-6 tok/s: one machine up 18 h
+    # read 434.78260977618 against 434.78260869565 (1.08e-6 apart), so `abs=1e-6` failed by
+    # uptime alone. Relative 1e-6 (4e-4 tok/s here) still tells one step's error (400 tok/s).
+    assert metrics == pytest.approx(expected, rel=1e-6, abs=1e-6)
     # A non-streaming body dumps every field, speculative_decoding null without speculation.
     body_metrics = orjson.loads(whole)["metrics"]
-    assert body_metrics == pytest.approx({**expected, "speculative_decoding": None}, abs=1e-6)
+    assert body_metrics == pytest.approx(
+        {**expected, "speculative_decoding": None}, rel=1e-6, abs=1e-6
+    )
 
 
 async def test_without_the_flag_there_is_no_timing() -> None:
