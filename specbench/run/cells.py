@@ -61,6 +61,7 @@ def cell_spec(
         settings=workload,
         concurrency=cell.concurrency,
         repeat=cell.repeat,
+        launch=cell.launch,
         gpus=server.gpus,
         model=model,
         endpoint=base_url,

@@ -9,6 +9,7 @@ import pytest
 
 from specbench.common.errors import SpecbenchError
 from specbench.run.plan import RunOptions, plan_suite, suite_hash
+from specbench.run.preflight import check_relaunchable
 from specbench.suite import load_suite
 
 SUITE = """\
@@ -168,3 +169,19 @@ def test_the_plan_starts_a_server_per_launch(tmp_path: Path) -> None:
     assert plan.launches == 2
     assert [plan.start_key(c)[:2] for c in plan.cells] == [("spec", 0)] * 2 + [("spec", 1)] * 2
     assert plan.start_key(plan.cells[0])[2] == suite.servers["spec"]
+
+
+def test_an_attached_server_cannot_give_launches(tmp_path: Path) -> None:
+    suite = load_suite(suite_file(tmp_path, "launches = 2"))
+    endpoint = {"spec": "http://127.0.0.1:1"}
+    attached = plan_suite(suite, RunOptions(output=tmp_path / "out", endpoints=endpoint))
+    with pytest.raises(SpecbenchError) as caught:
+        check_relaunchable(attached)
+    assert str(caught.value) == (
+        "launches = 2: server 'spec' is attached (--endpoint spec=http://127.0.0.1:1) and "
+        "cannot be started afresh for each launch; allowed with an attached server: "
+        "launches = 1 (or let specbench start it: drop its --endpoint)"
+    )
+    # One launch: attaching is what it was.
+    one = load_suite(suite_file(tmp_path, "", name="one.toml"))
+    check_relaunchable(plan_suite(one, RunOptions(output=tmp_path / "out", endpoints=endpoint)))
