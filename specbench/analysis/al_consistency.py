@@ -78,10 +78,7 @@ def check_acceptance(root: Path) -> list[CategoryCheck]:
         if summary.spec_decode is None or summary.precision is None:
             continue
         full = summary.precision.target is None
-        directory = store.cell_path(
-            root,
-            store.CellKey(summary.label, summary.workload, summary.concurrency, summary.repeat),
-        )
+        directory = store.cell_path(root, store.summary_key(summary))
         cells[(summary.label, summary.workload)].append((summary.concurrency, directory, full))
     checks = []
     for (server, workload), members in cells.items():

@@ -22,7 +22,7 @@ def report_section(root: Path) -> str | None:
     """Markdown for one results directory; None when it predates precision records."""
     rows = []
     summaries = summaries_with_precision(root)
-    summaries.sort(key=lambda s: (s.label, s.workload, s.concurrency, s.repeat))
+    summaries.sort(key=lambda s: (s.label, s.workload, s.concurrency, s.launch, s.repeat))
     for s in summaries:
         if s.precision is None:
             continue

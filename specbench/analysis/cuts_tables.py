@@ -91,7 +91,9 @@ def _pools(cells: Sequence[LoadedCell], labels: Sequence[str]) -> dict[tuple[str
         summary = cell.summary
         if cell.label not in labels or summary.spec_decode is None:
             continue
-        where = cell_key(cell.label, summary.workload, summary.concurrency, summary.repeat)
+        where = cell_key(
+            cell.label, summary.workload, summary.concurrency, summary.repeat, summary.launch
+        )
         cuts = summary.acceptance_cuts or _recomputed(cell)
         if cuts is None:
             pools[(cell.label, summary.workload, OVERALL)].refusals.append(

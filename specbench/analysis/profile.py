@@ -194,7 +194,7 @@ def build_profiles(results_dir: Path) -> dict[str, dict[str, Any]]:
         for cell in label_cells:
             by_workload[cell.summary.workload].append(cell)
         for workload, group in sorted(by_workload.items()):
-            group.sort(key=lambda c: (c.summary.concurrency, c.summary.repeat))
+            group.sort(key=lambda c: (c.summary.concurrency, c.summary.launch, c.summary.repeat))
             records = _read(group)
             counters = group[0].summary.spec_decode
             k = num_spec_tokens_of(records) or (
@@ -210,7 +210,9 @@ def build_profiles(results_dir: Path) -> dict[str, dict[str, Any]]:
                 "max_tokens": max_tokens,
                 "temperature": first.temperature,
                 "cells": [
-                    cell_key(label, workload, c.summary.concurrency, c.summary.repeat)
+                    cell_key(
+                        label, workload, c.summary.concurrency, c.summary.repeat, c.summary.launch
+                    )
                     for c in group
                 ],
                 OVERALL: _group(records, group, k, max_tokens, None),

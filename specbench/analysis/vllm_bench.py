@@ -61,14 +61,16 @@ def vllm_bench_result(summary: CellSummary) -> dict[str, Any]:
 
 
 def write_vllm_bench(cells: Sequence[LoadedCell], out_dir: Path) -> list[Path]:
-    """`out_dir/<label>__<dataset>__c<N>__r<N>.json` for every cell; the paths written."""
+    """`out_dir/<label>__<dataset>__c<N>__r<N>.json` for every cell (`__c<N>__l<L>__r<N>` on
+    launch L ≥ 1); the paths written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for cell in cells:
         s = cell.summary
         # The workload key is the store's own folder name: short and filesystem-safe.
         folder = s.workload
-        name = f"{slug(cell.label)}__{folder}__c{s.concurrency}__r{s.repeat}.json"
+        launch = f"__l{s.launch}" if s.launch else ""
+        name = f"{slug(cell.label)}__{folder}__c{s.concurrency}{launch}__r{s.repeat}.json"
         if s.category is not None:
             name = name.replace(f"__c{s.concurrency}", f"__{slug(s.category)}__c{s.concurrency}")
         path = out_dir / name

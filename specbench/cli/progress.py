@@ -209,7 +209,7 @@ def run_table(plan: Plan, result: RunResult) -> Table:
     """All cells with AL, tok/s/GPU and the speedup against the matching baseline cell."""
     baselines = {name for name, server in plan.servers.items() if server.baseline}
     baseline = {
-        (cell.workload_index, cell.concurrency, cell.repeat): outcome.summary
+        (cell.workload_index, cell.concurrency, cell.launch, cell.repeat): outcome.summary
         for cell, outcome in result.outcomes.items()
         if cell.server in baselines and outcome.summary
     }
@@ -223,7 +223,7 @@ def run_table(plan: Plan, result: RunResult) -> Table:
         if summary is None:
             table.add_row(cell.key, plain("failed", "red"), "", "", "", "", "", "")
             continue
-        reference = baseline.get((cell.workload_index, cell.concurrency, cell.repeat))
+        reference = baseline.get((cell.workload_index, cell.concurrency, cell.launch, cell.repeat))
         speedup = None
         if reference is not None and cell.server not in baselines:
             per_gpu = compare_per_gpu(

@@ -1,6 +1,7 @@
 """Names of things on disk: filesystem-safe slugs, the folder of a dataset selection, and
-the key of a cell (`server/workload/cN/rM`: its folder under a results directory, its name
-in the manifest, the gate and progress output).
+the key of a cell (`server/workload/cN/rM`, or `server/workload/cN/lL/rM` on launch L ≥ 1:
+its folder under a results directory, its name in the manifest, the gate and progress
+output).
 
 Pure and dependency-free, so both the data layer and the results store can use them.
 """
@@ -72,6 +73,10 @@ def point_key(server: str, workload: str, concurrency: int) -> str:
     return f"{server}/{workload}/c{concurrency}"
 
 
-def cell_key(server: str, workload: str, concurrency: int, repeat: int) -> str:
-    """A cell's key: `eagle3/speed-bench-qualitative/c48/r0`; the only builder of it."""
-    return f"{point_key(server, workload, concurrency)}/r{repeat}"
+def cell_key(server: str, workload: str, concurrency: int, repeat: int, launch: int = 0) -> str:
+    """A cell's key: `eagle3/speed-bench-qualitative/c48/r0`; the only builder of it.
+
+    Launch 0 (the first start of the server, and every cell measured before launches
+    existed) has no launch part; launch L ≥ 1 is `…/c48/lL/r0`, so older keys stay valid."""
+    within = f"r{repeat}" if launch == 0 else f"l{launch}/r{repeat}"
+    return f"{point_key(server, workload, concurrency)}/{within}"

@@ -49,8 +49,10 @@ class CompleteCell:
     summary: CellSummary
 
     @property
-    def key(self) -> tuple[str, int, int]:
-        return (self.dataset_dir, self.summary.concurrency, self.summary.repeat)
+    def key(self) -> tuple[str, int, int, int]:
+        """What pairs a speculative cell with its baseline cell: one launch's one repeat."""
+        s = self.summary
+        return (self.dataset_dir, s.concurrency, s.launch, s.repeat)
 
 
 def match_count(results: Sequence[PairResult]) -> MatchCount:

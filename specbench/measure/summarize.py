@@ -79,6 +79,8 @@ class CellSpec:
     #: The floor of a precision-targeted cell and the workload's size (measure.precision).
     min_conversations: int = 0
     conversations_available: int = 0
+    #: Which fresh start of the server config measures the cell (0-based).
+    launch: int = 0
 
     @property
     def precision(self) -> float | None:
@@ -223,6 +225,7 @@ def _cell_labels(spec: CellSpec, window: Window) -> dict[str, Any]:
         "category": spec.category,
         "concurrency": spec.concurrency,
         "repeat": spec.repeat,
+        "launch": spec.launch,
         "gpus": spec.gpus,
         "model": spec.model,
         "endpoint": spec.endpoint,

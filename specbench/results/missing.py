@@ -31,7 +31,9 @@ def missing_cells(results_dir: Path) -> list[str]:
         return []  # written by another specbench version: nothing to compare against
     missing = []
     for cell in suite.expand():
-        key = store.CellKey(cell.server, cell.workload, cell.concurrency, cell.repeat)
+        key = store.CellKey(
+            cell.server, cell.workload, cell.concurrency, cell.repeat, launch=cell.launch
+        )
         directory = store.cell_path(results_dir, key)
         if not store.is_complete(directory) and not (directory / store.FAILURE).exists():
             missing.append(cell.key)

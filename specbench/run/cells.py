@@ -27,7 +27,10 @@ FIRST_CELL_EXTRA_WARMUP = 8
 def cell_directory(output: Path, cell: Cell) -> Path:
     """The cell's folder under the results directory `output`."""
     return store.cell_path(
-        output, store.CellKey(cell.server, cell.workload, cell.concurrency, cell.repeat)
+        output,
+        store.CellKey(
+            cell.server, cell.workload, cell.concurrency, cell.repeat, launch=cell.launch
+        ),
     )
 
 
@@ -58,6 +61,7 @@ def cell_spec(
         settings=workload,
         concurrency=cell.concurrency,
         repeat=cell.repeat,
+        launch=cell.launch,
         gpus=server.gpus,
         model=model,
         endpoint=base_url,

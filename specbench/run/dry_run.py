@@ -55,13 +55,15 @@ def describe_dry_run(checked: Checked, output: Path, *, force: bool = False) -> 
         launches = [launch for launch in checked.launches if launch.server == server_name]
         config = server.config
         role = _role(config) if config is not None else ""
-        lines.append(f"  {server_name} [{role}{server.gpus} GPU(s), {count} cells]")
+        starts = f", {len(launches)} starts" if plan.launches > 1 else ""
+        lines.append(f"  {server_name} [{role}{server.gpus} GPU(s), {count} cells{starts}]")
         if not launches:
             lines.append("    not started: every cell is complete")
         for launch in launches:
             lines.append(f"    {launch.command.shown()}")
             if len(launches) > 1:
-                lines.append(f"      (for {len(launch.cells)} cells)")
+                which = f"launch {launch.launch + 1}/{plan.launches}, " if plan.launches > 1 else ""
+                lines.append(f"      ({which}for {len(launch.cells)} cells)")
             for note in launch.command.notes:
                 lines.append(f"      note: {note}")
     lines.append("workloads (results folder: dataset, conversations):")
@@ -70,7 +72,11 @@ def describe_dry_run(checked: Checked, output: Path, *, force: bool = False) -> 
         loaded = checked.workloads.get(index)
         rows = f"{len(loaded.conversations)} conversations" if loaded else "not loaded (complete)"
         lines.append(f"  {plan.keys[index]}: {workload.dataset} ({rows})")
-    lines.append("cells (server/workload/concurrency/repeat):")
+    lines.append(
+        "cells (server/workload/concurrency/launch/repeat):"
+        if plan.launches > 1
+        else "cells (server/workload/concurrency/repeat):"
+    )
     lines.extend(f"  {c.key}" + (" (complete)" if c in checked.complete else "") for c in cells)
     return "\n".join(lines)
 

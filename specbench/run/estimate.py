@@ -13,7 +13,8 @@ cells included) the estimator takes, per server × workload × concurrency:
 and predicts a cell of N conversations as (N − min(c, N) + 1) / r + tail + overhead. A
 concurrency not measured is interpolated (log r and the tail linear in log c between the
 nearest measured concurrencies) or, outside them, extrapolated from the two nearest and
-flagged. Server starts are the recorded `startup_s` of each server's provenance. A
+flagged. Server starts are the recorded `startup_s` of each server's provenance, paid
+once per server start: per (server, launch) of the plan's cells. A
 precision-targeted cell is predicted at the conversations the source's matching cell used
 when the source had the same target, else at the full workload (an upper bound, flagged).
 """
@@ -23,13 +24,13 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from specbench import store
 from specbench.common.errors import SpecbenchError
 from specbench.run.plan import Plan
-from specbench.store.layout import cell_key, cell_summaries
+from specbench.store.layout import cell_summaries, summary_key
 from specbench.store.manifest import Manifest, read_manifest
 from specbench.store.summary import CellSummary
 from specbench.suite.model import Cell
@@ -57,12 +58,15 @@ class CellEstimate:
 @dataclass(frozen=True)
 class Estimate:
     cells: list[CellEstimate]
+    #: Server → seconds of one start (spawn → ready).
     starting_s: dict[str, float]
     #: Server → GPUs; None (an attached endpoint without --gpus) is counted as 1.
     gpus: dict[str, int | None]
+    #: Server → starts the plan pays: one per launch with cells (1 when absent).
+    starts: dict[str, int] = field(default_factory=dict)
 
     def server_wall_s(self, server: str) -> float:
-        return self.starting_s.get(server, 0.0) + sum(
+        return self.starting_s.get(server, 0.0) * self.starts.get(server, 1) + sum(
             e.wall_s for e in self.cells if e.cell.server == server
         )
 
@@ -152,7 +156,16 @@ def estimate_plan(
     for name, server in plan.servers.items():
         values = startups.get(name) or all_startups
         starting[name] = 0.0 if server.attached or not values else sum(values) / len(values)
-    return Estimate(estimates, starting, {n: s.gpus for n, s in plan.servers.items()})
+    gpus = {n: s.gpus for n, s in plan.servers.items()}
+    return Estimate(estimates, starting, gpus, server_starts(plan))
+
+
+def server_starts(plan: Plan) -> dict[str, int]:
+    """Server → the starts its cells in `plan` pay: one per launch (0 without cells)."""
+    return {
+        name: len({cell.launch for cell in plan.cells if cell.server == name})
+        for name in plan.servers
+    }
 
 
 def _point(summary: CellSummary, walls: dict[str, float]) -> _Point | None:
@@ -162,8 +175,7 @@ def _point(summary: CellSummary, walls: dict[str, float]) -> _Point | None:
         return None
     finished = n - min(summary.concurrency, n) + 1  # ends inside the steady-state window
     rate = finished / steady
-    key = cell_key(summary.label, summary.workload, summary.concurrency, summary.repeat)
-    wall = walls.get(key)
+    wall = walls.get(str(summary_key(summary)))
     target = summary.precision.target if summary.precision else None
     return _Point(
         concurrency=summary.concurrency,
@@ -226,8 +238,10 @@ def describe_estimate(estimate: Estimate | None, source: str = "earlier results"
         )
     for name, gpus in estimate.gpus.items():
         wall = estimate.server_wall_s(name)
+        starts = estimate.starts.get(name, 1)
+        times = f" × {starts} launches" if starts > 1 else ""
         lines.append(
-            f"  server {name}: start {estimate.starting_s.get(name, 0):.1f} s, total "
+            f"  server {name}: start {estimate.starting_s.get(name, 0):.1f} s{times}, total "
             f"{wall:.1f} s, {wall * (gpus or 1) / 3600:.4f} GPU-h "
             + (f"({gpus} GPU)" if gpus else "(GPU count unknown: 1 assumed; give --gpus)")
         )

@@ -21,6 +21,8 @@ from specbench.launch.host import process_identity
 from specbench.run.plan import Plan, PlanServer
 from specbench.run.resume import bind, check_resume
 from specbench.store.manifest import (
+    LaunchesRecord,
+    LaunchStart,
     Manifest,
     RunRecord,
     RunStatus,
@@ -52,6 +54,8 @@ class Journal:
     _bound: bool = False
     #: Workloads loaded, by key, for the record made when the run starts.
     _loaded: dict[str, Workload] = field(default_factory=dict)
+    #: The plan's launch layout (`plan_known`), recorded with the first server start.
+    _layout: LaunchesRecord | None = None
 
     def run_checked(self, plan: Plan, *, force: bool) -> Manifest | None:
         """Before anything runs: refuse results the plan would mix with (`run.resume`).
@@ -64,6 +68,17 @@ class Journal:
         if existing is not None:
             update_manifest(self.output, lambda manifest: manifest)
         return existing
+
+    def plan_known(self, plan: Plan) -> None:
+        """The plan passed preflight: keep its launch layout for the first server start."""
+        suite = plan.suite
+        if suite is not None:
+            self._layout = LaunchesRecord(
+                launches=suite.max_launches,
+                order=suite.launch_order,
+                seed=suite.launch_seed,
+                planned=suite.launch_orders(),
+            )
 
     def run_started(self, plan: Plan, accepted: Accepted, *, force: bool) -> None:
         """The first cell starts: record the plan's suite, workloads and servers, and this run.
@@ -104,10 +119,25 @@ class Journal:
         if self._bound:  # else recorded when the run starts
             update_manifest(self.output, lambda m: _with_loaded(m, key, loaded))
 
-    def server_spawned(self, name: str, pid: int) -> None:
-        """A server process exists: its identity, so a rerun can stop it if this run dies."""
+    def server_spawned(self, name: str, pid: int, launch: int = 0) -> None:
+        """A server process exists: its identity, so a rerun can stop it if this run dies,
+        and its place in the order of server starts (which launch it serves)."""
         identity = process_identity(pid)
-        update_manifest(self.output, lambda m: m.with_server(name, process=identity))
+        ticks = identity.get("start_ticks") if identity else None
+        start = LaunchStart(
+            server=name,
+            launch=launch,
+            pid=pid,
+            started_at=utc_now(),
+            start_ticks=ticks if isinstance(ticks, int) else None,
+            run=self.record.id,
+        )
+
+        def spawned(manifest: Manifest) -> Manifest:
+            manifest = manifest.with_server(name, process=identity)
+            return manifest.with_launch_start(self._layout, start)
+
+        update_manifest(self.output, spawned)
 
     def server_ready(self, server: PlanServer, provenance: ServerProvenance) -> None:
         """A started server is ready: its provenance (argv, env, GPUs, timing)."""

@@ -1,7 +1,8 @@
-"""The one orchestrator: measure every cell of a plan, each server started or attached once.
+"""The one orchestrator: measure every cell of a plan, each server started once per launch.
 
-For each server (in plan order), the cells that still lack a `summary.json` are measured
-against one launch of that server (or the running server it attaches to): check
+For each server start (in plan order: `Plan.start_key`, a server config on one launch),
+the cells that still lack a `summary.json` are measured against one fresh process of that
+server (or the running server it attaches to): check
 `/metrics` and the model, then per cell warmup, scrape, load, scrape, store. A failed cell
 writes `failure.json` and the run goes on; a started server that died is restarted (up to
 `max_restarts` times) and its remaining cells continue. A rerun measures only what is
@@ -117,6 +118,7 @@ def _run_locked(
     # Everything that can be refused is refused here, before the manifest is touched.
     checked = preflight.preflight(plan, options, accept_server_values=options.accept_server_values)
     plan = checked.plan
+    journal.plan_known(plan)
     runner = _Runner(plan, options, progress, journal, options.api_key(), checked.accepted)
     existing = journal.run_checked(plan, force=options.force)
     if existing is not None and plan.command != "slurm-job":  # holding the lock alone
@@ -126,9 +128,7 @@ def _run_locked(
         for index, loaded in checked.workloads.items():
             runner.loaded_workload(index, loaded)
         progress.begin(len(plan.cells), 0 if options.force else len(checked.complete))
-        for (name, config), group in itertools.groupby(
-            plan.cells, key=lambda c: (c.server, plan.launch_config(c))
-        ):
+        for (name, _, config), group in itertools.groupby(plan.cells, key=plan.start_key):
             interrupt.check()  # a stop signal between servers: stop before the next starts
             runner.run_server(plan.servers[name], config, list(group))
             if options.fail_fast and runner.result.failed:
@@ -207,10 +207,11 @@ class _Runner:
             else:
                 pending.append(cell)
         restarts = 0
+        launch = cells[0].launch if cells else 0
         while pending:
             spawned = time.perf_counter()
             try:
-                with self._started(server, config) as live:
+                with self._started(server, config, launch) as live:
                     pending = run_event_loop(self._measure(server, live, pending))
             except ServerStartFailed as error:
                 self.journal.server_time(server, server_s=time.perf_counter() - spawned)
@@ -237,13 +238,20 @@ class _Runner:
                     server.name, f"died; restart {restarts}/{self.options.max_restarts}"
                 )
 
+    def _launch_label(self, launch: int) -> str:
+        """`, launch 2/3` when the plan has launches; nothing with one."""
+        total = self.plan.launches
+        return f", launch {launch + 1}/{total}" if total > 1 else ""
+
     @contextmanager
-    def _started(self, server: PlanServer, config: ServerConfig | None) -> Iterator[LiveServer]:
+    def _started(
+        self, server: PlanServer, config: ServerConfig | None, launch: int
+    ) -> Iterator[LiveServer]:
         if server.endpoint is not None:  # checked by `_measure` before its first request
             yield LiveServer(base_url=server.endpoint.rstrip("/"), model=server.model, process=None)
             return
         assert config is not None, "a server without an endpoint has a config to start"
-        self.progress.server(server.name, "starting")
+        self.progress.server(server.name, "starting" + self._launch_label(launch))
         try:
             with ServerProcess(
                 launch_config(config),
@@ -252,7 +260,7 @@ class _Runner:
                 vllm_bin=self.options.vllm_bin,
                 ready_timeout_s=self.options.ready_timeout_s,
                 # Recorded before the (long) wait for readiness.
-                on_spawn=lambda pid: self.journal.server_spawned(server.name, pid),
+                on_spawn=lambda pid: self.journal.server_spawned(server.name, pid, launch),
             ) as process:
                 provenance = process.provenance
                 assert provenance is not None

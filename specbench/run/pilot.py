@@ -11,7 +11,7 @@ changes only what it measures:
 - per server × workload, one cell at each pilot concurrency (every level of the workload
   unless chosen: the rate is not linear in log c, and interpolating it between the lowest
   and highest level priced the emulator card-shape suite 30% high, all levels 9%),
-  repeat 0, no precision target;
+  repeat 0, one launch (the estimate prices every launch's start), no precision target;
 - each cell measures the first N conversations of the stratified order (round-robin over
   categories, `measure/precision.stratified_order`), N = min(conversations,
   max(cap, 2c), max(size × c, floor, categories)): `size` conversations per slot, so the
@@ -125,6 +125,7 @@ def pilot_suite(suite: Suite, keys: Sequence[str], settings: PilotSettings) -> S
                 "name": key,  # the campaign's key, so the estimate matches the cells
                 "concurrency": pilot_concurrencies(workload, settings.concurrencies),
                 "repeats": 1,
+                "launches": None,
             }
         )
         for workload, key in zip(suite.workloads, keys, strict=True)
@@ -141,7 +142,7 @@ def pilot_suite(suite: Suite, keys: Sequence[str], settings: PilotSettings) -> S
         f"{settings.max_conversations}), first of the stratified order"
     )
     return suite.model_copy(
-        update={"workloads": workloads, "repeats": 1, "description": description}
+        update={"workloads": workloads, "repeats": 1, "launches": 1, "description": description}
     )
 
 

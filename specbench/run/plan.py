@@ -27,7 +27,10 @@ from specbench.launch.config import EmulatorOverrides, ServerConfig, hash_neutra
 from specbench.launch.provenance import redact_config
 from specbench.run import options_help
 from specbench.suite.model import (
+    HASH_NEUTRAL_SUITE_DEFAULTS,
     HASH_NEUTRAL_WORKLOAD_DEFAULTS,
+    SUITE_FIELDS_OUT_OF_HASH,
+    WORKLOAD_FIELDS_OUT_OF_HASH,
     Cell,
     Suite,
     WorkloadSpec,
@@ -114,22 +117,37 @@ class Plan:
             return None
         return self.suite.server_config_for(cell)
 
+    def start_key(self, cell: Cell) -> tuple[str, int, ServerConfig | None]:
+        """What one server start serves: consecutive cells with an equal key share a process
+        (server, launch, the config to start); a new key is a fresh start."""
+        return (cell.server, cell.launch, self.launch_config(cell))
+
+    @property
+    def launches(self) -> int:
+        """How many launches the plan's suite asks of a server config (1 without a suite)."""
+        return self.suite.max_launches if self.suite is not None else 1
+
 
 def resolved_suite(suite: Suite, *, redact: bool = True) -> dict[str, Any]:
-    """The suite as hashed: JSON without `[slurm]`, `source` and `data_dir`, fields added
-    later left out at their default, secret values redacted (unless `redact` is False).
+    """The suite as hashed: JSON without `[slurm]`, `source`, `data_dir` and the number of
+    launches, fields added later left out at their default, secret values redacted (unless
+    `redact` is False).
 
     `data_dir` is a location, like `source`: what it selects is already in each workload's
-    resolved `dataset` spec."""
-    resolved = suite.model_dump(mode="json", exclude={"source", "slurm", "data_dir"})
+    resolved `dataset` spec. `launches` (the suite's and a workload's) says how many fresh
+    server starts measure the cells, not what one measures: a campaign grown from 2 to 3
+    launches keeps its hash and measures only the third's cells."""
+    excluded = {"source", "slurm", "data_dir", *SUITE_FIELDS_OUT_OF_HASH}
+    resolved = suite.model_dump(mode="json", exclude=excluded)
     if redact:
         resolved = redact_config(resolved)
+    _drop_defaults(resolved, HASH_NEUTRAL_SUITE_DEFAULTS)
     for server in resolved.get("servers", {}).values():
         drop_neutral_server_fields(server)
     for workload in resolved.get("workloads", []):
-        for name, default in HASH_NEUTRAL_WORKLOAD_DEFAULTS.items():
-            if workload.get(name) == default:
-                workload.pop(name, None)
+        _drop_defaults(workload, HASH_NEUTRAL_WORKLOAD_DEFAULTS)
+        for name in WORKLOAD_FIELDS_OUT_OF_HASH:
+            workload.pop(name, None)
     return resolved
 
 

@@ -57,11 +57,12 @@ class ServerAnswer:
 
 @dataclass(frozen=True)
 class Launch:
-    """A server to start for a run of cells: its resolved command."""
+    """A server to start for a run of cells (on one launch): its resolved command."""
 
     server: str
     command: LaunchCommand
     cells: tuple[Cell, ...]
+    launch: int = 0
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ class Checked:
 def preflight(plan: Plan, options: RunOptions, *, accept_server_values: bool = False) -> Checked:
     """Check everything the plan's cells to measure need; raise one line on the first fault."""
     options.api_key()  # an unset variable is bad input before anything starts
+    check_relaunchable(plan)
     complete = frozenset(
         c for c in plan.cells if store.is_complete(cell_directory(options.output, c))
     )
@@ -122,18 +124,31 @@ def preflight_slurm(suite: Suite, cells: Sequence[Cell]) -> None:
         load_plan_workload(suite.workloads[index], keys[index])
 
 
+def check_relaunchable(plan: Plan) -> None:
+    """Launches are fresh starts: a server the run attaches to (`--endpoint`) cannot give
+    them. One line naming `launches` when a cell of an attached server is on launch ≥ 1."""
+    for cell in plan.cells:
+        server = plan.servers[cell.server]
+        if cell.launch > 0 and server.attached:
+            raise SpecbenchError(
+                f"launches = {plan.launches}: server {server.name!r} is attached "
+                f"(--endpoint {server.name}={server.endpoint}) and cannot be started afresh "
+                "for each launch; allowed with an attached server: launches = 1 (or let "
+                "specbench start it: drop its --endpoint)"
+            )
+
+
 def server_launches(plan: Plan, cells: Sequence[Cell], options: RunOptions) -> list[Launch]:
-    """Each server the cells start, in run order, resolved to the command the launch uses."""
+    """Each server start the cells need (a server config on one launch), in run order,
+    resolved to the command the launch uses."""
     launches = []
-    for (name, config), group in itertools.groupby(
-        cells, key=lambda c: (c.server, plan.launch_config(c))
-    ):
+    for (name, launch, config), group in itertools.groupby(cells, key=plan.start_key):
         if plan.servers[name].attached or config is None:
             continue
         command = launch_command(
             launch_config(config), name=name, vllm_bin=options.vllm_bin, base_env=os.environ
         )
-        launches.append(Launch(name, command, tuple(group)))
+        launches.append(Launch(name, command, tuple(group), launch))
     return launches
 
 

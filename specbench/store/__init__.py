@@ -25,6 +25,7 @@ from specbench.store.layout import (
     check_name,
     is_complete,
     selection_key,
+    summary_key,
 )
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "read_summary",
     "records_disagree",
     "selection_key",
+    "summary_key",
     "write_atomic",
     "write_json",
 ]

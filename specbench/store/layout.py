@@ -1,25 +1,29 @@
 """The results directory's layout, both ways: a cell's folder from its identity, and back.
 
 DIR/manifest.json
-DIR/<server>/<workload>/c<concurrency>/r<repeat>/
+DIR/<server>/<workload>/c<concurrency>/r<repeat>/          launch 0 (and results before launches)
+DIR/<server>/<workload>/c<concurrency>/l<launch>/r<repeat>/ launch 1, 2, … of the server config
     summary.json        written last, atomically: its presence marks the cell complete
     requests.jsonl      one line per measured request, appended as each finishes
     metrics_before.prom raw /metrics scrape before the window
     metrics_after.prom  raw /metrics scrape after the window
     failure.json        only when the cell failed (a `FailureRecord`)
 
-A cell's identity is its `CellKey`: server, workload key, concurrency and repeat. The same
-key, written `server/workload/cN/rM`, names the cell in the manifest, in the gate and in
-progress output. This module is the only one that builds or parses those paths; the key's
-text is built by `common.naming.cell_key` (re-exported here), which the suite's cells use
-too, being a stage below the store.
+A cell's identity is its `CellKey`: server, workload key, concurrency, launch and repeat.
+The same key, written `server/workload/cN/rM` (launch 0) or `server/workload/cN/lL/rM`
+(launch L ≥ 1), names the cell in the manifest, in the gate and in progress output. Launch
+0 has no launch part, so results measured before launches keep their folders and keys.
+This module is the only one that builds or parses those paths; the key's text is built by
+`common.naming.cell_key` (re-exported here), which the suite's cells use too, being a
+stage below the store.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from specbench.common.errors import SpecbenchError
 from specbench.common.naming import cell_key as cell_key  # re-exported
@@ -34,20 +38,28 @@ METRICS_AFTER = "metrics_after.prom"
 FAILURE = "failure.json"
 MANIFEST = "manifest.json"
 
-_KEY = re.compile(r"^(?P<server>[^/]+)/(?P<workload>[^/]+)/c(?P<c>\d+)/r(?P<r>\d+)$")
+if TYPE_CHECKING:
+    from specbench.store.summary import CellSummary
+
+_KEY = re.compile(
+    r"^(?P<server>[^/]+)/(?P<workload>[^/]+)/c(?P<c>\d+)(?:/l(?P<l>[1-9]\d*))?/r(?P<r>\d+)$"
+)
 
 
 @dataclass(frozen=True, order=True, slots=True)
 class CellKey:
-    """One measured cell: server config × workload × concurrency × repeat (from 0)."""
+    """One measured cell: server config × workload × concurrency × launch × repeat (from 0).
+
+    `launch` is keyword-only (it came after the rest) and sorts before `repeat`."""
 
     server: str
     workload: str
     concurrency: int
+    launch: int = field(default=0, kw_only=True)
     repeat: int
 
     def __str__(self) -> str:
-        return cell_key(self.server, self.workload, self.concurrency, self.repeat)
+        return cell_key(self.server, self.workload, self.concurrency, self.repeat, self.launch)
 
     @property
     def point(self) -> str:
@@ -56,16 +68,36 @@ class CellKey:
 
     @classmethod
     def parse(cls, text: str) -> CellKey:
-        """`eagle3/speed-bench-qualitative/c48/r0` → CellKey; anything else is one line."""
+        """`eagle3/speed-bench-qualitative/c48/r0` (or `…/c48/l2/r0`) → CellKey; anything
+        else is one line."""
         match = _KEY.match(text)
         if not match:
-            raise SpecbenchError(f"{text!r} is not a cell key (expected SERVER/WORKLOAD/cN/rM)")
-        return cls(match["server"], match["workload"], int(match["c"]), int(match["r"]))
+            raise SpecbenchError(
+                f"{text!r} is not a cell key (expected SERVER/WORKLOAD/cN/rM or "
+                "SERVER/WORKLOAD/cN/lL/rM)"
+            )
+        return cls(
+            match["server"],
+            match["workload"],
+            int(match["c"]),
+            int(match["r"]),
+            launch=int(match["l"] or 0),
+        )
+
+
+def summary_key(summary: CellSummary) -> CellKey:
+    """The key of the cell a summary records (its label is the server's name)."""
+    return CellKey(
+        summary.label, summary.workload, summary.concurrency, summary.repeat, launch=summary.launch
+    )
 
 
 def cell_path(root: Path, key: CellKey) -> Path:
-    """`root/<server>/<workload>/c<N>/r<M>`."""
-    return root / key.server / key.workload / f"c{key.concurrency}" / f"r{key.repeat}"
+    """`root/<server>/<workload>/c<N>/r<M>`, or `…/c<N>/l<L>/r<M>` for launch L ≥ 1."""
+    point = root / key.server / key.workload / f"c{key.concurrency}"
+    if key.launch:
+        point = point / f"l{key.launch}"
+    return point / f"r{key.repeat}"
 
 
 def cell_key_of(root: Path, directory: Path) -> CellKey:
@@ -82,8 +114,10 @@ def is_complete(directory: Path) -> bool:
 
 
 def cell_summaries(root: Path) -> list[Path]:
-    """Every cell's `summary.json` at the layout's depth (`<server>/<workload>/cN/rM/`), sorted."""
-    return sorted(root.glob(f"*/*/c*/r*/{SUMMARY}"))
+    """Every cell's `summary.json` at the layout's depths (`<server>/<workload>/cN/rM/` and
+    `<server>/<workload>/cN/lL/rM/`), sorted."""
+    found = [*root.glob(f"*/*/c*/r*/{SUMMARY}"), *root.glob(f"*/*/c*/l*/r*/{SUMMARY}")]
+    return sorted(p for p in found if _KEY.match(p.parent.relative_to(root).as_posix()))
 
 
 def summaries_below(root: Path) -> list[Path]:

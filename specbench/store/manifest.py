@@ -138,6 +138,38 @@ def run_cost(servers: list[ServerCost]) -> RunCost:
     )
 
 
+class LaunchStart(Frozen):
+    """One start of a server process, in the order the starts happened."""
+
+    server: str = Field(description="Server name.")
+    launch: int = Field(description="Which launch of the server config it served (0-based).")
+    pid: int = Field(description="Process id of the server's process-group leader.")
+    started_at: str = Field(description="When it was spawned (UTC ISO-8601).")
+    start_ticks: int | None = Field(
+        default=None, description="Its start time in clock ticks after boot (Linux); None else."
+    )
+    run: str | None = Field(
+        default=None, description="Id of the run (`runs[].id`) that started it."
+    )
+
+
+class LaunchesRecord(Frozen):
+    """How the suite's launches were laid out, and every server start that measured them."""
+
+    launches: int = Field(description="Launches of the suite (its largest, with workload ones).")
+    order: str = Field(description="interleaved or random (the suite's `launch_order`).")
+    seed: int = Field(description="The suite's `launch_seed` (used when random).")
+    planned: list[list[str]] = Field(
+        default_factory=list,
+        description="Per launch (launch 0 first), the server configs in start order.",
+    )
+    starts: list[LaunchStart] = Field(
+        default_factory=list,
+        description="Every server start, in the order they happened (restarts included), "
+        "across the runs into this directory.",
+    )
+
+
 class RunRecord(Frozen):
     """One invocation that measured into this directory."""
 
@@ -182,6 +214,11 @@ class Manifest(Frozen):
     slurm: dict[str, Any] | None = Field(
         default=None, description="The Slurm executor's shards and jobs (its own section)."
     )
+    launches: LaunchesRecord | None = Field(
+        default=None,
+        description="The launch layout and the realised order of server starts; None in "
+        "results measured before launches, and where nothing was started (attached servers).",
+    )
     converted_from: int | None = Field(
         default=None, description="Set in memory when read from an older schema; never written."
     )
@@ -203,6 +240,17 @@ class Manifest(Frozen):
         position = next((i for i, r in enumerate(self.runs) if r.id == run.id), len(runs))
         runs.insert(position, run)
         return self.model_copy(update={"runs": runs})
+
+    def with_launch_start(self, layout: LaunchesRecord | None, start: LaunchStart) -> Manifest:
+        """The manifest with `start` appended to the order of server starts; `layout` (the
+        running suite's launches, order and seed) replaces the recorded one, the starts kept."""
+        record = self.launches or layout
+        if record is None:
+            return self
+        if layout is not None:
+            record = layout.model_copy(update={"starts": record.starts})
+        record = record.model_copy(update={"starts": [*record.starts, start]})
+        return self.model_copy(update={"launches": record})
 
     def with_slurm(self, updates: dict[str, Any]) -> Manifest:
         """The manifest with `updates` merged into the Slurm section, nested keys one by one."""
@@ -295,9 +343,12 @@ def update_manifest(root: Path, change: Callable[[Manifest], Manifest]) -> Manif
             }
         )
         # Secrets (env values, --api-key) never reach the file, in any copy of a config.
+        # A field added later stays out of the file until it is set: an older directory
+        # rewritten without new facts keeps its manifest as it was.
+        unset = {"launches"} if manifest.launches is None else set()
         files.write_json(
             root / layout.MANIFEST,
-            redact_config(manifest.model_dump(mode="json", exclude={"converted_from"})),
+            redact_config(manifest.model_dump(mode="json", exclude={"converted_from", *unset})),
         )
         return manifest
 

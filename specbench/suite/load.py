@@ -33,6 +33,9 @@ _TOP_LEVEL_KEYS = (
     "name",
     "description",
     "repeats",
+    "launches",
+    "launch_order",
+    "launch_seed",
     "gpus",
     "target",
     "servers",
@@ -180,7 +183,18 @@ def build_suite(raw: dict[str, Any], source: Path) -> Suite:
     data_dir = _data_dir(raw.get("data_dir"), source)
     resolved = [_resolve_workload(item, source.parent, data_dir) for item in workloads]
     document: dict[str, Any] = {
-        key: raw[key] for key in ("name", "description", "repeats", "gpus", "slurm") if key in raw
+        key: raw[key]
+        for key in (
+            "name",
+            "description",
+            "repeats",
+            "launches",
+            "launch_order",
+            "launch_seed",
+            "gpus",
+            "slurm",
+        )
+        if key in raw
     }
     if data_dir is not None:
         document["data_dir"] = data_dir

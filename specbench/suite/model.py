@@ -1,4 +1,5 @@
-"""The suite: server configs × workloads × concurrencies × repeats, and its expansion.
+"""The suite: server configs × workloads × concurrencies × launches × repeats, and its
+expansion.
 
 A suite file has `[target]` (model and shared server settings), `[servers.<name>]`
 (merged over the target; exactly one has `baseline = true`), `[[workloads]]` and an
@@ -9,6 +10,7 @@ Loading and merging live in `specbench.suite.load`; this module holds the valida
 from __future__ import annotations
 
 import hashlib
+import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,15 +40,32 @@ from specbench.metrics.declarations import targeted_phrase
 #: travel together (`request`: how each request is sent; `stopping`: when a cell stops);
 #: `hash_neutral`: added after schema 2, left out of the suite hash and of the recorded
 #: identity at its default, so results measured before the field existed still resume.
+#: `in_hash = False`: never in the suite hash (how many launches: a campaign grown by a
+#: launch is the same campaign).
+LaunchOrder = Literal["interleaved", "random"]
 WorkloadRole = Literal["cells", "compared", "selection", "measured", "unmeasured"]
 SettingsPart = Literal["request", "stopping"]
 
 
 def role(
-    kind: WorkloadRole, *, part: SettingsPart | None = None, hash_neutral: bool = False
+    kind: WorkloadRole,
+    *,
+    part: SettingsPart | None = None,
+    hash_neutral: bool = False,
+    in_hash: bool = True,
 ) -> dict[str, Any]:
     """A workload field's role, for its `Field(json_schema_extra=...)`."""
-    return {"role": kind, "part": part, "hash_neutral": hash_neutral}
+    return {"role": kind, "part": part, "hash_neutral": hash_neutral, "in_hash": in_hash}
+
+
+#: How a suite-level field enters the suite hash, declared on the field (`suite_hash(...)`):
+#: `neutral`, added later and left out at its default; `left_out`, never in it.
+SuiteHashRole = Literal["neutral", "left_out"]
+
+
+def suite_hash_role(kind: SuiteHashRole) -> dict[str, Any]:
+    """A suite field's place in the suite hash, for its `Field(json_schema_extra=...)`."""
+    return {"suite_hash": kind}
 
 
 class WorkloadSpec(Frozen):
@@ -123,8 +142,15 @@ class WorkloadSpec(Frozen):
     repeats: int | None = Field(
         default=None,
         ge=1,
-        description="Repeats of this workload; None uses the suite's.",
+        description="Repeats of this workload (passes within each launch); None uses the suite's.",
         json_schema_extra=role("cells"),
+    )
+    launches: int | None = Field(
+        default=None,
+        ge=1,
+        description="Launches (fresh server starts) that measure this workload's cells; None "
+        "uses the suite's.",
+        json_schema_extra=role("cells", in_hash=False),
     )
     api: Literal["chat", "completions"] = Field(
         default="chat",
@@ -323,6 +349,8 @@ HASH_NEUTRAL_WORKLOAD_DEFAULTS: dict[str, object] = {
     name: WorkloadSpec.model_fields[name].get_default(call_default_factory=True)
     for name in fields_where(hash_neutral=True)
 }
+#: Workload fields never in the suite hash, whatever their value.
+WORKLOAD_FIELDS_OUT_OF_HASH = fields_where(in_hash=False)
 
 
 def output_fit_error(
@@ -462,7 +490,10 @@ class SlurmSettings(Frozen):
 
 @dataclass(frozen=True)
 class Cell:
-    """One measured point of the matrix. `repeat` counts from 0."""
+    """One measured point of the matrix. `repeat` and `launch` count from 0.
+
+    `launch` is which fresh start of its server config measures it; `repeat` a complete
+    pass within that launch."""
 
     server: str
     workload_index: int
@@ -474,11 +505,13 @@ class Cell:
     #: Measure only the first N conversations of the stratified order (a pilot cell,
     #: `run/pilot.py`); None measures the workload's conversations as a campaign does.
     conversations: int | None = None
+    launch: int = 0
 
     @property
     def key(self) -> str:
-        """The cell's key on disk and in the manifest: `eagle3/speed-bench-qualitative/c48/r0`."""
-        return cell_key(self.server, self.workload, self.concurrency, self.repeat)
+        """The cell's key on disk and in the manifest: `eagle3/speed-bench-qualitative/c48/r0`
+        (`…/c48/l1/r0` on launch 1)."""
+        return cell_key(self.server, self.workload, self.concurrency, self.repeat, self.launch)
 
 
 class Suite(Frozen):
@@ -486,7 +519,30 @@ class Suite(Frozen):
 
     name: str = Field(min_length=1, description="Suite name, used in results folder names.")
     description: str | None = Field(default=None, description="Free text for reports.")
-    repeats: int = Field(default=1, ge=1, description="Complete runs of every cell.")
+    repeats: int = Field(
+        default=1,
+        ge=1,
+        description="Complete passes of every cell within one launch (one server process).",
+    )
+    launches: int = Field(
+        default=1,
+        ge=1,
+        description="Fresh starts of each server config (new process, its own warmup, prefix "
+        "cache reset), each measuring every cell of that config (its repeats within it).",
+        json_schema_extra=suite_hash_role("left_out"),
+    )
+    launch_order: LaunchOrder = Field(
+        default="interleaved",
+        description="Order of the server starts within each launch: interleaved (the servers "
+        "in suite order, launch after launch: baseline, spec, baseline, spec …) or random (a "
+        "shuffle per launch, seeded by launch_seed).",
+        json_schema_extra=suite_hash_role("neutral"),
+    )
+    launch_seed: int = Field(
+        default=0,
+        description="Seed of the random launch order.",
+        json_schema_extra=suite_hash_role("neutral"),
+    )
     gpus: int | None = Field(
         default=None,
         ge=1,
@@ -556,6 +612,34 @@ class Suite(Frozen):
         own = self.workloads[workload_index].repeats
         return own if own is not None else self.repeats
 
+    def launches_of(self, workload_index: int) -> int:
+        """Launches of one workload: its own `launches`, else the suite's."""
+        own = self.workloads[workload_index].launches
+        return own if own is not None else self.launches
+
+    @property
+    def max_launches(self) -> int:
+        """The most launches any workload has: how many times a server config may start."""
+        return max(self.launches_of(index) for index in range(len(self.workloads)))
+
+    def launch_orders(self) -> list[list[str]]:
+        """The server configs in start order, per launch (launch 0 first).
+
+        Interleaved: the suite's order in every launch. Random: a shuffle per launch from one
+        generator seeded with `launch_seed`, launch after launch, so a suite grown from N to
+        N + 1 launches keeps the order of the first N.
+        """
+        servers = list(self.servers)
+        if self.launch_order == "interleaved":
+            return [list(servers) for _ in range(self.max_launches)]
+        generator = random.Random(self.launch_seed)
+        orders = []
+        for _ in range(self.max_launches):
+            order = list(servers)
+            generator.shuffle(order)
+            orders.append(order)
+        return orders
+
     def server_config_for(self, cell: Cell) -> ServerConfig:
         """The config to launch for `cell`: the server's, with the workload's max_model_len."""
         config = self.servers[cell.server]
@@ -564,25 +648,49 @@ class Suite(Frozen):
         return config.model_copy(update={"max_model_len": cell.max_model_len})
 
     def expand(self) -> list[Cell]:
-        """Every cell, ordered by server, then workload, concurrency, repeat.
+        """Every cell, launch-major: per launch, each server (`launch_orders`), then workload,
+        concurrency, repeat. Launch 0 alone is the order before launches existed.
 
-        Consecutive cells share a server launch as long as `server_config_for` is equal.
+        Consecutive cells share a server start as long as server, launch and
+        `server_config_for` are equal.
         """
         cells: list[Cell] = []
         keys = workload_keys(self.workloads)
-        for server in self.servers:
-            for index, workload in enumerate(self.workloads):
-                for concurrency in workload.concurrency:
-                    for repeat in range(self.repeats_of(index)):
-                        cells.append(
-                            Cell(
-                                server=server,
-                                workload_index=index,
-                                workload=keys[index],
-                                dataset=workload.dataset,
-                                concurrency=concurrency,
-                                repeat=repeat,
-                                max_model_len=workload.max_model_len,
+        for launch, servers in enumerate(self.launch_orders()):
+            for server in servers:
+                for index, workload in enumerate(self.workloads):
+                    if launch >= self.launches_of(index):
+                        continue
+                    for concurrency in workload.concurrency:
+                        for repeat in range(self.repeats_of(index)):
+                            cells.append(
+                                Cell(
+                                    server=server,
+                                    workload_index=index,
+                                    workload=keys[index],
+                                    dataset=workload.dataset,
+                                    concurrency=concurrency,
+                                    repeat=repeat,
+                                    max_model_len=workload.max_model_len,
+                                    launch=launch,
+                                )
                             )
-                        )
         return cells
+
+
+def _suite_fields(kind: SuiteHashRole) -> tuple[str, ...]:
+    return tuple(
+        name
+        for name, info in Suite.model_fields.items()
+        if isinstance(info.json_schema_extra, dict)
+        and info.json_schema_extra.get("suite_hash") == kind
+    )
+
+
+#: Suite fields added after schema 2 → their default, left out of the suite hash there.
+HASH_NEUTRAL_SUITE_DEFAULTS: dict[str, object] = {
+    name: Suite.model_fields[name].get_default(call_default_factory=True)
+    for name in _suite_fields("neutral")
+}
+#: Suite fields never in the suite hash, whatever their value.
+SUITE_FIELDS_OUT_OF_HASH = _suite_fields("left_out")

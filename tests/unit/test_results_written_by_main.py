@@ -20,8 +20,10 @@ from harness import REPO, run_cli
 
 from specbench.results.frame import load_results
 from specbench.results.loading import load_cells
+from specbench.run.cells import cell_directory
 from specbench.run.plan import drop_neutral_server_fields, resolved_suite, suite_hash
 from specbench.run.resume import recorded_workload
+from specbench.store.layout import is_complete
 from specbench.store.manifest import read_manifest
 from specbench.suite.load import load_suite
 from specbench.suite.model import workload_keys
@@ -164,3 +166,15 @@ def test_a_rerun_finds_every_cell_complete_and_measures_nothing(tmp_path: Path) 
     assert file_hashes(out) == before  # every cell's files, byte for byte
     # The manifest is written again but records nothing new: no run, no cell, same suite.
     assert unstamped_manifest(out) == unstamped_manifest(RESULTS)
+
+
+def test_main_s_cells_are_launch_0_of_a_suite_grown_to_two_launches() -> None:
+    # Issue 39: launches came after main; its directory is launch 0 of any number of them.
+    grown = load_suite(SUITE, ["launches=2"])
+    manifest = read_manifest(RESULTS)
+    assert manifest is not None and suite_hash(grown) == manifest.suite_hash
+    complete = [c.key for c in grown.expand() if is_complete(cell_directory(RESULTS, c))]
+    to_measure = [c.key for c in grown.expand() if c.key not in complete]
+    assert complete == CELLS
+    assert to_measure == [key.replace("/r0", "/l1/r0") for key in CELLS]
+    assert {cell.summary.launch for cell in load_cells([RESULTS])[0]} == {0}

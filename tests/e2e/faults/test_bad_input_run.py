@@ -1,6 +1,6 @@
-"""Bad input to `run` (I34–I90): options and overrides out of range, a missing or odd suite
-path, and malformed suites: unknown keys, wrong types, empty tables, numbers out of range,
-bad datasets in any workload.
+"""Bad input to `run` (I34–I90, I120–I125): options and overrides out of range, a missing or
+odd suite path, and malformed suites: unknown keys, wrong types, empty tables, numbers out
+of range, bad datasets in any workload, launches that cannot be (I120–I125).
 
 Each is refused before any server starts: exit 2, one line naming the option, file or
 field, no traceback, nothing written.
@@ -26,6 +26,7 @@ UNKNOWN_KEYS = f"{SUITE_BAD}::test_unknown_keys_at_each_level"
 WRONG_TYPE = f"{SUITE_BAD}::test_a_value_of_the_wrong_type_is_refused_not_coerced"
 MATRIX = f"{SUITE_BAD}::test_no_baseline_two_baselines_empty_matrix"
 PRECISION = "tests/e2e/test_precision_emulator.py"
+LAUNCHES = "tests/unit/suite/test_launches.py::test_bad_launch_values_are_one_line_naming_the_field"
 DATASET_FIRST = f"{FAULTS_TEST}::test_every_workload_dataset_is_checked_before_any_server_starts"
 WORKLOAD_2 = '\n[[workloads]]\nname = "second"\ndataset = "{}"\nconcurrency = [1]\nmax_tokens = 8\n'
 
@@ -61,6 +62,12 @@ def rep(old: str, new: str) -> Callable[[str], str]:
         return text.replace(old, new, 1)
 
     return change
+
+
+def launches_on_an_attached_server(scratch: Scratch, folder: Path) -> list[Any]:
+    suite, _ = scratch.suite(folder)
+    suite.write_text(rep("repeats = 1", "repeats = 1\nlaunches = 2")(suite.read_text()))
+    return ["run", suite, "--output", folder / "o", "--endpoint", "eagle3=http://127.0.0.1:9"]
 
 
 def second_workload_with_a_bad_line(scratch: Scratch, folder: Path) -> list[Any]:
@@ -417,6 +424,42 @@ def test_run_refuses_a_bad_option(
             DATASET_FIRST,
             "bad.jsonl:2",
             second_workload_with_a_bad_line,
+        ),
+        edit("I120", "launches = 0", LAUNCHES, "launches", rep("repeats = 1", "launches = 0")),
+        edit(
+            "I121",
+            "wrong type: launches a float",
+            LAUNCHES,
+            "launches",
+            rep("repeats = 1", "launches = 2.5"),
+        ),
+        edit(
+            "I122",
+            "wrong type: launches a numeric string",
+            LAUNCHES,
+            "launches",
+            rep("repeats = 1", 'launches = "3"'),
+        ),
+        edit(
+            "I123",
+            "unknown launch_order",
+            LAUNCHES,
+            "launch_order",
+            rep("repeats = 1", 'repeats = 1\nlaunch_order = "sequential"'),
+        ),
+        edit(
+            "I124",
+            "a workload's launches = 0",
+            LAUNCHES,
+            "workloads[0].launches",
+            rep("warmup = 1", "warmup = 1\nlaunches = 0"),
+        ),
+        bad_input(
+            "I125",
+            "suite: launches = 2 with an attached server (--endpoint)",
+            "tests/unit/suite/test_launches.py::test_an_attached_server_cannot_give_launches",
+            "launches = 2",
+            launches_on_an_attached_server,
         ),
     ],
 )

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from analysis_fixtures import summary as cell_summary
+from harness import REPO
 
-from specbench.run.estimate import _cell_estimate, _point
+from specbench.run.estimate import (
+    Estimate,
+    _cell_estimate,
+    _point,
+    describe_estimate,
+    server_starts,
+)
+from specbench.run.plan import RunOptions, plan_suite
+from specbench.suite import load_suite
 from specbench.suite.model import Cell
+
+SUITE = REPO / "suites" / "emulator.toml"
 
 
 def summary(concurrency: int, conversations: int, duration_s: float, steady_s: float) -> Any:
@@ -52,3 +64,22 @@ def test_a_cell_priced_at_its_own_size_takes_its_own_wall_time():
     assert wide.wall_s == pytest.approx(465 / (33 / 4.0) + 1.0 + 0.25)
     # A precision-targeted campaign cell priced from an untargeted pilot: an upper bound.
     assert "upper bound" in _cell_estimate(cell(16), [point], 480, 0.02, gpus=1).how
+
+
+def test_each_launch_pays_its_own_server_start(tmp_path: Path) -> None:
+    suite = load_suite(SUITE)
+    relaunched = suite.model_copy(update={"launches": 3})
+    plan = plan_suite(relaunched, RunOptions(output=tmp_path, servers=("baseline",)))
+    starts = server_starts(plan)
+    assert starts["baseline"] == 3 and set(starts.values()) == {3, 0}  # others not selected
+    point = _point(summary(1, 3, 6.0, 6.0), {})
+    assert point is not None
+    walls = [_cell_estimate(c, [point], 3, None, gpus=1) for c in plan.cells]
+    estimate = Estimate(walls, {"baseline": 20.0}, {"baseline": 1}, starts)
+    cells_s = sum(e.wall_s for e in walls)
+    assert estimate.server_wall_s("baseline") == pytest.approx(3 * 20.0 + cells_s)
+    assert "start 20.0 s × 3 launches" in describe_estimate(estimate)
+    # One launch: one start, and the line as before.
+    once = Estimate(walls, {"baseline": 20.0}, {"baseline": 1}, {"baseline": 1})
+    assert once.server_wall_s("baseline") == pytest.approx(20.0 + cells_s)
+    assert "start 20.0 s, total" in describe_estimate(once)

@@ -10,6 +10,7 @@ from specbench.suite.model import (
     MEASURED_FIELDS,
     NOT_IDENTITY,
     STOPPING_FIELDS,
+    WORKLOAD_FIELDS_OUT_OF_HASH,
     WorkloadSpec,
     fields_where,
     output_fit_error,
@@ -26,7 +27,9 @@ def test_every_field_declares_a_known_role():
 
 def test_the_derived_lists_are_the_ones_written_by_hand_before():
     # As main 7b6eecf wrote them out (suite/model.py, run/plan.py, run/pilot.py).
-    assert {"name", "concurrency", "repeats"} == NOT_IDENTITY
+    # + launches, added since: how many fresh server starts measure the cells.
+    assert {"name", "concurrency", "repeats", "launches"} == NOT_IDENTITY
+    assert WORKLOAD_FIELDS_OUT_OF_HASH == ("launches",)
     assert set(MEASURED_FIELDS) == {
         "dataset", "num_prompts", "max_tokens", "temperature", "api", "ignore_eos", "seed",
         "dataset_revision", "extra_body", "history",
