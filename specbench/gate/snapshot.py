@@ -16,7 +16,6 @@ them). The gate's launch-level rule (`gate.launches`) compares those.
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -54,9 +53,6 @@ from specbench.store.summary import CellSummary
 
 if TYPE_CHECKING:
     import pandas as pd
-
-_LAUNCH_FOLDER = re.compile(r"^l\d+$")
-_REPEAT_FOLDER = re.compile(r"^r\d+$")
 
 
 class MetricStats(Frozen):
@@ -131,22 +127,13 @@ class Snapshot(Frozen):
 def failed_cell_key(failure: FailedCell) -> tuple[str, str] | None:
     """(point key, `r<M>` or `l<L>/r<M>`) of a `failure.json`; None outside the layout.
 
-    A failed repeat has no summary to say its launch, so here the folder does: the
-    launches layout `<label>/<workload>/c<N>/l<L>/r<M>/` or today's `c<N>/r<M>/`.
-    """
-    directory = failure.path.parent
+    A failed repeat has no summary to say its launch, so here its folder does (the layout's
+    `c<N>/r<M>` for launch 0, `c<N>/l<L>/r<M>` after)."""
     try:
-        parts = directory.relative_to(failure.results_dir).parts
-    except ValueError:
-        return None
-    launch = len(parts) == 5 and _LAUNCH_FOLDER.match(parts[3]) and _REPEAT_FOLDER.match(parts[4])
-    try:  # a launch's repeat is keyed as its cell's repeat folder would be
-        key = cell_key_of(
-            failure.results_dir, directory.parent.parent / parts[4] if launch else directory
-        )
+        key = cell_key_of(failure.results_dir, failure.path.parent)
     except SpecbenchError:
         return None
-    return key.point, f"{parts[3]}/{parts[4]}" if launch else f"r{key.repeat}"
+    return key.point, (f"l{key.launch}/" if key.launch else "") + f"r{key.repeat}"
 
 
 def _finite(value: Any) -> float | None:
