@@ -3,13 +3,15 @@ runs (on this machine or on a node), taking a node down, waiting."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -17,10 +19,14 @@ import pytest
 from harness import (
     DATA,
     REPO,
+    background_cli,
     run_cli,
     server_pids,
+    wait_for,
     write_campaign_suite,
 )
+
+from specbench.store.manifest import MANIFEST_LOCK
 
 TOOLS = REPO / "tools" / "slurm"
 
@@ -133,16 +139,18 @@ def write_suite(
     max_tokens: int = 32,
     two_workloads: bool = False,
     exclusive: bool = False,
+    hold: bool = False,
 ) -> tuple[Path, str]:
     """An emulator suite (baseline, eagle3) with a `[slurm]` table; (its path, its unique
     served model name, which finds this test's servers in /proc). `exclusive` gives each
-    job a node of its own, as a TP = 8 server on an 8-GPU node would."""
+    job a node of its own, as a TP = 8 server on an 8-GPU node would; `hold` submits each
+    job held (sbatch --hold): PENDING until the test releases it (`release_jobs`)."""
     folder.mkdir(parents=True, exist_ok=True)
     datasets = [DATA]
     if two_workloads:
         datasets.append(folder / "tiny2.jsonl")
         shutil.copy(DATA, datasets[-1])
-    options = '["--exclusive"]' if exclusive else '["--cpus-per-task=1"]'
+    options = ["--exclusive" if exclusive else "--cpus-per-task=1"] + (["--hold"] if hold else [])
     return write_campaign_suite(
         folder,
         step_ms=step_ms,
@@ -150,7 +158,9 @@ def write_suite(
         max_tokens=max_tokens,
         datasets=datasets,
         repeats=None,
-        servers_extra=f'\n[slurm]\ntime_limit = "10:00"\nsbatch_options = {options}\n',
+        servers_extra=(
+            f'\n[slurm]\ntime_limit = "10:00"\nsbatch_options = {json.dumps(options)}\n'
+        ),
     )
 
 
@@ -197,6 +207,88 @@ def submitted_jobs(out: Path) -> int:
 def jobs_of(out: Path, shard: str) -> dict[str, dict]:
     """The manifest's record of every job of `shard`, by job id."""
     return manifest(out)["slurm"]["shards"][shard]["jobs"]
+
+
+def release_jobs(env: dict[str, str], job_ids: Sequence[str]) -> None:
+    """`scontrol release`: held jobs (`write_suite(hold=True)`) may start."""
+    subprocess.run(["scontrol", "release", ",".join(job_ids)], env=env, check=True, timeout=30)
+
+
+def _current_job(out: Path, shard: str) -> dict:
+    entry = manifest(out)["slurm"]["shards"][shard]
+    return entry["jobs"].get(entry["job_id"], {})
+
+
+def _stopped(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rindex(")") + 2] in "Tt"  # the state follows the (command name)
+
+
+def _stop(pids: list[int]) -> None:
+    """SIGSTOP to each of `pids`; return once each is stopped."""
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    wait_for(lambda: all(map(_stopped, pids)), 30)
+
+
+def thaw(pids: dict[str, int]) -> None:
+    """SIGCONT to each frozen job (`frozen_jobs`); one that ended meanwhile is passed over."""
+    for pid in pids.values():
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            continue
+
+
+@contextmanager
+def frozen_jobs(
+    out: Path, shards: Sequence[str], timeout_s: float = 180.0
+) -> Iterator[dict[str, int]]:
+    """Each shard's current job stopped mid-run for the block (SIGSTOP to the job's specbench
+    process, whose pid it records with its start); yields those pids; `thaw` on the way out.
+
+    The moment is chosen under the manifest's lock, which a job takes to record its start
+    and its end: once every job has recorded its start and none its end, read while no job
+    can write, each is stopped before the lock is let go. So Slurm has every job RUNNING and
+    none can end until it is thawed, however loaded the machine and however long the
+    commands in the block take; and no job is stopped holding the lock a rerun needs (one
+    waiting for it is stopped in the wait, and waits again once thawed).
+    """
+    wait_for(lambda: submitted_jobs(out) >= len(shards), timeout_s)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with (out / MANIFEST_LOCK).open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            jobs = {shard: _current_job(out, shard) for shard in shards}
+            if all("started_at" in job for job in jobs.values()):
+                ended = {shard: job for shard, job in jobs.items() if "finished_at" in job}
+                assert not ended, f"ended before they could be frozen: {ended}"
+                pids = {shard: int(job["pid"]) for shard, job in jobs.items()}
+                _stop(list(pids.values()))
+                break
+        assert time.monotonic() < deadline, f"jobs not all started: {jobs}"
+        time.sleep(0.05)
+    try:
+        yield pids
+    finally:
+        thaw(pids)
+
+
+def rerun_watching(
+    args: Sequence[str | Path], env: dict[str, str], frozen: dict[str, int], log: Path
+) -> subprocess.CompletedProcess[str]:
+    """`specbench ARGS` in the background while `frozen`'s jobs are stopped; once it says it
+    watches each (`skip SHARD: job ID is …; watching it`), `thaw` them and let it finish.
+    Its stderr goes through the file `log`, read as it runs."""
+
+    def watching_or_ended() -> bool:
+        return log.read_text().count("; watching it") == len(frozen) or process.poll() is not None
+
+    with log.open("w") as sink, background_cli(*args, env=env, stderr=sink) as process:
+        wait_for(watching_or_ended)
+        thaw(frozen)
+        stdout, _ = process.communicate(timeout=300)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, log.read_text())
 
 
 def moment(text: str) -> float:
