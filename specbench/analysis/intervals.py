@@ -39,7 +39,7 @@ from specbench.common.errors import SpecbenchError
 from specbench.metrics.declarations import figure_of, with_intervals
 from specbench.results.columns import CONCURRENCY, LAUNCH, SERVER_LABEL
 from specbench.stats.launches import (
-    MIN_CALIBRATION_LAUNCHES,
+    MIN_LAUNCHES,
     Interval,
     between_launch_cv,
     launch_interval,
@@ -205,11 +205,11 @@ def summary_mean(frame: pd.DataFrame, calibration: Calibration | None = None) ->
 
 
 def calibration_from(frame: pd.DataFrame, source: str) -> Calibration:
-    """τ/|x| of every figure at every point with ≥ `MIN_CALIBRATION_LAUNCHES` launches."""
+    """τ/|x| of every figure at every point with ≥ `MIN_LAUNCHES` launches."""
     keys = group_columns(frame)
     squares: dict[tuple[str, str, int], list[float]] = defaultdict(list)
     for _, group in frame.groupby(keys, dropna=False, sort=True):
-        if LAUNCH not in group.columns or group[LAUNCH].nunique() < MIN_CALIBRATION_LAUNCHES:
+        if LAUNCH not in group.columns or group[LAUNCH].nunique() < MIN_LAUNCHES:
             continue
         first = group.iloc[0]
         for figure in with_intervals():
@@ -279,9 +279,9 @@ def load_calibration(directory: Path, results_dirs: Sequence[Path]) -> Calibrati
         raise SpecbenchError(f"{option}: {error}") from None
     frame = cells_frame(cells)
     most = int(frame.groupby(group_columns(frame), dropna=False)[LAUNCH].nunique().max())
-    if most < MIN_CALIBRATION_LAUNCHES:
+    if most < MIN_LAUNCHES:
         raise SpecbenchError(
             f"{option}: {most} launch{'es' if most != 1 else ''} per point; at least "
-            f"{MIN_CALIBRATION_LAUNCHES} are needed to measure the between-launch variance"
+            f"{MIN_LAUNCHES} are needed to measure the between-launch variance"
         )
     return calibration_from(frame, str(directory))

@@ -36,7 +36,6 @@ from typing import Any
 
 from specbench.common.errors import SpecbenchError
 from specbench.gate.baseline import Baseline, SuiteIdentity
-from specbench.gate.launches import MIN_LAUNCHES
 from specbench.gate.rules import CATEGORY_FAMILY, PER_POSITION_FAMILY, GateRules, MetricRule
 from specbench.gate.snapshot import CellStats, MetricStats, Snapshot
 from specbench.gate.suites import check_suites, server_notes
@@ -54,6 +53,7 @@ from specbench.gate.verdict import (
     tested,
 )
 from specbench.results.columns import ACCEPTANCE_LENGTH, PER_POSITION_PREFIX
+from specbench.stats.launches import MIN_LAUNCHES
 from specbench.stats.significance import bonferroni_level
 
 __all__ = [

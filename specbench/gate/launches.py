@@ -29,11 +29,7 @@ from dataclasses import dataclass
 from statistics import median
 
 from specbench.gate.snapshot import MetricStats
-
-#: Launch values needed on each side for the launch-level rule; fewer: the within-launch rule.
-MIN_LAUNCHES = 3
-#: MAD × this estimates σ of a normal distribution: 1 / Φ⁻¹(3/4).
-MAD_TO_SIGMA = 1.4826
+from specbench.stats.launches import MIN_LAUNCHES, mad_sigma
 
 
 def launch_count(stats: MetricStats | None) -> int:
@@ -41,12 +37,6 @@ def launch_count(stats: MetricStats | None) -> int:
     if stats is None:
         return 0
     return len(stats.launch_values) if stats.launch_values else 1
-
-
-def mad_sigma(values: tuple[float, ...]) -> float:
-    """1.4826 × median |x − median(x)|: a robust estimate of one launch's σ."""
-    centre = median(values)
-    return MAD_TO_SIGMA * median(abs(x - centre) for x in values)
 
 
 @dataclass(frozen=True, slots=True)

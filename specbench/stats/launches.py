@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
+from statistics import NormalDist, median
 from typing import Literal
 
 from specbench.stats.student_t import student_t_quantile
@@ -49,8 +49,18 @@ KIND_WORDS: dict[str, str] = {
     "one-launch": "one launch: between-launch variance not measured",
     "calibrated": "one launch, widened by the between-launch variance of an earlier campaign",
 }
-#: Launches a campaign needs before its between-launch variance may calibrate another.
-MIN_CALIBRATION_LAUNCHES = 3
+#: Launches a between-launch spread needs before it is trusted: to calibrate another
+#: campaign (`--variance-from`) and for the gate's launch-level rule on each side.
+MIN_LAUNCHES = 3
+#: MAD × this estimates σ of a normal distribution: 1 / Φ⁻¹(3/4).
+MAD_TO_SIGMA = 1.4826
+
+
+def mad_sigma(values: Sequence[float]) -> float:
+    """1.4826 × median |x − median(x)|: a robust estimate of one launch's σ, which one
+    outlying launch cannot inflate."""
+    centre = median(values)
+    return MAD_TO_SIGMA * median(abs(x - centre) for x in values)
 
 
 @dataclass(frozen=True, slots=True)

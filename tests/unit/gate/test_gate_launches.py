@@ -24,12 +24,13 @@ from specbench.gate.baseline_power import baseline_power
 from specbench.gate.compare import compare, judge
 from specbench.gate.display import verdict
 from specbench.gate.junit import junit_xml
-from specbench.gate.launches import MAD_TO_SIGMA, LaunchComparison, mad_sigma
+from specbench.gate.launches import LaunchComparison
 from specbench.gate.rules import GateRules, MetricRule, load_rules
 from specbench.gate.snapshot import MetricStats, snapshot
 from specbench.gate.text import explanation, row_texts
 from specbench.render.verdict import verdict_markdown
 from specbench.results.loading import read_manifest
+from specbench.stats.launches import MAD_TO_SIGMA, mad_sigma
 from specbench.store.summary import CellErrors
 
 CELL = "eagle3/speed-bench-qualitative/c8"
