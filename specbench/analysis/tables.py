@@ -394,6 +394,12 @@ def _serving_row(figure: Figure, row: Mapping[Any, Any]) -> tuple[str, str, str,
     )
 
 
+def _launches(tok: Mapping[Any, Any], side: str) -> int:
+    """Launches behind one side's value (1 when the data predates launches)."""
+    n = tok.get(side + D.SUFFIX_LAUNCHES)
+    return int(n) if n is not None and math.isfinite(float(n)) else 1
+
+
 def _interval_note(tok: Mapping[Any, Any], comparison: Comparison, per_gpu: bool) -> str | None:
     """What the ± and the Change's range are, or the one-launch interval and why it is
     not shown in the cells."""
@@ -441,22 +447,32 @@ def serving(
     per_gpu = OUTPUT_TOK_S_PER_GPU in by_metric
     tok = by_metric[OUTPUT_TOK_S_PER_GPU if per_gpu else OUTPUT_TOK_S]
     rows = tuple(_serving_row(f, by_metric[f.name]) for f in serving_rows(per_gpu))
-    n_spec, n_base = int(tok[D.N_SPECULATIVE]), int(tok[D.N_BASELINE])
+    sides = ((D.SPECULATIVE, comparison.speculative, int(tok[D.N_SPECULATIVE])),
+             (D.BASELINE, comparison.baseline, int(tok[D.N_BASELINE])))  # fmt: skip
+    launches = {side: _launches(tok, side) for side, _, _ in sides}
+    several = max(launches.values()) > 1
+    counts = ", ".join(
+        f"{label}: {n}" + (f" on {launches[side]} launches" if several else "")
+        for side, label, n in sides
+    )
     notes = [
-        f"Means over repeats ({comparison.speculative}: {n_spec}, {comparison.baseline}: "
-        f"{n_base}); Change uses unrounded values."
+        f"Means over {'cells' if several else 'repeats'} ({counts}); Change uses unrounded values."
     ]
     interval_note = _interval_note(tok, comparison, per_gpu)
     if interval_note:
         notes.append(interval_note)
     if not per_gpu:
         notes.append(PER_SERVER_NOTE)
-    for side, label, n in ((D.SPECULATIVE, comparison.speculative, n_spec),
-                           (D.BASELINE, comparison.baseline, n_base)):  # fmt: skip
-        if n >= 2:
+    what = f"throughput{'/GPU' if per_gpu else ' per server'}"
+    for side, label, n in sides:
+        if n >= 2 and launches[side] > 1:  # its interval is the launch-level one above
             notes.append(
-                f"{label} throughput{'/GPU' if per_gpu else ' per server'} over repeats: "
-                f"{tok[side + '_min']:.1f}–"
+                f"{label} {what} over its {n} cells: {tok[side + '_min']:.1f}–"
+                f"{tok[side + '_max']:.1f} tok/s."
+            )
+        elif n >= 2:
+            notes.append(
+                f"{label} {what} over repeats: {tok[side + '_min']:.1f}–"
                 f"{tok[side + '_max']:.1f} tok/s (95% CI ±{tok[side + '_ci95']:.1f})."
             )
     name = W.dataset_name(view, _split(frame, view))

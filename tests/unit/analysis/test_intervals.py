@@ -163,6 +163,14 @@ def test_the_serving_table_shows_launch_intervals_and_the_ratio_s(tmp_path: Path
     )
     assert table.rows[2][1] == "101 ± 2.48 ms"  # median TTFT: launches 100, 101, 102
     assert any(n.startswith("± 95% interval over 3 launches") for n in table.footnotes)
+    # The counts name the launches, and a side's range is over its 6 cells with no second,
+    # pooled "CI" (it would treat the cells of one launch as independent of each other).
+    assert table.footnotes[0] == (
+        "Means over cells (eagle3: 6 on 3 launches, baseline: 6 on 3 launches); Change uses "
+        "unrounded values."
+    )
+    assert "eagle3 throughput/GPU over its 6 cells: 149.5–156.5 tok/s." in table.footnotes
+    assert not any("95% CI" in note for note in table.footnotes)
     ratio = table.data.set_index("metric").loc[TOK]
     assert ratio["ratio_ci_low"] == pytest.approx(153 / 101 - 0.0616373, abs=1e-6)
 
@@ -173,6 +181,13 @@ def test_one_launch_keeps_the_card_cells_and_says_why_in_a_footnote(tmp_path: Pa
     assert (
         "One launch: between-launch variance not measured; within-launch 95% interval of "
         "tok/s/GPU: eagle3 ±1.4, baseline ±1.4." in table.footnotes
+    )
+    # One launch reads as before launches: means over repeats and their spread.
+    assert table.footnotes[0] == (
+        "Means over repeats (eagle3: 2, baseline: 2); Change uses unrounded values."
+    )
+    assert "eagle3 throughput/GPU over repeats: 149.5–150.5 tok/s (95% CI ±6.4)." in (
+        table.footnotes
     )
 
 
