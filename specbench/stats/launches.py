@@ -24,8 +24,10 @@ noise, so s²/n estimates the whole Var(mean). Three kinds of interval follow:
 
 A ratio (speculative over baseline) has the delta-method interval of a ratio of means:
 R = a / b, se(R)/|R| = √((se_a/a)² + (se_b/b)²), with Welch–Satterthwaite degrees of
-freedom from each side's (∞ for a normal side), R ± t(1 − α/2, df) · se(R). Its kind is the
-weaker of the two sides' (one-launch < calibrated < launches).
+freedom from each side's (∞ for a normal side), and bounds on the log scale,
+R · exp(± t(1 − α/2, df) · se(R)/|R|) (the delta method of log R), which stay positive where
+R ± t · se(R) would not. Its kind is the weaker of the two sides' (one-launch < calibrated <
+launches).
 
 Pure functions; no pandas.
 """
@@ -79,6 +81,9 @@ class Interval:
     #: Within-launch standard error of `value`: √Σse_i² / n; None where no launch had one.
     within_launch_se: float | None
     confidence: float = 0.95
+    #: Bounds on the log scale, value · exp(±half_width / |value|): a ratio's, which stay
+    #: positive however wide (the linear bounds of 0.36 ± 1.11 would read −0.74–1.47).
+    log_scale: bool = False
 
     @property
     def half_width(self) -> float | None:
@@ -90,12 +95,20 @@ class Interval:
     @property
     def low(self) -> float | None:
         half = self.half_width
-        return None if half is None else self.value - half
+        if half is None:
+            return None
+        if self.log_scale and self.value:
+            return self.value * math.exp(-half / abs(self.value))
+        return self.value - half
 
     @property
     def high(self) -> float | None:
         half = self.half_width
-        return None if half is None else self.value + half
+        if half is None:
+            return None
+        if self.log_scale and self.value:
+            return self.value * math.exp(half / abs(self.value))
+        return self.value + half
 
 
 def _quantile(confidence: float, df: float | None) -> float:
@@ -181,6 +194,7 @@ def ratio_interval(numerator: Interval, denominator: Interval) -> Interval | Non
         None,
         None,
         numerator.confidence,
+        log_scale=True,
     )
 
 

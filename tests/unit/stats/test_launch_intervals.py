@@ -98,6 +98,21 @@ def test_ratio_over_launches_uses_welch_degrees_of_freedom() -> None:
     assert ratio.standard_error == pytest.approx(0.0192113, abs=1e-7)
     assert ratio.df == pytest.approx(2.95764, abs=1e-4)
     assert ratio.half_width == pytest.approx(0.061637, abs=1e-5)
+    # Bounds on the log scale: R · exp(∓0.061637 / R) = 1.454450 and 1.577751.
+    assert (ratio.low, ratio.high) == pytest.approx((1.454450, 1.577751), abs=1e-5)
+
+
+def test_a_wide_ratio_interval_stays_positive() -> None:
+    # R = 0.36 with relative errors 1.5 and 0.5: se(R)/R = √2.5 = 1.5811; linear bounds
+    # 0.36 ± 1.96 · 0.5692 reach −0.76; the log-scale ones are 0.36 · exp(∓3.0990).
+    ratio = ratio_interval(launch_interval([36.0], [54.0]), launch_interval([100.0], [50.0]))
+    assert ratio is not None
+    assert ratio.value - ratio.half_width < 0
+    assert (ratio.low, ratio.high) == pytest.approx(
+        (0.36 * math.exp(-1.959964 * math.sqrt(2.5)), 0.36 * math.exp(1.959964 * math.sqrt(2.5))),
+        rel=1e-5,
+    )
+    assert ratio.low > 0
 
 
 def test_a_ratio_takes_the_weaker_kind_and_refuses_a_zero_denominator() -> None:
