@@ -74,7 +74,7 @@ class Journal:
         suite = plan.suite
         if suite is not None:
             self._layout = LaunchesRecord(
-                launches=suite.max_launches,
+                launches=suite.planned_launches,
                 order=suite.launch_order,
                 seed=suite.launch_seed,
                 planned=suite.launch_orders(),

@@ -125,7 +125,7 @@ class Plan:
     @property
     def launches(self) -> int:
         """How many launches the plan's suite asks of a server config (1 without a suite)."""
-        return self.suite.max_launches if self.suite is not None else 1
+        return self.suite.planned_launches if self.suite is not None else 1
 
 
 def resolved_suite(suite: Suite, *, redact: bool = True) -> dict[str, Any]:

@@ -26,7 +26,8 @@ UNKNOWN_KEYS = f"{SUITE_BAD}::test_unknown_keys_at_each_level"
 WRONG_TYPE = f"{SUITE_BAD}::test_a_value_of_the_wrong_type_is_refused_not_coerced"
 MATRIX = f"{SUITE_BAD}::test_no_baseline_two_baselines_empty_matrix"
 PRECISION = "tests/e2e/test_precision_emulator.py"
-LAUNCHES = "tests/unit/suite/test_suite_launches.py::test_bad_launch_values_are_one_line_naming_the_field"
+LAUNCHES_TEST = "tests/unit/suite/test_suite_launches.py"
+LAUNCHES = f"{LAUNCHES_TEST}::test_bad_launch_values_are_one_line_naming_the_field"
 DATASET_FIRST = f"{FAULTS_TEST}::test_every_workload_dataset_is_checked_before_any_server_starts"
 WORKLOAD_2 = '\n[[workloads]]\nname = "second"\ndataset = "{}"\nconcurrency = [1]\nmax_tokens = 8\n'
 
