@@ -203,3 +203,23 @@ precision = 0.02
         load_suite(path)
     assert message in str(error.value)
     assert "\n" not in str(error.value)
+
+
+def test_an_attached_server_keeps_one_launch_and_no_rounds(tmp_path: Path) -> None:
+    path = tmp_path / "suite.toml"
+    path.write_text(
+        suite_text(
+            "attached",
+            '[[workloads]]\ndataset = "mt-bench"\nconcurrency = [4]\nmax_tokens = 64\n'
+            "precision = 0.02\n",
+        )
+    )
+    options = RunOptions(output=tmp_path / "r", endpoints={"eagle3": "http://127.0.0.1:9"})
+    attached = plan_suite(load_suite(path), options)
+    assert [c.key for c in attached.cells] == [
+        "baseline/mt-bench/c4/r0",
+        "eagle3/mt-bench/c4/r0",
+        "baseline/mt-bench/c4/l1/r0",
+        "baseline/mt-bench/c4/l2/r0",
+    ]
+    assert [p.key for p in targeted_points(attached)] == ["baseline/mt-bench/c4"]
