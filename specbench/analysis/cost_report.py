@@ -112,6 +112,21 @@ def launch_lines(points: list[PrecisionPoint] | None) -> list[str]:
             f"**{len(capped)} of {len(points)} points: cap reached without the precision** "
             f"({named}): more launches (a higher `max_launches`) or a looser target.",
         ]
+    titles = {figure.name: figure.precision or figure.name for figure in figures}
+    regimes = [
+        f"{p.server}/{p.workload}/c{p.concurrency} on "
+        + ", ".join(titles.get(name, name) for name in p.regimes)
+        for p in points
+        if p.regimes
+    ]
+    if regimes:
+        lines += [
+            "",
+            f"**Launches disagree beyond their intervals (a regime)**: {'; '.join(regimes)}. "
+            "Two launches' within-launch 95% intervals do not overlap: each launch held its "
+            "own timing regime. The ± above covers their spread, but the figure is a mix of "
+            "regimes, not one value with noise around it.",
+        ]
     return lines
 
 

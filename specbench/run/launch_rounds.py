@@ -15,6 +15,12 @@ or the cap (`max_launches`) is reached:
   a value has a relative half-width at most the target; cap reached: the cap's launches are
   used without that; else another launch.
 
+A point whose launches disagree beyond their own intervals (two launches whose
+within-launch 95% intervals of a figure do not overlap: a timing regime the launch held for
+its whole run) is flagged with that figure (`regimes`), AIPerf's distribution check: the
+launch-level interval covers the spread, but the figure is a mix of regimes, not one value
+with noise around it.
+
 Within each launch a cell keeps its own early stopping (the block bootstrap over
 conversations, `measure.precision`), which sizes the launch's cells.
 
@@ -42,6 +48,8 @@ from specbench.suite.model import Cell
 StopReason = Literal["precision reached", "cap reached"]
 PRECISION_REACHED: StopReason = "precision reached"
 CAP_REACHED: StopReason = "cap reached"
+#: z(0.975): a stated 95% interval's half-width over its standard error.
+Z95 = 1.959963984540054
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +82,8 @@ class PointDecision:
     #: values, or no value (a figure the cells do not have).
     half_widths: dict[str, float | None] = field(default_factory=dict)
     reason: StopReason | None = None
+    #: Targeted figures on which two launches' within-launch 95% intervals do not overlap.
+    regimes: tuple[str, ...] = ()
 
     @property
     def next_launch(self) -> int | None:
@@ -91,6 +101,7 @@ class PointDecision:
             max_launches=self.cap,
             half_widths=dict(self.half_widths),
             stopped=self.reason,
+            regimes=list(self.regimes),
         )
 
     @property
@@ -135,6 +146,46 @@ def figure_value(summary: CellSummary, figure: Figure) -> float | None:
     return float(value)
 
 
+def figure_error(summary: CellSummary, figure: Figure) -> float | None:
+    """One cell's within-launch standard error of a targeted figure: its stated precision
+    interval's ((ci_high − ci_low) / 2 / z(0.975), the wider of the two bootstraps), else
+    its stored bootstrap error (a derived figure's carried from its source's); None."""
+    names = [figure.name] + ([figure.per_server] if figure.per_server else [])
+    stated = summary.precision.figures if summary.precision is not None else {}
+    for name in names:
+        if name in stated:
+            return (stated[name].ci_high - stated[name].ci_low) / 2.0 / Z95
+    stored = summary.standard_errors.figures if summary.standard_errors is not None else {}
+    for name in names:
+        if name in stored:
+            return stored[name]
+    derived = figure.derived
+    source = figure_of(derived.source) if derived is not None else None
+    if derived is None or source is None or derived.source not in stored:
+        return None
+    base = figure_value(summary, source)
+    return None if base is None else derived.standard_error(base, stored[derived.source])
+
+
+def launch_error(summaries: Sequence[CellSummary], figure: Figure) -> float | None:
+    """A launch's within-launch standard error of its mean over repeats: √Σse_r² / n;
+    None if a repeat has none."""
+    errors = [figure_error(summary, figure) for summary in summaries]
+    if not errors or any(error is None for error in errors):
+        return None
+    return math.sqrt(sum(e * e for e in errors if e is not None)) / len(errors)
+
+
+def disagree(values: Sequence[float], errors: Sequence[float | None]) -> bool:
+    """Whether two launches' 95% intervals (value ± z(0.975) · se) do not overlap."""
+    known = [(v, e) for v, e in zip(values, errors, strict=True) if e is not None]
+    return any(
+        abs(a - b) > Z95 * (ea + eb)
+        for index, (a, ea) in enumerate(known)
+        for b, eb in known[index + 1 :]
+    )
+
+
 def relative_half_width(values: Sequence[float]) -> float | None:
     """The Student t 95% half-width over launch values, relative to their mean; None below
     two values; infinite at a zero mean."""
@@ -160,11 +211,14 @@ def decide(plan: Plan, output: Path) -> list[PointDecision]:
         launch_summaries = _launches(plan, output, point)
         used = len(launch_summaries)
         values: dict[str, list[float]] = {figure.name: [] for figure in targeted()}
+        errors: dict[str, list[float | None]] = {figure.name: [] for figure in targeted()}
         for summaries in launch_summaries:
             for figure in targeted():
                 found = [v for s in summaries if (v := figure_value(s, figure)) is not None]
                 if found:
                     values[figure.name].append(sum(found) / len(found))
+                    errors[figure.name].append(launch_error(summaries, figure))
+        regimes = tuple(name for name in values if disagree(values[name], errors[name]))
         widths = {name: relative_half_width(found) for name, found in values.items()}
         judged = [width for name, width in widths.items() if values[name]]
         reached = (
@@ -173,7 +227,7 @@ def decide(plan: Plan, output: Path) -> list[PointDecision]:
             and all(width is not None and width <= target for width in judged)
         )
         reason = PRECISION_REACHED if reached else (CAP_REACHED if used >= cap else None)
-        decisions.append(PointDecision(point, target, cap, minimum, used, widths, reason))
+        decisions.append(PointDecision(point, target, cap, minimum, used, widths, reason, regimes))
     return decisions
 
 

@@ -188,6 +188,11 @@ class PrecisionPoint(Frozen):
     stopped: Literal["precision reached", "cap reached"] | None = Field(
         description="Why it stopped; None: not finished (a rerun continues it)."
     )
+    regimes: list[str] = Field(
+        default_factory=list,
+        description="Targeted figures on which two launches' within-launch 95% intervals do "
+        "not overlap (launches in different regimes); empty: none, or no intervals.",
+    )
 
 
 class RunRecord(Frozen):

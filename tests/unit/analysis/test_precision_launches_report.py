@@ -52,3 +52,15 @@ def test_each_point_says_its_launches_widths_and_why_it_stopped() -> None:
 def test_results_without_the_record_have_no_table() -> None:
     assert launch_lines(None) == []
     assert launch_lines([]) == []
+
+
+def test_a_point_whose_launches_disagree_is_flagged_as_a_regime() -> None:
+    flagged = point("eagle3", 3, "precision reached", 0.012).model_copy(
+        update={"regimes": ["ttft_ms_median", "e2e_ms_median"]}
+    )
+    lines = launch_lines([flagged, point("baseline", 3, "precision reached", 0.01)])
+    assert lines[-1].startswith(
+        "**Launches disagree beyond their intervals (a regime)**: eagle3/qualitative/c4 on "
+        "TTFT p50, E2E p50. Two launches' within-launch 95% intervals do not overlap"
+    )
+    assert not any("cap reached without" in line for line in lines)

@@ -14,12 +14,14 @@ from specbench.run.launch_rounds import (
     PRECISION_REACHED,
     decide,
     describe,
+    disagree,
     next_cells,
     relative_half_width,
     targeted_points,
 )
 from specbench.run.plan import Plan, RunOptions, plan_suite, suite_hash
 from specbench.store.failure import FailureRecord, write_failure
+from specbench.store.summary import CellErrors
 from specbench.suite import load_suite
 
 from .pilot_resume_suites import suite_text
@@ -42,9 +44,27 @@ repeats = {repeats}
     return plan_suite(load_suite(path), RunOptions(output=tmp_path / "results"))
 
 
-def measured(root: Path, server: str, tok_s: list[float], *, repeat: int = 0, c: int = 4) -> None:
-    """Launch L of `server`'s point at `c` measured tok_s[L] tok/s/GPU (other figures equal)."""
+def measured(
+    root: Path,
+    server: str,
+    tok_s: list[float],
+    *,
+    repeat: int = 0,
+    c: int = 4,
+    ttft_ms: list[float] | None = None,
+    ttft_se: float | None = None,
+) -> None:
+    """Launch L of `server`'s point at `c` measured tok_s[L] tok/s/GPU and ttft_ms[L] median
+    TTFT (100 ms when not given; other figures equal), with a stored bootstrap error of
+    `ttft_se` ms on TTFT when given."""
     for launch, value in enumerate(tok_s):
+        errors = (
+            None
+            if ttft_se is None
+            else CellErrors(
+                num_conversations=64, resamples=400, seed=0, figures={"ttft_ms_median": ttft_se}
+            )
+        )
         write_launch_cell(
             root,
             summary(
@@ -54,7 +74,9 @@ def measured(root: Path, server: str, tok_s: list[float], *, repeat: int = 0, c:
                 concurrency=c,
                 repeat=repeat,
                 tok_s_per_gpu=value,
+                ttft_ms=ttft_ms[launch] if ttft_ms else 100.0,
                 launch=launch,
+                standard_errors=errors,
             ),
         )
 
@@ -223,3 +245,29 @@ def test_an_attached_server_keeps_one_launch_and_no_rounds(tmp_path: Path) -> No
         "baseline/mt-bench/c4/l2/r0",
     ]
     assert [p.key for p in targeted_points(attached)] == ["baseline/mt-bench/c4"]
+
+
+def test_launches_whose_intervals_do_not_overlap_are_flagged_as_a_regime(tmp_path: Path) -> None:
+    campaign = plan(tmp_path)
+    root = tmp_path / "results"
+    # TTFT 100, 101, 104 ms, each ±1.96 ms (se 1.0): launches 0 and 2 are 4 ms apart, more
+    # than 1.96 × (1 + 1) = 3.92, so their intervals do not overlap.
+    measured(root, "baseline", [100.0, 100.5, 99.5], ttft_ms=[100.0, 101.0, 104.0], ttft_se=1.0)
+    # eagle3: 100, 101, 102 with the same errors: every pair overlaps (|Δ| ≤ 2 < 3.92).
+    measured(root, "eagle3", [150.0, 150.5, 149.5], ttft_ms=[100.0, 101.0, 102.0], ttft_se=1.0)
+    base, spec = decide(campaign, root)
+    assert base.regimes == ("ttft_ms_median",)
+    assert spec.regimes == ()
+    assert base.record().regimes == ["ttft_ms_median"]
+    # Without within-launch errors nothing is flagged: no interval to disagree with.
+    other = tmp_path / "other"
+    other.mkdir()
+    bare = plan(other)
+    measured(other / "results", "baseline", [100.0, 100.5, 99.5], ttft_ms=[100.0, 101.0, 104.0])
+    assert decide(bare, other / "results")[0].regimes == ()
+
+
+def test_two_launches_disagree_when_their_intervals_do_not_overlap() -> None:
+    assert disagree([1.0, 5.0], [1.0, 1.0])
+    assert not disagree([1.0, 4.9], [1.0, 1.0])  # |Δ| = 3.9 ≤ 1.96 × 2
+    assert not disagree([1.0, 50.0], [None, 1.0])
