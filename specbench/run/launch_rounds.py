@@ -276,10 +276,7 @@ def describe(decisions: Sequence[PointDecision]) -> str | None:
     reached = [d for d in decisions if d.reason == PRECISION_REACHED]
     capped = [d for d in decisions if d.reason == CAP_REACHED]
     unfinished = [d for d in decisions if d.reason is None]
-    targets = "/".join(
-        f"{t:.3g}" if t * 100 != round(t * 100) else f"{t:.0%}"
-        for t in sorted({d.target for d in decisions})
-    )
+    targets = "/".join(_percent(t) for t in sorted({d.target for d in decisions}))
     line = f"precision {targets} over launches: {len(reached)} of {len(decisions)} points "
     line += PRECISION_REACHED
     if reached:
@@ -292,6 +289,12 @@ def describe(decisions: Sequence[PointDecision]) -> str | None:
     if unfinished:
         line += f"; {len(unfinished)} not finished (rerun to continue)"
     return line
+
+
+def _percent(target: float) -> str:
+    """`2%` for a whole percentage, else the fraction as given (`0.0001`, `0.025`)."""
+    whole = abs(target * 100 - round(target * 100)) < 1e-9
+    return f"{round(target * 100)}%" if whole else f"{target:g}"
 
 
 def _capped(decision: PointDecision) -> str:

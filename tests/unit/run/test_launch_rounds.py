@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -189,6 +190,15 @@ def test_a_failed_cell_uses_its_launch_and_leaves_it_no_value(tmp_path: Path) ->
     assert decision.half_widths["output_tok_s_per_gpu"] == pytest.approx(
         12.706204736174707 * (0.5 / math.sqrt(2)) / math.sqrt(2) / 150.25
     )
+
+
+def test_the_last_line_names_the_target_as_set(tmp_path: Path) -> None:
+    campaign = plan(tmp_path)
+    measured(tmp_path / "results", "baseline", [100.0, 100.5, 99.5])
+    decisions = decide(campaign, tmp_path / "results")
+    for target, shown in ((0.07, "7%"), (0.025, "0.025"), (0.0001, "0.0001")):
+        moved = [replace(d, target=target) for d in decisions]
+        assert (describe(moved) or "").startswith(f"precision {shown} over launches: ")
 
 
 def test_the_launch_level_half_width_is_student_t_over_launch_values() -> None:
