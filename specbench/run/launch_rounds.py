@@ -31,7 +31,7 @@ rerun recomputes the same one and continues where the last stopped.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -197,8 +197,12 @@ def relative_half_width(values: Sequence[float]) -> float | None:
     return half / abs(interval.value) if interval.value else math.inf
 
 
-def decide(plan: Plan, output: Path) -> list[PointDecision]:
-    """Every targeted point's decision from the summaries and failures under `output`."""
+def decide(
+    plan: Plan, output: Path, *, only: Collection[Cell] | None = None
+) -> list[PointDecision]:
+    """Every targeted point's decision from the summaries and failures under `output`;
+    with `only` (a `--force` run: the cells it measured), a launch counts only once each of
+    its cells is among them, so launches an earlier run left are measured again."""
     suite = plan.suite
     decisions = []
     for point in targeted_points(plan):
@@ -208,7 +212,7 @@ def decide(plan: Plan, output: Path) -> list[PointDecision]:
         assert target is not None
         cap = suite.launch_cap_of(point.workload_index)
         minimum = suite.launches_at(point.workload_index, point.concurrency)
-        launch_summaries = _launches(plan, output, point)
+        launch_summaries = _launches(plan, output, point, only)
         used = len(launch_summaries)
         values: dict[str, list[float]] = {figure.name: [] for figure in targeted()}
         errors: dict[str, list[float | None]] = {figure.name: [] for figure in targeted()}
@@ -231,14 +235,19 @@ def decide(plan: Plan, output: Path) -> list[PointDecision]:
     return decisions
 
 
-def _launches(plan: Plan, output: Path, point: Point) -> list[list[CellSummary]]:
+def _launches(
+    plan: Plan, output: Path, point: Point, only: Collection[Cell] | None
+) -> list[list[CellSummary]]:
     """Each used launch's summaries: launches are used in order, up to the first whose
-    repeats are not all measured or failed (past the cap where a lowered cap left more)."""
+    repeats are not all measured or failed (past the cap where a lowered cap left more),
+    or, with `only`, not all among those cells."""
     suite = plan.suite
     assert suite is not None
     used: list[list[CellSummary]] = []
     while True:
         cells = suite.point_cells(point.server, point.workload_index, point.concurrency, len(used))
+        if only is not None and not all(cell in only for cell in cells):
+            return used
         folders = [cell_directory(output, cell) for cell in cells]
         if not all((f / store.SUMMARY).is_file() or (f / store.FAILURE).is_file() for f in folders):
             return used

@@ -177,6 +177,23 @@ def test_a_rerun_continues_the_launch_it_stopped_in_and_decides_the_same(tmp_pat
     assert first[1].reason == PRECISION_REACHED
 
 
+def test_a_forced_run_counts_only_the_launches_it_measured(tmp_path: Path) -> None:
+    campaign = plan(tmp_path)
+    root = tmp_path / "results"
+    measured(root, "baseline", [100.0, 100.5, 99.5, 100.0])
+    measured(root, "eagle3", [150.0, 150.5, 149.5])
+    # --force measured the three planned launches again; the fourth on disk is the old run's.
+    this_run = [c for c in campaign.cells if c.launch < 3]
+    base = decide(campaign, root, only=this_run)[0]
+    assert (base.launches_used, base.reason) == (3, PRECISION_REACHED)
+    wide = tmp_path / "wide"
+    measured(wide, "baseline", [100.0, 104.0, 96.0, 100.0])
+    measured(wide, "eagle3", [150.0, 150.5, 149.5])
+    forced = decide(campaign, wide, only=this_run)[0]
+    assert (forced.launches_used, forced.next_launch) == (3, 3)  # measured again
+    assert decide(campaign, wide)[0].launches_used == 4  # a resume counts it
+
+
 def test_a_failed_cell_uses_its_launch_and_leaves_it_no_value(tmp_path: Path) -> None:
     campaign = plan(tmp_path)
     root = tmp_path / "results"
