@@ -148,26 +148,32 @@ def _run_locked(
 def _launch_rounds(plan: Plan, runner: _Runner) -> tuple[launch_rounds.PointDecision, ...]:
     """After the planned launches: another launch of each precision-targeted point whose
     launch-level half-widths are still wider than its target, until none is left or each
-    reached its cap (`run.launch_rounds` decides from disk). A launch already tried in this
-    run is not tried again (a server that would not start)."""
-    decisions = launch_rounds.decide(plan, runner.options.output)
+    reached its cap (`run.launch_rounds` decides from disk). A cell already tried in this
+    run is not tried again, nor a server that would not start in it."""
+
+    def decide() -> list[launch_rounds.PointDecision]:
+        # --force measures again: only this run's cells count, not launches left on disk.
+        only = runner.result.outcomes if runner.options.force else None
+        return launch_rounds.decide(plan, runner.options.output, only=only)
+
+    decisions = decide()
     while True:
         cells = [
             cell
             for cell in launch_rounds.next_cells(plan, decisions)
-            if cell not in runner.result.outcomes
+            if cell not in runner.result.outcomes and cell.server not in runner.result.not_started
         ]
         if not cells:
             break
         wanted = sorted({d.point.key for d in decisions if d.next_launch is not None})
         runner.progress.warn(
             f"precision not yet reached over launches at {', '.join(wanted)}: "
-            f"launch {cells[0].launch + 1} of {len(cells)} more cells"
+            f"another launch ({len(cells)} more cells)"
         )
         runner.progress.more(len(cells))
         if not runner.run_cells(cells):
             break
-        decisions = launch_rounds.decide(plan, runner.options.output)
+        decisions = decide()
     runner.journal.precision_decided([decision.record() for decision in decisions])
     return tuple(decisions)
 
@@ -277,8 +283,11 @@ class _Runner:
                 )
 
     def _launch_label(self, launch: int) -> str:
-        """`, launch 2/3` when the plan has launches; nothing with one."""
+        """`, launch 2/3` when the plan has launches; nothing with one; `, launch 4 (for
+        precision)` for a launch added after the planned ones (`_launch_rounds`)."""
         total = self.plan.launches
+        if launch >= total:
+            return f", launch {launch + 1} (for precision)"
         return f", launch {launch + 1}/{total}" if total > 1 else ""
 
     @contextmanager

@@ -82,6 +82,13 @@ def test_a_loose_target_stops_at_three_launches_a_tight_one_at_its_cap(tmp_path:
         "1 cap reached without it (eagle3/tiny/c2: 4 launches, "
     ), last
     assert "precision not yet reached over launches at eagle3/tiny/c2" in done_tight.stderr
+    starting = [line for line in done_tight.stderr.splitlines() if ": starting" in line]
+    assert starting == [
+        "server eagle3: starting, launch 1/3",
+        "server eagle3: starting, launch 2/3",
+        "server eagle3: starting, launch 3/3",
+        "server eagle3: starting, launch 4 (for precision)",
+    ]
     manifest = json.loads((tight / "manifest.json").read_text())
     (point,) = manifest["precision_launches"]
     assert (point["launches_used"], point["max_launches"], point["stopped"]) == (
@@ -109,3 +116,16 @@ def test_a_loose_target_stops_at_three_launches_a_tight_one_at_its_cap(tmp_path:
     assert f"±{widths['output_tok_s_per_gpu']:.1%}" in row
     assert "**1 of 1 points: cap reached without the precision** (eagle3/tiny/c2)" in text
     assert "precision reached" not in text
+
+    # --force measures again: the three planned launches, then the fourth as needed, not
+    # counted from the earlier run's files.
+    forced = run_cli(*common, *tight_args, "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert "4 cells measured, 0 already complete, 0 failed" in forced.stdout
+    assert (
+        forced.stdout.strip()
+        .splitlines()[-1]
+        .startswith(
+            "precision 0.0001 over launches: 0 of 1 points precision reached; 1 cap reached"
+        )
+    )
