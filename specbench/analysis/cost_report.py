@@ -15,7 +15,7 @@ from specbench.analysis.al_consistency import check_acceptance, describe_checks
 from specbench.measure.precision import TARGETED_FIGURES
 from specbench.metrics.declarations import targeted
 from specbench.run.estimate import summaries_with_precision
-from specbench.store.manifest import read_manifest
+from specbench.store.manifest import PrecisionPoint, read_manifest
 
 
 def report_section(root: Path) -> str | None:
@@ -37,8 +37,10 @@ def report_section(root: Path) -> str | None:
             f"{p.conversations_used}/{p.conversations_available} | {target} | "
             f"{p.stopping_rule} | {s.throughput_window} | " + " | ".join(widths) + " |"
         )
+    manifest = read_manifest(root)
     if not rows:
-        return None
+        launches = launch_lines(manifest.precision_launches if manifest else None)
+        return "\n".join([f"## Precision and cost (`{root}`)", "", *launches]) if launches else None
     lines = [
         f"## Precision and cost (`{root}`)",
         "",
@@ -52,7 +54,9 @@ def report_section(root: Path) -> str | None:
         "|---|---|---|---|---|---|---|" + "---|" * len(TARGETED_FIGURES),
         *rows,
     ]
-    manifest = read_manifest(root)
+    launches = launch_lines(manifest.precision_launches if manifest else None)
+    if launches:
+        lines += ["", *launches]
     costs = [run.cost for run in (manifest.runs if manifest else []) if run.cost]
     if costs:
         total = sum(c.gpu_hours for c in costs)
@@ -69,3 +73,62 @@ def report_section(root: Path) -> str | None:
     if checks:
         lines += ["", *checks]
     return "\n".join(lines)
+
+
+def launch_lines(points: list[PrecisionPoint] | None) -> list[str]:
+    """Markdown of each precision-targeted point's launches (the manifest's record of the
+    last run): launches used of the cap, the launch-level half-widths, why it stopped; and
+    a line naming each point that reached its cap without the precision. [] without one."""
+    if not points:
+        return []
+    figures = targeted()
+    lines = [
+        "### Precision over launches",
+        "",
+        "A precision-targeted point measures at least 3 launches (fresh server starts), then "
+        "one more at a time until every targeted figure's 95% half-width over launches "
+        "(Student t over the launch values, relative to their mean) is within the target, "
+        "or until `max_launches`. *cap reached*: the figures are not known to the target.",
+        "",
+        "| server | workload | c | launches | target | stopped | "
+        + " | ".join(f"± {figure.precision}" for figure in figures)
+        + " |",
+        "|---|---|---|---|---|---|" + "---|" * len(figures),
+    ]
+    for point in sorted(points, key=lambda p: (p.server, p.workload, p.concurrency)):
+        widths = [_width(point.half_widths.get(figure.name)) for figure in figures]
+        stopped = point.stopped or "not finished (rerun to continue)"
+        lines.append(
+            f"| {point.server} | {point.workload} | {point.concurrency} | "
+            f"{point.launches_used}/{point.max_launches} | {point.target:.2%} | {stopped} | "
+            + " | ".join(widths)
+            + " |"
+        )
+    capped = [p for p in points if p.stopped == "cap reached"]
+    if capped:
+        named = ", ".join(f"{p.server}/{p.workload}/c{p.concurrency}" for p in capped)
+        lines += [
+            "",
+            f"**{len(capped)} of {len(points)} points: cap reached without the precision** "
+            f"({named}): more launches (a higher `max_launches`) or a looser target.",
+        ]
+    titles = {figure.name: figure.precision or figure.name for figure in figures}
+    regimes = [
+        f"{p.server}/{p.workload}/c{p.concurrency} on "
+        + ", ".join(titles.get(name, name) for name in p.regimes)
+        for p in points
+        if p.regimes
+    ]
+    if regimes:
+        lines += [
+            "",
+            f"**Launches disagree beyond their intervals (a regime)**: {'; '.join(regimes)}. "
+            "Two launches' within-launch 95% intervals do not overlap: each launch held its "
+            "own timing regime. The ± above covers their spread, but the figure is a mix of "
+            "regimes, not one value with noise around it.",
+        ]
+    return lines
+
+
+def _width(value: float | None) -> str:
+    return "–" if value is None else f"±{value:.1%}"

@@ -124,6 +124,10 @@ class LogRunProgress(RunProgress):
         self._to_measure = total - complete
         self._start = time.monotonic()
 
+    def more(self, cells: int) -> None:
+        self._total += cells
+        self._to_measure += cells
+
     def server(self, name: str, message: str) -> None:
         self._console.print(line(f"server {name}:", "cyan", message), soft_wrap=True)
 

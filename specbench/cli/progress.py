@@ -166,6 +166,7 @@ class RichRunProgress(RunProgress):
             refresh_per_second=2,
         )
         self._task: TaskID | None = None
+        self._total = 0
 
     def __enter__(self) -> RichRunProgress:
         self._progress.start()
@@ -175,8 +176,14 @@ class RichRunProgress(RunProgress):
         self._progress.stop()
 
     def begin(self, total: int, complete: int) -> None:
+        self._total = total
         if self._campaign_bar:
             self._task = self._progress.add_task("campaign", total=total, completed=0)
+
+    def more(self, cells: int) -> None:
+        self._total += cells
+        if self._task is not None:
+            self._progress.update(self._task, total=self._total)
 
     def server(self, name: str, message: str) -> None:
         self._progress.console.print(line(f"server {name}:", "cyan", message), soft_wrap=True)

@@ -142,6 +142,7 @@ def _run_local(plan: Plan, options: RunOptions) -> None:
     servers that would not start or failed cells."""
     from specbench.analysis.al_consistency import check_acceptance, describe_checks
     from specbench.cli.progress import campaign_progress, results_console, run_table
+    from specbench.run.launch_rounds import describe as describe_precision
     from specbench.run.orchestrator import run_plan
 
     with campaign_progress() as progress:
@@ -155,6 +156,9 @@ def _run_local(plan: Plan, options: RunOptions) -> None:
         f"{len(result.failed)} failed; results in {options.output}",
         markup=False,
     )
+    precision = describe_precision(result.precision)
+    if precision is not None:  # last: whether the precision was reached, or the cap
+        results_console.print(precision, markup=False)
     if result.not_started:
         raise ServersNotStarted(
             "; ".join(

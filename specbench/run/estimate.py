@@ -14,7 +14,10 @@ and predicts a cell of N conversations as (N − min(c, N) + 1) / r + tail + ove
 concurrency not measured is interpolated (log r and the tail linear in log c between the
 nearest measured concurrencies) or, outside them, extrapolated from the two nearest and
 flagged. Server starts are the recorded `startup_s` of each server's provenance, paid
-once per server start: per (server, launch) of the plan's cells. A
+once per server start: per (server, launch) of the plan's cells, which hold the 3 launches
+each precision-targeted point measures at least. Launches beyond those are decided as the
+campaign runs (`run.launch_rounds`): the cap bounds them, priced as each point's planned
+launches' mean plus a start per extra launch (`cap_bound`). A
 precision-targeted cell is predicted at the conversations the source's matching cell used
 when the source had the same target, else at the full workload (an upper bound, flagged).
 """
@@ -56,6 +59,18 @@ class CellEstimate:
 
 
 @dataclass(frozen=True)
+class CapBound:
+    """The worst case of precision over launches: every targeted point to its cap."""
+
+    points: int
+    #: The planned launches of a targeted point (at least 3) and the caps, as printed.
+    minimum: int
+    caps: tuple[int, ...]
+    wall_s: float
+    gpu_hours: float
+
+
+@dataclass(frozen=True)
 class Estimate:
     cells: list[CellEstimate]
     #: Server → seconds of one start (spawn → ready).
@@ -64,6 +79,9 @@ class Estimate:
     gpus: dict[str, int | None]
     #: Server → starts the plan pays: one per launch with cells (1 when absent).
     starts: dict[str, int] = field(default_factory=dict)
+    #: What precision-targeted points add at most beyond their planned launches, up to
+    #: their cap (`max_launches`); None without such points.
+    cap_bound: CapBound | None = None
 
     def server_wall_s(self, server: str) -> float:
         return self.starting_s.get(server, 0.0) * self.starts.get(server, 1) + sum(
@@ -157,7 +175,48 @@ def estimate_plan(
         values = startups.get(name) or all_startups
         starting[name] = 0.0 if server.attached or not values else sum(values) / len(values)
     gpus = {n: s.gpus for n, s in plan.servers.items()}
-    return Estimate(estimates, starting, gpus, server_starts(plan))
+    starts = server_starts(plan)
+    bound = cap_bound(plan, estimates, starting, starts)
+    return Estimate(estimates, starting, gpus, starts, bound)
+
+
+def cap_bound(
+    plan: Plan,
+    estimates: Sequence[CellEstimate],
+    starting_s: dict[str, float],
+    starts: dict[str, int],
+) -> CapBound | None:
+    """Each precision-targeted point's launches beyond those planned, up to its cap, priced
+    as its planned launches' mean; a server's extra starts, one per launch beyond its own."""
+    suite = plan.suite
+    if suite is None:
+        return None
+    points: dict[tuple[str, int, int], list[CellEstimate]] = defaultdict(list)
+    for e in estimates:
+        cell = e.cell
+        if plan.servers[cell.server].attached:
+            continue
+        if plan.workload(cell).precision_at(cell.concurrency) is not None:
+            points[(cell.server, cell.workload_index, cell.concurrency)].append(e)
+    if not points:
+        return None
+    wall, hours = 0.0, 0.0
+    most: dict[str, int] = defaultdict(int)
+    minimums, caps = set(), set()
+    for (server, index, concurrency), cells in points.items():
+        planned = len({e.cell.launch for e in cells})
+        cap = suite.launch_cap_of(index)
+        minimums.add(suite.launches_at(index, concurrency))
+        caps.add(cap)
+        extra = max(0, cap - planned) * sum(e.wall_s for e in cells) / planned
+        wall += extra
+        hours += extra * (plan.servers[server].gpus or 1) / 3600
+        most[server] = max(most[server], cap)
+    for server, cap in most.items():
+        extra_starts = max(0, cap - starts.get(server, 0)) * starting_s.get(server, 0.0)
+        wall += extra_starts
+        hours += extra_starts * (plan.servers[server].gpus or 1) / 3600
+    return CapBound(len(points), min(minimums), tuple(sorted(caps)), wall, hours)
 
 
 def server_starts(plan: Plan) -> dict[str, int]:
@@ -246,4 +305,15 @@ def describe_estimate(estimate: Estimate | None, source: str = "earlier results"
             + (f"({gpus} GPU)" if gpus else "(GPU count unknown: 1 assumed; give --gpus)")
         )
     lines.append(f"  total: {estimate.wall_s:.1f} s, {estimate.gpu_hours:.4f} GPU-h")
+    bound = estimate.cap_bound
+    if bound is not None:
+        caps = "/".join(map(str, bound.caps))
+        lines.append(
+            f"  precision over launches: priced at the {bound.minimum} launches each of the "
+            f"{bound.points} precision-targeted points measures at least; more are added "
+            f"until each figure is known to its target, up to the cap (max_launches = {caps}): "
+            f"at most +{bound.wall_s:.1f} s, +{bound.gpu_hours:.4f} GPU-h (total at most "
+            f"{estimate.wall_s + bound.wall_s:.1f} s, "
+            f"{estimate.gpu_hours + bound.gpu_hours:.4f} GPU-h)"
+        )
     return "\n".join(lines)

@@ -9,7 +9,7 @@ the run's cost (seconds per server) in memory until the run's record is finished
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from specbench.store.manifest import (
     LaunchesRecord,
     LaunchStart,
     Manifest,
+    PrecisionPoint,
     RunRecord,
     RunStatus,
     ServerCost,
@@ -74,7 +75,7 @@ class Journal:
         suite = plan.suite
         if suite is not None:
             self._layout = LaunchesRecord(
-                launches=suite.max_launches,
+                launches=suite.planned_launches,
                 order=suite.launch_order,
                 seed=suite.launch_seed,
                 planned=suite.launch_orders(),
@@ -195,6 +196,14 @@ class Journal:
             }
         )
         update_manifest(self.output, lambda m: m.with_run(finished))
+
+    def precision_decided(self, points: Sequence[PrecisionPoint]) -> None:
+        """Each precision-targeted point's launches and why it stopped (`run.launch_rounds`),
+        replacing an earlier run's: the decision is recomputed from disk each run."""
+        if points and (self._bound or read_manifest(self.output) is not None):
+            update_manifest(
+                self.output, lambda m: m.model_copy(update={"precision_launches": list(points)})
+            )
 
     def server_time(self, server: PlanServer, **seconds: float) -> None:
         """Add seconds (server_s, starting_s, measuring_s) to the server's cost."""

@@ -32,7 +32,7 @@ from specbench.launch.live import LiveServer
 from specbench.measure.cell import CellOutcome, CellProgress, run_cell
 from specbench.measure.checks import cell_warnings
 from specbench.measure.loop import run_event_loop
-from specbench.run import preflight
+from specbench.run import launch_rounds, preflight
 from specbench.run.cells import cell_conversations, cell_directory, cell_spec, make_sender
 from specbench.run.journal import Accepted, Journal
 from specbench.run.plan import Plan, PlanServer, RunOptions
@@ -61,6 +61,9 @@ class RunProgress:
     def cell_done(self, cell: Cell, outcome: CellOutcome) -> None:
         """Called after a cell was measured, skipped or failed."""
 
+    def more(self, cells: int) -> None:
+        """Cells added after `begin`: another launch of precision-targeted points."""
+
 
 @dataclass(frozen=True)
 class NotStarted:
@@ -77,6 +80,8 @@ class RunResult:
 
     outcomes: dict[Cell, CellOutcome] = field(default_factory=dict)
     not_started: dict[str, NotStarted] = field(default_factory=dict)
+    #: Each precision-targeted point's launches and why it stopped (`run.launch_rounds`).
+    precision: tuple[launch_rounds.PointDecision, ...] = ()
 
     @property
     def not_run(self) -> list[Cell]:
@@ -128,11 +133,8 @@ def _run_locked(
         for index, loaded in checked.workloads.items():
             runner.loaded_workload(index, loaded)
         progress.begin(len(plan.cells), 0 if options.force else len(checked.complete))
-        for (name, _, config), group in itertools.groupby(plan.cells, key=plan.start_key):
-            interrupt.check()  # a stop signal between servers: stop before the next starts
-            runner.run_server(plan.servers[name], config, list(group))
-            if options.fail_fast and runner.result.failed:
-                break
+        if runner.run_cells(plan.cells) and plan.command != "slurm-job":
+            runner.result.precision = _launch_rounds(plan, runner)
         status = runner.result.status
     except SpecbenchError:
         status = "error"
@@ -141,6 +143,39 @@ def _run_locked(
         result = runner.result
         journal.run_finished(status, result.measured, result.failed, result.not_run)
     return runner.result
+
+
+def _launch_rounds(plan: Plan, runner: _Runner) -> tuple[launch_rounds.PointDecision, ...]:
+    """After the planned launches: another launch of each precision-targeted point whose
+    launch-level half-widths are still wider than its target, until none is left or each
+    reached its cap (`run.launch_rounds` decides from disk). A cell already tried in this
+    run is not tried again, nor a server that would not start in it."""
+
+    def decide() -> list[launch_rounds.PointDecision]:
+        # --force measures again: only this run's cells count, not launches left on disk.
+        only = runner.result.outcomes if runner.options.force else None
+        return launch_rounds.decide(plan, runner.options.output, only=only)
+
+    decisions = decide()
+    while True:
+        cells = [
+            cell
+            for cell in launch_rounds.next_cells(plan, decisions)
+            if cell not in runner.result.outcomes and cell.server not in runner.result.not_started
+        ]
+        if not cells:
+            break
+        wanted = sorted({d.point.key for d in decisions if d.next_launch is not None})
+        runner.progress.warn(
+            f"precision not yet reached over launches at {', '.join(wanted)}: "
+            f"another launch ({len(cells)} more cells)"
+        )
+        runner.progress.more(len(cells))
+        if not runner.run_cells(cells):
+            break
+        decisions = decide()
+    runner.journal.precision_decided([decision.record() for decision in decisions])
+    return tuple(decisions)
 
 
 def _stop_left_servers(manifest: Manifest, journal: Journal, progress: RunProgress) -> None:
@@ -194,6 +229,15 @@ class _Runner:
             )
         return self.loaded[index]
 
+    def run_cells(self, cells: Sequence[Cell]) -> bool:
+        """Each server start of `cells` in order; False when `fail_fast` stopped it."""
+        for (name, _, config), group in itertools.groupby(cells, key=self.plan.start_key):
+            interrupt.check()  # a stop signal between servers: stop before the next starts
+            self.run_server(self.plan.servers[name], config, list(group))
+            if self.options.fail_fast and self.result.failed:
+                return False
+        return True
+
     def run_server(
         self, server: PlanServer, config: ServerConfig | None, cells: Sequence[Cell]
     ) -> None:
@@ -239,8 +283,11 @@ class _Runner:
                 )
 
     def _launch_label(self, launch: int) -> str:
-        """`, launch 2/3` when the plan has launches; nothing with one."""
+        """`, launch 2/3` when the plan has launches; nothing with one; `, launch 4 (for
+        precision)` for a launch added after the planned ones (`_launch_rounds`)."""
         total = self.plan.launches
+        if launch >= total:
+            return f", launch {launch + 1} (for precision)"
         return f", launch {launch + 1}/{total}" if total > 1 else ""
 
     @contextmanager

@@ -125,7 +125,7 @@ class Plan:
     @property
     def launches(self) -> int:
         """How many launches the plan's suite asks of a server config (1 without a suite)."""
-        return self.suite.max_launches if self.suite is not None else 1
+        return self.suite.planned_launches if self.suite is not None else 1
 
 
 def resolved_suite(suite: Suite, *, redact: bool = True) -> dict[str, Any]:
@@ -215,12 +215,21 @@ def plan_suite(suite: Suite, options: RunOptions, *, command: str = "run") -> Pl
         )
         for name, config in suite.servers.items()
     }
+    # An attached server cannot be started afresh: its precision-targeted points keep the
+    # workload's own launches (a cell's within-launch precision), not the three precision
+    # plans on servers the run starts.
+    cells = [
+        cell
+        for cell in select_cells(suite, options)
+        if cell.server not in options.endpoints
+        or cell.launch < suite.launches_of(cell.workload_index)
+    ]
     return Plan(
         command=command,
         servers=servers,
         workloads=tuple(suite.workloads),
         keys=tuple(workload_keys(suite.workloads)),
-        cells=tuple(select_cells(suite, options)),
+        cells=tuple(cells),
         suite=suite,
     )
 

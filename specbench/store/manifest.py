@@ -170,6 +170,31 @@ class LaunchesRecord(Frozen):
     )
 
 
+class PrecisionPoint(Frozen):
+    """One precision-targeted point's launches: how many, how precise, why it stopped."""
+
+    server: str = Field(description="Server name.")
+    workload: str = Field(description="Workload key.")
+    concurrency: int = Field(description="Concurrency of the point.")
+    target: float = Field(description="The workload's precision: relative 95% half-width.")
+    launches_used: int = Field(
+        description="Launches whose every repeat was measured (or failed): the values' count."
+    )
+    max_launches: int = Field(description="The cap on its launches.")
+    half_widths: dict[str, float | None] = Field(
+        description="Targeted figure → launch-level relative 95% half-width (Student t over "
+        "launch values / their mean); None below two launch values."
+    )
+    stopped: Literal["precision reached", "cap reached"] | None = Field(
+        description="Why it stopped; None: not finished (a rerun continues it)."
+    )
+    regimes: list[str] = Field(
+        default_factory=list,
+        description="Targeted figures on which two launches' within-launch 95% intervals do "
+        "not overlap (launches in different regimes); empty: none, or no intervals.",
+    )
+
+
 class RunRecord(Frozen):
     """One invocation that measured into this directory."""
 
@@ -218,6 +243,12 @@ class Manifest(Frozen):
         default=None,
         description="The launch layout and the realised order of server starts; None in "
         "results measured before launches, and where nothing was started (attached servers).",
+    )
+    precision_launches: list[PrecisionPoint] | None = Field(
+        default=None,
+        description="Each precision-targeted point's launches, achieved half-widths and stop "
+        "reason, as the last run decided them; None in results measured before, or without "
+        "a precision target.",
     )
     converted_from: int | None = Field(
         default=None, description="Set in memory when read from an older schema; never written."
@@ -346,6 +377,8 @@ def update_manifest(root: Path, change: Callable[[Manifest], Manifest]) -> Manif
         # A field added later stays out of the file until it is set: an older directory
         # rewritten without new facts keeps its manifest as it was.
         unset = {"launches"} if manifest.launches is None else set()
+        if manifest.precision_launches is None:
+            unset.add("precision_launches")
         files.write_json(
             root / layout.MANIFEST,
             redact_config(manifest.model_dump(mode="json", exclude={"converted_from", *unset})),

@@ -68,6 +68,23 @@ def suite_hash_role(kind: SuiteHashRole) -> dict[str, Any]:
     return {"suite_hash": kind}
 
 
+#: Launches a precision-targeted point measures at least: a Student t interval over fewer
+#: launch values is too wide (t(0.975, 1) = 12.7) to say anything.
+MIN_PRECISION_LAUNCHES = 3
+#: The default cap on a precision-targeted point's launches (`max_launches`).
+DEFAULT_MAX_LAUNCHES = 6
+
+
+def check_launch_cap(value: int) -> int:
+    """A cap on launches below `MIN_PRECISION_LAUNCHES` is refused, with why."""
+    if value < MIN_PRECISION_LAUNCHES:
+        raise ValueError(
+            f"must be at least {MIN_PRECISION_LAUNCHES}: precision needs at least "
+            f"{MIN_PRECISION_LAUNCHES} launches (got {value})"
+        )
+    return value
+
+
 class WorkloadSpec(Frozen):
     """One dataset selection and how its requests are sent, run at each concurrency.
 
@@ -150,6 +167,12 @@ class WorkloadSpec(Frozen):
         ge=1,
         description="Launches (fresh server starts) that measure this workload's cells; None "
         "uses the suite's.",
+        json_schema_extra=role("cells", in_hash=False),
+    )
+    max_launches: int | None = Field(
+        default=None,
+        description="With `precision`: the most launches a point of this workload may take "
+        "before it stops without the precision (cap reached); None uses the suite's.",
         json_schema_extra=role("cells", in_hash=False),
     )
     api: Literal["chat", "completions"] = Field(
@@ -255,6 +278,11 @@ class WorkloadSpec(Frozen):
         ),
         json_schema_extra=role("cells"),
     )
+
+    @field_validator("max_launches")
+    @classmethod
+    def _cap_allows_precision(cls, value: int | None) -> int | None:
+        return None if value is None else check_launch_cap(value)
 
     @field_validator("name")
     @classmethod
@@ -531,6 +559,13 @@ class Suite(Frozen):
         "cache reset), each measuring every cell of that config (its repeats within it).",
         json_schema_extra=suite_hash_role("left_out"),
     )
+    max_launches: int = Field(
+        default=DEFAULT_MAX_LAUNCHES,
+        description="The most launches a precision-targeted point (server config × workload "
+        "× concurrency) may take: it measures at least 3, then one more at a time until every "
+        "targeted figure's launch-level half-width is within the precision, or this cap.",
+        json_schema_extra=suite_hash_role("left_out"),
+    )
     launch_order: LaunchOrder = Field(
         default="interleaved",
         description="Order of the server starts within each launch: interleaved (the servers "
@@ -564,6 +599,25 @@ class Suite(Frozen):
             "a path reads CONFIG from it (`run --data-dir` sets it)."
         ),
     )
+
+    @field_validator("max_launches")
+    @classmethod
+    def _cap_allows_precision(cls, value: int) -> int:
+        return check_launch_cap(value)
+
+    @model_validator(mode="after")
+    def _launches_within_cap(self) -> Suite:
+        """A precision-targeted workload may not plan more launches than its cap."""
+        for index, workload in enumerate(self.workloads):
+            if workload.precision is None:
+                continue
+            cap, launches = self.launch_cap_of(index), self.launches_of(index)
+            if launches > cap:
+                raise ValueError(
+                    f"workloads[{index}]: launches = {launches} is above max_launches = {cap} "
+                    "(the cap of a precision-targeted point's launches); raise max_launches"
+                )
+        return self
 
     @model_validator(mode="after")
     def _names(self) -> Suite:
@@ -617,24 +671,45 @@ class Suite(Frozen):
         own = self.workloads[workload_index].launches
         return own if own is not None else self.launches
 
-    @property
-    def max_launches(self) -> int:
-        """The most launches any workload has: how many times a server config may start."""
-        return max(self.launches_of(index) for index in range(len(self.workloads)))
+    def launch_cap_of(self, workload_index: int) -> int:
+        """The cap on a precision-targeted point's launches: the workload's, else the suite's."""
+        own = self.workloads[workload_index].max_launches
+        return own if own is not None else self.max_launches
 
-    def launch_orders(self) -> list[list[str]]:
-        """The server configs in start order, per launch (launch 0 first).
+    def launches_at(self, workload_index: int, concurrency: int) -> int:
+        """Launches planned for a point: the workload's, and at least
+        `MIN_PRECISION_LAUNCHES` where a precision target applies (more are decided as they
+        are measured, `run.launch_rounds`)."""
+        launches = self.launches_of(workload_index)
+        if self.workloads[workload_index].precision_at(concurrency) is None:
+            return launches
+        return max(launches, MIN_PRECISION_LAUNCHES)
+
+    @property
+    def planned_launches(self) -> int:
+        """The most launches planned for any point: how many times a server config starts
+        before precision-targeted points ask for more."""
+        return max(
+            self.launches_at(index, concurrency)
+            for index, workload in enumerate(self.workloads)
+            for concurrency in workload.concurrency
+        )
+
+    def launch_orders(self, count: int | None = None) -> list[list[str]]:
+        """The server configs in start order, per launch (launch 0 first), for `count`
+        launches (None: `planned_launches`).
 
         Interleaved: the suite's order in every launch. Random: a shuffle per launch from one
         generator seeded with `launch_seed`, launch after launch, so a suite grown from N to
         N + 1 launches keeps the order of the first N.
         """
         servers = list(self.servers)
+        count = self.planned_launches if count is None else count
         if self.launch_order == "interleaved":
-            return [list(servers) for _ in range(self.max_launches)]
+            return [list(servers) for _ in range(count)]
         generator = random.Random(self.launch_seed)
         orders = []
-        for _ in range(self.max_launches):
+        for _ in range(count):
             order = list(servers)
             generator.shuffle(order)
             orders.append(order)
@@ -655,27 +730,33 @@ class Suite(Frozen):
         `server_config_for` are equal.
         """
         cells: list[Cell] = []
-        keys = workload_keys(self.workloads)
         for launch, servers in enumerate(self.launch_orders()):
             for server in servers:
                 for index, workload in enumerate(self.workloads):
-                    if launch >= self.launches_of(index):
-                        continue
                     for concurrency in workload.concurrency:
-                        for repeat in range(self.repeats_of(index)):
-                            cells.append(
-                                Cell(
-                                    server=server,
-                                    workload_index=index,
-                                    workload=keys[index],
-                                    dataset=workload.dataset,
-                                    concurrency=concurrency,
-                                    repeat=repeat,
-                                    max_model_len=workload.max_model_len,
-                                    launch=launch,
-                                )
-                            )
+                        if launch < self.launches_at(index, concurrency):
+                            cells.extend(self.point_cells(server, index, concurrency, launch))
         return cells
+
+    def point_cells(
+        self, server: str, workload_index: int, concurrency: int, launch: int
+    ) -> list[Cell]:
+        """The cells of one point on one launch: one per repeat."""
+        workload = self.workloads[workload_index]
+        key = workload_keys(self.workloads)[workload_index]
+        return [
+            Cell(
+                server=server,
+                workload_index=workload_index,
+                workload=key,
+                dataset=workload.dataset,
+                concurrency=concurrency,
+                repeat=repeat,
+                max_model_len=workload.max_model_len,
+                launch=launch,
+            )
+            for repeat in range(self.repeats_of(workload_index))
+        ]
 
 
 def _suite_fields(kind: SuiteHashRole) -> tuple[str, ...]:

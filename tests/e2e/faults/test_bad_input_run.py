@@ -1,6 +1,7 @@
-"""Bad input to `run` (I34–I90, I120–I125): options and overrides out of range, a missing or
+"""Bad input to `run` (I34–I90, I120–I129): options and overrides out of range, a missing or
 odd suite path, and malformed suites: unknown keys, wrong types, empty tables, numbers out
-of range, bad datasets in any workload, launches that cannot be (I120–I125).
+of range, bad datasets in any workload, launches that cannot be (I120–I125), a cap on
+launches that cannot be (I126–I129).
 
 Each is refused before any server starts: exit 2, one line naming the option, file or
 field, no traceback, nothing written.
@@ -26,9 +27,10 @@ UNKNOWN_KEYS = f"{SUITE_BAD}::test_unknown_keys_at_each_level"
 WRONG_TYPE = f"{SUITE_BAD}::test_a_value_of_the_wrong_type_is_refused_not_coerced"
 MATRIX = f"{SUITE_BAD}::test_no_baseline_two_baselines_empty_matrix"
 PRECISION = "tests/e2e/test_precision_emulator.py"
-LAUNCHES = (
-    "tests/unit/suite/test_suite_launches.py::test_bad_launch_values_are_one_line_naming_the_field"
-)
+ROUNDS = "tests/unit/run/test_launch_rounds.py"
+LAUNCHES_TEST = "tests/unit/suite/test_suite_launches.py"
+LAUNCHES = f"{LAUNCHES_TEST}::test_bad_launch_values_are_one_line_naming_the_field"
+CAP = f"{ROUNDS}::test_a_cap_that_cannot_be_is_one_line_naming_the_field"
 DATASET_FIRST = f"{FAULTS_TEST}::test_every_workload_dataset_is_checked_before_any_server_starts"
 WORKLOAD_2 = '\n[[workloads]]\nname = "second"\ndataset = "{}"\nconcurrency = [1]\nmax_tokens = 8\n'
 
@@ -462,6 +464,36 @@ def test_run_refuses_a_bad_option(
             "tests/unit/suite/test_suite_launches.py::test_an_attached_server_cannot_give_launches",
             "launches = 2",
             launches_on_an_attached_server,
+        ),
+        edit(
+            "I126",
+            "max_launches = 2 (below the 3 launches precision needs)",
+            CAP,
+            "max_launches: must be at least 3: precision needs at least 3 launches",
+            rep("repeats = 1", "repeats = 1\nmax_launches = 2"),
+        ),
+        edit(
+            "I127",
+            "wrong type: max_launches a float",
+            CAP,
+            "max_launches",
+            rep("repeats = 1", "repeats = 1\nmax_launches = 4.5"),
+        ),
+        edit(
+            "I128",
+            "a workload's max_launches = 1",
+            CAP,
+            "workloads[0].max_launches",
+            rep("warmup = 1", "warmup = 1\nmax_launches = 1"),
+        ),
+        edit(
+            "I129",
+            "launches = 5 above max_launches = 4 with precision",
+            CAP,
+            "launches = 5 is above max_launches = 4",
+            lambda text: rep("warmup = 1", "warmup = 1\nprecision = 0.05")(
+                rep("repeats = 1", "repeats = 1\nlaunches = 5\nmax_launches = 4")(text)
+            ),
         ),
     ],
 )

@@ -13,6 +13,7 @@ from specbench.run.estimate import (
     Estimate,
     _cell_estimate,
     _point,
+    cap_bound,
     describe_estimate,
     server_starts,
 )
@@ -83,3 +84,36 @@ def test_each_launch_pays_its_own_server_start(tmp_path: Path) -> None:
     once = Estimate(walls, {"baseline": 20.0}, {"baseline": 1}, {"baseline": 1})
     assert once.server_wall_s("baseline") == pytest.approx(20.0 + cells_s)
     assert "start 20.0 s, total" in describe_estimate(once)
+
+
+def test_precision_prices_three_launches_and_the_cap_bounds_the_rest(tmp_path: Path) -> None:
+    suite = load_suite(SUITE)
+    workload = suite.workloads[0].model_copy(update={"precision": 0.02})
+    targeted = suite.model_copy(update={"workloads": [workload], "max_launches": 5})
+    plan = plan_suite(targeted, RunOptions(output=tmp_path, servers=("baseline",)))
+    starts = server_starts(plan)
+    assert starts["baseline"] == 3  # the three launches precision measures at least
+    point = _point(summary(1, 3, 6.0, 6.0), {})
+    assert point is not None
+    walls = [_cell_estimate(c, [point], 3, None, gpus=1) for c in plan.cells]
+    assert len(walls) == 3 * 3  # three concurrencies × three launches
+    bound = cap_bound(plan, walls, {"baseline": 20.0}, starts)
+    assert bound is not None
+    assert (bound.points, bound.minimum, bound.caps) == (3, 3, (5,))
+    # Up to two more launches of each point, each as its planned launches' mean, and two
+    # more server starts.
+    cells_s = sum(e.wall_s for e in walls)
+    assert bound.wall_s == pytest.approx(cells_s * 2 / 3 + 2 * 20.0)
+    assert plan.servers["baseline"].gpus == 1
+    assert bound.gpu_hours == pytest.approx(bound.wall_s / 3600)
+    gpus: dict[str, int | None] = {"baseline": 1}
+    estimate = Estimate(walls, {"baseline": 20.0}, gpus, starts, bound)
+    text = describe_estimate(estimate)
+    assert "start 20.0 s × 3 launches" in text
+    assert text.splitlines()[-1].startswith(
+        "  precision over launches: priced at the 3 launches each of the 3 precision-targeted "
+        "points measures at least; more are added until each figure is known to its target, "
+        f"up to the cap (max_launches = 5): at most +{bound.wall_s:.1f} s"
+    )
+    # Without a precision target there is no bound to print.
+    assert cap_bound(plan_suite(suite, RunOptions(output=tmp_path)), walls, {}, {}) is None

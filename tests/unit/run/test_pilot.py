@@ -70,7 +70,9 @@ def test_the_pilot_measures_each_server_and_workload_at_each_of_its_concurrencie
     tmp_path: Path,
 ):
     plan = campaign(tmp_path)
-    assert len(plan.cells) == 2 * (8 + 2) * 2
+    # The seven precision-targeted levels plan three launches each (the full-set one and
+    # the second workload one), two repeats each, on two servers.
+    assert len(plan.cells) == 2 * (7 * 3 + 1 + 2) * 2
     pilot = pilot_plan(plan, PilotSettings(tmp_path / "p"), FACTS)
     assert pilot.command == "pilot"
     sizes = {1: 32, 2: 32, 4: 32, 8: 32, 16: 48, 32: 96, 64: 192, 128: 384}

@@ -27,9 +27,10 @@ def test_every_field_declares_a_known_role():
 
 def test_the_derived_lists_are_the_ones_written_by_hand_before():
     # As main 7b6eecf wrote them out (suite/model.py, run/plan.py, run/pilot.py).
-    # + launches, added since: how many fresh server starts measure the cells.
-    assert {"name", "concurrency", "repeats", "launches"} == NOT_IDENTITY
-    assert WORKLOAD_FIELDS_OUT_OF_HASH == ("launches",)
+    # + launches, added since: how many fresh server starts measure the cells; and
+    # max_launches, the cap on a precision-targeted point's launches.
+    assert {"name", "concurrency", "repeats", "launches", "max_launches"} == NOT_IDENTITY
+    assert WORKLOAD_FIELDS_OUT_OF_HASH == ("launches", "max_launches")
     assert set(MEASURED_FIELDS) == {
         "dataset", "num_prompts", "max_tokens", "temperature", "api", "ignore_eos", "seed",
         "dataset_revision", "extra_body", "history",

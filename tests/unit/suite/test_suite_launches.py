@@ -115,7 +115,7 @@ def test_a_workload_may_have_its_own_launches(tmp_path: Path) -> None:
     extra = '\n[[workloads]]\nname = "once"\ndataset = "mt-bench"\nconcurrency = [2]\n'
     path = suite_file(tmp_path, "launches = 2", "launches = 3" + extra + "max_tokens = 16\n")
     suite = load_suite(path)
-    assert [suite.launches_of(0), suite.launches_of(1), suite.max_launches] == [3, 2, 3]
+    assert [suite.launches_of(0), suite.launches_of(1), suite.planned_launches] == [3, 2, 3]
     keys = order(path)
     assert "base/chat/c1/l2/r0" in keys and "base/once/c2/l1/r0" in keys
     assert not any(key.startswith("base/once/c2/l2") for key in keys)

@@ -1,0 +1,131 @@
+"""Precision over launches end to end with emulator servers: a loose target stops at the
+three launches it must measure, a tight one at its cap, which the run's last line, the
+manifest and the report say (never as reached)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from harness import run_cli
+from harness.suite import DATA, suite_toml, workload
+
+from specbench.run.launch_rounds import relative_half_width
+
+TIMINGS = "prefill_ms = 20.0, step_ms = 10.0, per_request_step_ms = 0.1, seed = 3"
+FIGURES = ("output_tok_s_per_gpu", "e2e_ms_median", "ttft_ms_median")
+
+
+def launch_values(root: Path, figure: str, launches: int) -> list[float]:
+    """The eagle3 point's value of `figure` per launch (one repeat each)."""
+    values = []
+    for launch in range(launches):
+        folder = root / "eagle3/tiny/c2" / (f"l{launch}/r0" if launch else "r0")
+        summary = json.loads((folder / "summary.json").read_text())
+        if figure == "output_tok_s_per_gpu":
+            values.append(summary[figure])
+        else:
+            values.append(summary[figure.removesuffix("_median")]["median"])
+    return values
+
+
+def test_a_loose_target_stops_at_three_launches_a_tight_one_at_its_cap(tmp_path: Path) -> None:
+    # 20 ms prefill, 10 ms steps: the emulator's clock, not a client sharing two cores,
+    # sets the figures (with 2 ms, TTFT's launch values spread 3.5–10 ms under load).
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        suite_toml(
+            name="precision-launches",
+            model=f"emu-{uuid.uuid4().hex[:10]}",
+            timings=TIMINGS,
+            workloads=workload(DATA, [2], 16),
+        )
+    )
+    loose, tight = tmp_path / "loose", tmp_path / "tight"
+    floor = ("--set", "workloads.0.min_conversations=4")
+    tight_args = ("--output", tight, "--set", "workloads.0.precision=0.0001", *floor)
+    tight_args += ("--set", "max_launches=4")
+    common = ("run", suite, "--server", "eagle3")
+    with ThreadPoolExecutor(2) as pool:
+        loose_run = pool.submit(
+            run_cli, *common, "--output", loose, "--set", "workloads.0.precision=0.5", *floor
+        )
+        tight_run = pool.submit(run_cli, *common, *tight_args)
+        done_loose, done_tight = loose_run.result(), tight_run.result()
+    assert done_loose.returncode == 0, done_loose.stderr
+    assert done_tight.returncode == 0, done_tight.stderr
+
+    # Loose: the three launches precision always measures, then stop.
+    assert done_loose.stdout.strip().splitlines()[-1] == (
+        "precision 50% over launches: 1 of 1 points precision reached in 3 launches"
+    )
+    record = json.loads((loose / "manifest.json").read_text())["precision_launches"]
+    assert [(p["server"], p["concurrency"], p["launches_used"], p["stopped"]) for p in record] == [
+        ("eagle3", 2, 3, "precision reached")
+    ]
+    for figure in FIGURES:
+        width = relative_half_width(launch_values(loose, figure, 3))
+        assert record[0]["half_widths"][figure] == width
+        assert width is not None and width <= 0.5
+    assert not (loose / "eagle3/tiny/c2/l3").exists()
+    assert run_cli("report", loose, "--format", "md").returncode == 0
+    text = (loose / "report" / "report.md").read_text()
+    assert "| eagle3 | tiny | 2 | 3/6 | 50.00% | precision reached |" in text
+    assert "cap reached without" not in text
+
+    # Tight: a fourth launch was asked for and measured, then the cap stopped it.
+    last = done_tight.stdout.strip().splitlines()[-1]
+    assert last.startswith(
+        "precision 0.0001 over launches: 0 of 1 points precision reached; "
+        "1 cap reached without it (eagle3/tiny/c2: 4 launches, "
+    ), last
+    assert "precision not yet reached over launches at eagle3/tiny/c2" in done_tight.stderr
+    starting = [line for line in done_tight.stderr.splitlines() if ": starting" in line]
+    assert starting == [
+        "server eagle3: starting, launch 1/3",
+        "server eagle3: starting, launch 2/3",
+        "server eagle3: starting, launch 3/3",
+        "server eagle3: starting, launch 4 (for precision)",
+    ]
+    manifest = json.loads((tight / "manifest.json").read_text())
+    (point,) = manifest["precision_launches"]
+    assert (point["launches_used"], point["max_launches"], point["stopped"]) == (
+        4,
+        4,
+        "cap reached",
+    )
+    starts = [(s["server"], s["launch"]) for s in manifest["launches"]["starts"]]
+    assert starts == [("eagle3", launch) for launch in range(4)]  # a fresh start each
+    widths = {f: relative_half_width(launch_values(tight, f, 4)) for f in FIGURES}
+    assert {f: point["half_widths"][f] for f in FIGURES} == widths
+    assert max(w for w in widths.values() if w is not None) > 0.0001
+
+    # A rerun decides the same from disk and measures nothing more.
+    again = run_cli(*common, *tight_args)
+    assert again.returncode == 0, again.stderr
+    assert "0 cells measured, 3 already complete, 0 failed" in again.stdout
+    assert again.stdout.strip().splitlines()[-1] == last
+
+    report = run_cli("report", tight, "--format", "md")
+    assert report.returncode == 0, report.stderr
+    text = (tight / "report" / "report.md").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| eagle3 | tiny | 2 | 4/4"))
+    assert "| 0.01% | cap reached |" in row
+    assert f"±{widths['output_tok_s_per_gpu']:.1%}" in row
+    assert "**1 of 1 points: cap reached without the precision** (eagle3/tiny/c2)" in text
+    assert "precision reached" not in text
+
+    # --force measures again: the three planned launches, then the fourth as needed, not
+    # counted from the earlier run's files.
+    forced = run_cli(*common, *tight_args, "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert "4 cells measured, 0 already complete, 0 failed" in forced.stdout
+    assert (
+        forced.stdout.strip()
+        .splitlines()[-1]
+        .startswith(
+            "precision 0.0001 over launches: 0 of 1 points precision reached; 1 cap reached"
+        )
+    )
