@@ -52,7 +52,8 @@ KIND_WORDS: dict[str, str] = {
     "calibrated": "one launch, widened by the between-launch variance of an earlier campaign",
 }
 #: Launches a between-launch spread needs before it is trusted: to calibrate another
-#: campaign (`--variance-from`) and for the gate's launch-level rule on each side.
+#: campaign (`--variance-from`), for the gate's launch-level rule on each side, and the
+#: least a precision-targeted point measures (`suite.model.MIN_PRECISION_LAUNCHES`).
 MIN_LAUNCHES = 3
 #: MAD × this estimates σ of a normal distribution: 1 / Φ⁻¹(3/4).
 MAD_TO_SIGMA = 1.4826

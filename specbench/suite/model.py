@@ -24,6 +24,7 @@ from specbench.common.model import Frozen
 from specbench.common.naming import cell_key, check_name, selection_key, slug
 from specbench.launch.config import ServerConfig
 from specbench.metrics.declarations import targeted_phrase
+from specbench.stats.launches import MIN_LAUNCHES
 
 #: What a workload field is to its cells, declared once on the field (`role(...)` in its
 #: `json_schema_extra`); every list of fields below derives from it.
@@ -69,8 +70,9 @@ def suite_hash_role(kind: SuiteHashRole) -> dict[str, Any]:
 
 
 #: Launches a precision-targeted point measures at least: a Student t interval over fewer
-#: launch values is too wide (t(0.975, 1) = 12.7) to say anything.
-MIN_PRECISION_LAUNCHES = 3
+#: launch values is too wide (t(0.975, 1) = 12.7) to say anything. The same minimum as the
+#: gate's launch-level rule and a calibrating campaign's (`stats.launches.MIN_LAUNCHES`).
+MIN_PRECISION_LAUNCHES = MIN_LAUNCHES
 #: The default cap on a precision-targeted point's launches (`max_launches`).
 DEFAULT_MAX_LAUNCHES = 6
 
