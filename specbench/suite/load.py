@@ -44,6 +44,10 @@ _TOP_LEVEL_KEYS = (
     "slurm",
     "data_dir",
 )
+#: Top-level keys the suite model takes as written; the rest are resolved here first.
+_AS_GIVEN = tuple(
+    k for k in _TOP_LEVEL_KEYS if k not in ("target", "servers", "workloads", "data_dir")
+)
 #: Keys a server may set but `[target]` may not: they are per-config by nature.
 _SERVER_ONLY_KEYS = ("baseline", "speculative")
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -183,21 +187,7 @@ def build_suite(raw: dict[str, Any], source: Path) -> Suite:
         raise SpecbenchError(f"{source}: no workloads: add at least one [[workloads]] table")
     data_dir = _data_dir(raw.get("data_dir"), source)
     resolved = [_resolve_workload(item, source.parent, data_dir) for item in workloads]
-    document: dict[str, Any] = {
-        key: raw[key]
-        for key in (
-            "name",
-            "description",
-            "repeats",
-            "launches",
-            "max_launches",
-            "launch_order",
-            "launch_seed",
-            "gpus",
-            "slurm",
-        )
-        if key in raw
-    }
+    document: dict[str, Any] = {key: raw[key] for key in _AS_GIVEN if key in raw}
     if data_dir is not None:
         document["data_dir"] = data_dir
     document.update(servers=merged, workloads=resolved, source=str(source))
