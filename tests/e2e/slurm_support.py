@@ -20,6 +20,7 @@ from harness import (
     DATA,
     REPO,
     background_cli,
+    is_stopped,
     run_cli,
     server_pids,
     wait_for,
@@ -219,16 +220,11 @@ def _current_job(out: Path, shard: str) -> dict:
     return entry["jobs"].get(entry["job_id"], {})
 
 
-def _stopped(pid: int) -> bool:
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return stat[stat.rindex(")") + 2] in "Tt"  # the state follows the (command name)
-
-
 def _stop(pids: list[int]) -> None:
     """SIGSTOP to each of `pids`; return once each is stopped."""
     for pid in pids:
         os.kill(pid, signal.SIGSTOP)
-    wait_for(lambda: all(map(_stopped, pids)), 30)
+    wait_for(lambda: all(map(is_stopped, pids)), 30)
 
 
 def thaw(pids: dict[str, int]) -> None:

@@ -28,6 +28,7 @@ from harness import (
     free_port,
     in_flight,
     one_line,
+    paused,
     run_cli,
     running_emulator,
     server_pids,
@@ -92,12 +93,15 @@ def test_sigint_inherited_as_ignored_stays_ignored(tmp_path):
 
 
 def test_a_second_writer_is_refused_naming_the_holder_and_the_first_run_is_intact(tmp_path):
-    # Slow enough (a window of 10 s or more) that the second starts while the first measures.
-    suite, tag = write_campaign_suite(tmp_path, step_ms=20.0, concurrency=(1, 4), max_tokens=48)
+    # The first is paused mid-cell while the second runs: a window no load can close (a
+    # 10 s window of a slow cell was not enough on a loaded CI machine: the second started
+    # after the first had finished and found both cells complete).
+    suite, tag = write_campaign_suite(tmp_path, step_ms=6.0, concurrency=(1, 4), max_tokens=48)
     out = tmp_path / "results"
     with background_cli("run", suite, "--output", out, "--server", "eagle3") as first:
         wait_for(lambda: bool(in_flight(out)))
-        second = run_cli("run", suite, "--output", out, "--server", "eagle3")
+        with paused(first):
+            second = run_cli("run", suite, "--output", out, "--server", "eagle3")
         _, stderr = first.communicate(timeout=300)
     assert second.returncode == 2, second.stderr
     line = one_line(second.stderr)

@@ -5,12 +5,15 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from harness.waiting import wait_for
 
 #: The checkout's root.
 REPO = Path(__file__).resolve().parents[2]
@@ -65,6 +68,24 @@ def background_cli(*args: str | Path, **kwargs: Any) -> Iterator[subprocess.Pope
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def is_stopped(pid: int) -> bool:
+    """Whether `pid` is stopped (SIGSTOP): its state in /proc, after the (command name)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rindex(")") + 2] in "Tt"
+
+
+@contextlib.contextmanager
+def paused(process: subprocess.Popen[str]) -> Iterator[None]:
+    """`process` stopped (SIGSTOP) for the block and resumed (SIGCONT) after it: what it
+    holds (a lock, a cell in flight) stays held however slowly the block runs."""
+    process.send_signal(signal.SIGSTOP)
+    try:
+        wait_for(lambda: is_stopped(process.pid), 30)
+        yield
+    finally:
+        process.send_signal(signal.SIGCONT)
 
 
 @dataclass
