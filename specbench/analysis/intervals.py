@@ -44,6 +44,7 @@ from specbench.stats.launches import (
     between_launch_cv,
     launch_interval,
 )
+from specbench.stats.significance import Z95
 from specbench.stats.standard_errors import combined_standard_error
 
 if TYPE_CHECKING:
@@ -57,8 +58,6 @@ SUFFIX_CI_HIGH = "_ci_high"
 SUFFIX_CI_KIND = "_ci_kind"
 SUFFIX_BETWEEN = "_between_launch_sd"
 SUFFIX_WITHIN = "_within_launch_se"
-#: z(0.975): a stored 95% precision interval's half-width over its standard error.
-_Z95 = 1.959963984540054
 #: The summary's nested records, as the frame keeps them (JSON text).
 _ERRORS = "standard_errors"
 _PRECISION = "precision"
@@ -112,7 +111,7 @@ def repeat_error(row: pd.Series, figure: str) -> float | None:
         return derived.standard_error(float(source), float(stored[derived.source]))
     precision = ((_nested(row, _PRECISION) or {}).get("figures") or {}).get(figure)
     if isinstance(precision, dict):
-        return (float(precision["ci_high"]) - float(precision["ci_low"])) / 2.0 / _Z95
+        return (float(precision["ci_high"]) - float(precision["ci_low"])) / 2.0 / Z95
     return None
 
 

@@ -41,6 +41,7 @@ from specbench.metrics.declarations import Figure, figure_of, targeted
 from specbench.run.cells import cell_directory
 from specbench.run.plan import Plan
 from specbench.stats.launches import launch_interval
+from specbench.stats.significance import Z95
 from specbench.store.manifest import PrecisionPoint
 from specbench.store.summary import CellSummary
 from specbench.suite.model import Cell
@@ -48,8 +49,6 @@ from specbench.suite.model import Cell
 StopReason = Literal["precision reached", "cap reached"]
 PRECISION_REACHED: StopReason = "precision reached"
 CAP_REACHED: StopReason = "cap reached"
-#: z(0.975): a stated 95% interval's half-width over its standard error.
-Z95 = 1.959963984540054
 
 
 @dataclass(frozen=True, slots=True)

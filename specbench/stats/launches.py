@@ -37,10 +37,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import NormalDist, median
+from statistics import median
 from typing import Literal
 
-from specbench.stats.student_t import student_t_quantile
+from specbench.stats.significance import t_or_normal_quantile
 
 IntervalKind = Literal["launches", "one-launch", "calibrated"]
 #: The kinds from the weakest to the strongest (a ratio's kind is its weaker side's).
@@ -113,10 +113,8 @@ class Interval:
 
 
 def _quantile(confidence: float, df: float | None) -> float:
-    p = 0.5 + confidence / 2.0
-    if df is None or math.isinf(df):
-        return NormalDist().inv_cdf(p)
-    return student_t_quantile(p, df)
+    finite = None if df is None or math.isinf(df) else df
+    return t_or_normal_quantile(0.5 + confidence / 2.0, finite)
 
 
 def within_standard_error(errors: Sequence[float | None]) -> float | None:

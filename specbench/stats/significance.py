@@ -31,6 +31,8 @@ from statistics import NormalDist
 from specbench.stats.student_t import student_t_cdf, student_t_quantile
 
 _NORMAL = NormalDist()
+#: z(0.975): a 95% normal interval's half-width over its standard error.
+Z95 = _NORMAL.inv_cdf(0.975)
 
 
 def welch_df(
