@@ -57,10 +57,13 @@ def figure_cells(frame: pd.DataFrame, labels: Sequence[str]) -> Table:
     data[STOPPING_RULE] = [r.get(STOPPING_RULE) for r in records]
     data[CONVERSATIONS_AVAILABLE] = [r.get(CONVERSATIONS_AVAILABLE) for r in records]
     data[WORST_HALF_WIDTH] = [_worst(r) for r in records]
+    # The precision fields come from the records, not from `data`: a column where some
+    # cells have a value and some None reads NaN back from pandas (a report over a
+    # precision directory and a plain one).
     rows = []
-    for row in data.to_dict(orient="records"):
+    for row, record in zip(data.to_dict(orient="records"), records, strict=True):
         conversations = row[NUM_CONVERSATIONS]
-        available = row[CONVERSATIONS_AVAILABLE]
+        available = record.get(CONVERSATIONS_AVAILABLE)
         shown = (
             "n/a"
             if conversations is None or conversations != conversations
@@ -68,7 +71,7 @@ def figure_cells(frame: pd.DataFrame, labels: Sequence[str]) -> Table:
         )
         if available is not None:
             shown += f" of {int(available)}"
-        worst = row[WORST_HALF_WIDTH]
+        worst = _worst(record)
         rows.append(
             (
                 str(row[LABEL]),
@@ -78,7 +81,7 @@ def figure_cells(frame: pd.DataFrame, labels: Sequence[str]) -> Table:
                 shown,
                 str(int(row[NUM_REQUESTS])),
                 str(int(row[NUM_FAILED])),
-                str(row[STOPPING_RULE] or "n/a"),
+                str(record.get(STOPPING_RULE) or "n/a"),
                 f"±{W.percent(worst, 1)}" if worst is not None else "n/a",
             )
         )
