@@ -375,6 +375,14 @@ def _finite(value: object) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and math.isfinite(value)
 
 
+def _with_ratio_range(change: str, row: Mapping[Any, Any]) -> str:
+    """A ratio's Change with its 95% range, when both sides' intervals span launches."""
+    low, high = row.get(D.RATIO + D.SUFFIX_CI_LOW), row.get(D.RATIO + D.SUFFIX_CI_HIGH)
+    if row.get(D.RATIO + D.SUFFIX_CI_KIND) in _SHOWN_KINDS and _finite(low) and _finite(high):
+        return f"{change} {W.ratio_range(low, high)}"
+    return change
+
+
 def _serving_row(figure: Figure, row: Mapping[Any, Any]) -> tuple[str, str, str, str]:
     """Label, speculative, baseline and Change of one figure, worded as declared."""
     assert figure.table is not None, f"{figure.name}: a serving row without a table format"
@@ -382,10 +390,8 @@ def _serving_row(figure: Figure, row: Mapping[Any, Any]) -> tuple[str, str, str,
     unit = figure.table.shown_unit
     spec, base = row[D.SPECULATIVE], row[D.BASELINE]
     change = _CHANGES[figure.table.change](spec, base)
-    low, high = row.get(D.RATIO + D.SUFFIX_CI_LOW), row.get(D.RATIO + D.SUFFIX_CI_HIGH)
-    ratio_shown = row.get(D.RATIO + D.SUFFIX_CI_KIND) in _SHOWN_KINDS
-    if figure.table.change == "ratio" and ratio_shown and _finite(low) and _finite(high):
-        change = f"{change} {W.ratio_range(low, high)}"
+    if figure.table.change == "ratio":
+        change = _with_ratio_range(change, row)
     return (
         figure.table.label,
         _shown_value(shown, row, D.SPECULATIVE, unit),
@@ -487,6 +493,21 @@ def serving(
     )
 
 
+def _sweep_row(row: Mapping[Any, Any]) -> tuple[str, str, str, str]:
+    """One concurrency: both sides' throughput (± over launches) and the speedup, with its
+    95% range when both sides' intervals span launches."""
+
+    def shown(value: float, _: str) -> str:
+        return W.number(value, 1)
+
+    return (
+        str(int(row[CONCURRENCY])),
+        _shown_value(shown, row, D.SPECULATIVE, ""),
+        _shown_value(shown, row, D.BASELINE, ""),
+        _with_ratio_range(W.throughput_change(row[D.SPECULATIVE], row[D.BASELINE]), row),
+    )
+
+
 def concurrency_sweep(
     frame: pd.DataFrame,
     comparison: Comparison,
@@ -498,19 +519,18 @@ def concurrency_sweep(
     data = D.sweep_data(frame, comparison, view, calibration)
     if len(data) < 1:
         raise TableUnavailable(f"concurrency sweep: no mixed cells of {view}")
-    rows = tuple(
-        (
-            str(int(r[CONCURRENCY])),
-            W.number(r[D.SPECULATIVE], 1),
-            W.number(r[D.BASELINE], 1),
-            W.throughput_change(r[D.SPECULATIVE], r[D.BASELINE]),
-        )
-        for r in data.to_dict(orient="records")
-    )
+    records = data.to_dict(orient="records")
+    rows = tuple(_sweep_row(r) for r in records)
     name = W.dataset_name(view, _split(frame, view))
     per_gpu = not len(data) or data[D.THROUGHPUT_METRIC].iloc[0] == OUTPUT_TOK_S_PER_GPU
     unit = "tok/s/GPU" if per_gpu else "tok/s per server"
-    notes = ["Means over repeats; speedups from unrounded values."]
+    sides = (D.SPECULATIVE, D.BASELINE)
+    several = any(_launches(r, side) > 1 for r in records for side in sides)
+    notes = [f"Means over {'cells' if several else 'repeats'}; speedups from unrounded values."]
+    shown = [r for r in records if {r.get(s + D.SUFFIX_CI_KIND) for s in sides} <= {*_SHOWN_KINDS}]
+    interval_note = _interval_note(shown[0], comparison, per_gpu) if shown else None
+    if interval_note:  # a one-launch point's own note stays in the serving table at its c
+        notes.append(interval_note.replace("in Change", "in Speedup"))
     if not per_gpu:
         notes.append(PER_SERVER_NOTE)
     return Table(

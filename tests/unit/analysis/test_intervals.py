@@ -200,3 +200,35 @@ def test_a_calibrated_table_says_so(tmp_path: Path) -> None:
     # baseline: √(0.5 + (100·√0.5/101)²) × 1.96 = 1.95
     assert table.rows[0][2] == "100.0 ± 2.0 tok/s"
     assert any("widened by the between-launch variance" in n for n in table.footnotes)
+
+
+def test_the_concurrency_sweep_shows_launch_intervals_and_says_what_it_averaged(
+    tmp_path: Path,
+) -> None:
+    from specbench.analysis.tables import concurrency_sweep
+    from specbench.results.selection import Comparison
+
+    frame = F.load_results([write_three_launches(tmp_path / "three", concurrencies=(1, 4))])
+    view = str(frame["view"].iloc[0])
+    table = concurrency_sweep(frame, Comparison("eagle3", "baseline"), view)
+    # The same launch values at each c as the serving table's: 153 ± 7.45, 101 ± 2.48.
+    assert table.rows == (
+        ("1", "153.0 ± 7.5", "101.0 ± 2.5", "1.51× (1.45–1.58)"),
+        ("4", "153.0 ± 7.5", "101.0 ± 2.5", "1.51× (1.45–1.58)"),
+    )
+    assert table.footnotes[0] == "Means over cells; speedups from unrounded values."
+    assert table.footnotes[1].startswith(
+        "± 95% interval over 3 launches (Student t over launch values); a ratio's range in "
+        "Speedup: its 95% interval"
+    )
+
+
+def test_a_one_launch_sweep_keeps_the_card_cells(tmp_path: Path) -> None:
+    from specbench.analysis.tables import concurrency_sweep
+    from specbench.results.selection import Comparison
+
+    frame = F.load_results([write_three_launches(tmp_path / "one", launches=1)])
+    view = str(frame["view"].iloc[0])
+    table = concurrency_sweep(frame, Comparison("eagle3", "baseline"), view)
+    assert table.rows == (("4", "150.0", "100.0", "1.50×"),)
+    assert table.footnotes == ("Means over repeats; speedups from unrounded values.",)
