@@ -1,6 +1,6 @@
 """The report's "Precision and cost" section: what each figure rests on, and what it cost.
 
-Per cell: conversations used of those available, why the cell stopped, which window its
+Per cell (server, workload, concurrency, launch, repeat): conversations used of those available, why the cell stopped, which window its
 throughput uses, and the 95% bootstrap half-width of each targeted figure (relative).
 Per directory: GPU-hours of every invocation, split into measuring, starting servers and
 the rest (manifest `runs[].cost`); and the acceptance check of early-stopped cells
@@ -33,7 +33,7 @@ def report_section(root: Path) -> str | None:
         ]
         target = "–" if p.target is None else f"{p.target:.0%}"
         rows.append(
-            f"| {s.label} | {s.workload} | {s.concurrency} | "
+            f"| {s.label} | {s.workload} | {s.concurrency} | {s.launch} | {s.repeat} | "
             f"{p.conversations_used}/{p.conversations_available} | {target} | "
             f"{p.stopping_rule} | {s.throughput_window} | " + " | ".join(widths) + " |"
         )
@@ -48,10 +48,11 @@ def report_section(root: Path) -> str | None:
         "(resampling conversations) relative to the figure. Tables use output tok/s/GPU of "
         "the window named (steady_state: while every slot was busy).",
         "",
-        "| server | workload | c | conversations | target | stopped | throughput window | "
+        "| server | workload | c | launch | repeat | conversations | target | stopped | "
+        "throughput window | "
         + " | ".join(f"± {figure.precision}" for figure in targeted())
         + " |",
-        "|---|---|---|---|---|---|---|" + "---|" * len(TARGETED_FIGURES),
+        "|---|---|---|---|---|---|---|---|---|" + "---|" * len(TARGETED_FIGURES),
         *rows,
     ]
     launches = launch_lines(manifest.precision_launches if manifest else None)

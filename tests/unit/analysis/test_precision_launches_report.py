@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from specbench.analysis.cost_report import launch_lines
+from pathlib import Path
+
+from analysis_fixtures import QUALITATIVE, summary, write_launch_cell
+
+from specbench.analysis.cost_report import launch_lines, report_section
 from specbench.store.manifest import PrecisionPoint
+from specbench.store.summary import CellPrecision, FigurePrecision
 
 
 def point(server: str, used: int, stopped: str | None, tok_s: float | None) -> PrecisionPoint:
@@ -64,3 +69,36 @@ def test_a_point_whose_launches_disagree_is_flagged_as_a_regime() -> None:
         "TTFT p50, E2E p50. Two launches' within-launch 95% intervals do not overlap"
     )
     assert not any("cap reached without" in line for line in lines)
+
+
+def test_each_cell_row_names_its_launch_and_repeat(tmp_path: Path) -> None:
+    # Two launches of one point: without the launch column their rows read as duplicates.
+    for launch, width in ((0, 0.031), (1, 0.018)):
+        precision = CellPrecision(
+            target=0.02,
+            min_conversations=16,
+            stopping_rule="precision_reached" if width < 0.02 else "all_conversations",
+            conversations_used=48 if width < 0.02 else 64,
+            conversations_available=64,
+            figures={
+                "output_tok_s_per_gpu": FigurePrecision(
+                    value=150.0, ci_low=150 * (1 - width), ci_high=150 * (1 + width),
+                    relative_half_width=width,
+                )
+            },
+            bootstrap_resamples=400,
+            seed=0,
+        )  # fmt: skip
+        cell = summary(label="eagle3", dataset=QUALITATIVE, concurrency=4, launch=launch,
+                       precision=precision, throughput_window="steady_state")  # fmt: skip
+        write_launch_cell(tmp_path, cell)
+    lines = (report_section(tmp_path) or "").splitlines()
+    header = next(line for line in lines if line.startswith("| server"))
+    assert header.startswith("| server | workload | c | launch | repeat | conversations |")
+    rows = [line for line in lines if line.startswith("| eagle3")]
+    assert rows == [
+        "| eagle3 | speed-bench-qualitative | 4 | 0 | 0 | 64/64 | 2% | all_conversations | "
+        "steady_state | ±3.1% | – | – | – |",
+        "| eagle3 | speed-bench-qualitative | 4 | 1 | 0 | 48/64 | 2% | precision_reached | "
+        "steady_state | ±1.8% | – | – | – |",
+    ]
