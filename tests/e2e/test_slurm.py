@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from harness import CLI, background_cli, cli_env, wait_for
+from harness import CLI, background_cli, cli_env, paused, wait_for
 from slurm_support import (
     cells,
     cli,
@@ -557,14 +557,17 @@ def test_a_second_campaign_from_another_node_is_refused_with_the_holders_line(
     )
     try:
         wait_for(lambda: submitted_jobs(out) == 2)
-        from_here = cli(*args, env=slurm_env)
-        from_node1 = subprocess.run(
-            on_node(slurm_state, "node1", *CLI, *args),
-            env=cli_env(slurm_env),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        # The first submitter stopped while the others try: under load its jobs (16 s)
+        # finished and it let go of the directory before the second CLI reached the lock.
+        with paused(first):
+            from_here = cli(*args, env=slurm_env)
+            from_node1 = subprocess.run(
+                on_node(slurm_state, "node1", *CLI, *args),
+                env=cli_env(slurm_env),
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
         _, stderr = first.communicate(timeout=180)
     finally:
         if first.poll() is None:
