@@ -22,9 +22,35 @@ CLI = [sys.executable, "-m", "specbench.cli.main"]
 #: What every `specbench` run here prints at: wide enough that no line read back wraps,
 #: even with a checkout and tmp paths 150+ characters deep (tests/conftest.py sets it for
 #: the whole test session; every run below puts it into the environment it passes).
-CONSOLE_ENV = {"SPECBENCH_CONSOLE_WIDTH": "500"}
+CONSOLE_ENV = {"SPECBENCH_CONSOLE_WIDTH": "1000"}
 #: Variables that would make rich write escape codes into captured output.
 UNSET_CONSOLE_ENV = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+#: The deepest checkout a test's CLI text must read the same from (characters). Issue 22:
+#: a line a test read wrapped from a clone in a 25-character `mktemp -d` folder.
+DEEP_CHECKOUT = 170
+
+
+def assert_fits_any_checkout(text: str, env: Mapping[str, str] | None = None) -> None:
+    """Every line of `text` that prints this checkout's path would fit the fixed console
+    width from a checkout DEEP_CHECKOUT characters deep, where rich would otherwise wrap it
+    and a test reading it would pass or fail with where the checkout sits.
+
+    Only the checkout's own path changes with the checkout (tmp paths do not), so the
+    check runs on every CLI run of the session instead of a second run from a deep copy.
+    Skipped where the run sets a width of its own (the console tests).
+    """
+    width = (env if env is not None else os.environ).get("SPECBENCH_CONSOLE_WIDTH")
+    if width != CONSOLE_ENV["SPECBENCH_CONSOLE_WIDTH"]:
+        return
+    root = str(REPO)
+    deeper = max(0, DEEP_CHECKOUT - len(root))
+    for line in text.splitlines():
+        if root in line and len(line) + line.count(root) * deeper > int(width):
+            raise AssertionError(
+                f"a CLI line of {len(line)} characters prints the checkout's path "
+                f"({len(root)} characters); from a checkout {DEEP_CHECKOUT} characters deep "
+                f"it would pass the console's {width} columns and wrap: {line[:200]}..."
+            )
 
 
 def cli_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -37,16 +63,20 @@ def cli_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
 def run_cli(
     *args: str | Path, timeout: float = 600, env: Mapping[str, str] | None = None, **kwargs: Any
 ) -> subprocess.CompletedProcess[str]:
-    """`specbench ARGS` to completion, output captured as text; never raises on exit codes."""
-    return subprocess.run(
+    """`specbench ARGS` to completion, output captured as text; never raises on exit codes
+    (its lines are checked to read the same from any checkout: `assert_fits_any_checkout`)."""
+    run_env = cli_env(env)
+    done = subprocess.run(
         [*CLI, *map(str, args)],
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=cli_env(env),
+        env=run_env,
         check=False,
         **kwargs,
     )
+    assert_fits_any_checkout(f"{done.stdout or ''}\n{done.stderr or ''}", run_env)
+    return done
 
 
 def popen_cli(*args: str | Path, **kwargs: Any) -> subprocess.Popen[str]:
@@ -127,6 +157,7 @@ def invoke_main(*args: str | Path) -> Outcome:
             main()
         except SystemExit as done:
             code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    assert_fits_any_checkout(f"{stdout.getvalue()}\n{stderr.getvalue()}")
     return Outcome(code, stdout.getvalue(), stderr.getvalue())
 
 
