@@ -1,7 +1,8 @@
 """The report's "Precision and cost" section: what each figure rests on, and what it cost.
 
-Per cell (server, workload, concurrency, launch, repeat): conversations used of those available, why the cell stopped, which window its
-throughput uses, and the 95% bootstrap half-width of each targeted figure (relative).
+Per cell (server, workload, concurrency, launch, repeat): conversations used of those
+available, why the cell stopped, which window its throughput uses, and the 95% bootstrap
+half-width of each targeted figure (relative).
 Per directory: GPU-hours of every invocation, split into measuring, starting servers and
 the rest (manifest `runs[].cost`); and the acceptance check of early-stopped cells
 against the full-set cell (specbench.analysis.al_consistency).
