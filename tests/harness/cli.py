@@ -22,7 +22,7 @@ CLI = [sys.executable, "-m", "specbench.cli.main"]
 #: What every `specbench` run here prints at: wide enough that no line read back wraps,
 #: even with a checkout and tmp paths 150+ characters deep (tests/conftest.py sets it for
 #: the whole test session; every run below puts it into the environment it passes).
-CONSOLE_ENV = {"SPECBENCH_CONSOLE_WIDTH": "1000"}
+CONSOLE_ENV = {"SPECBENCH_CONSOLE_WIDTH": "2000"}
 #: Variables that would make rich write escape codes into captured output.
 UNSET_CONSOLE_ENV = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
 #: The deepest checkout a test's CLI text must read the same from (characters). Issue 22:

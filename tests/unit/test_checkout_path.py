@@ -25,12 +25,12 @@ def test_a_line_that_would_wrap_from_a_deep_checkout_is_caught() -> None:
     deeper = max(0, DEEP_CHECKOUT - len(str(REPO)))
     fits_here_only = f"error: {REPO}/x " + "y" * (WIDTH - len(str(REPO)) - 10 - deeper // 2)
     assert len(fits_here_only) <= WIDTH  # it fits from this checkout
-    with pytest.raises(AssertionError, match="would pass the console's 1000 columns"):
+    with pytest.raises(AssertionError, match="would pass the console's 2000 columns"):
         assert_fits_any_checkout(fits_here_only)
     assert_fits_any_checkout("y" * (WIDTH - 10))  # no checkout path: the same from any checkout
     assert_fits_any_checkout(f"error: {REPO}/x")
     # A run at a width of its own (the console tests) is not the fixed console's.
-    assert_fits_any_checkout(fits_here_only, {"SPECBENCH_CONSOLE_WIDTH": "2000"})
+    assert_fits_any_checkout(fits_here_only, {"SPECBENCH_CONSOLE_WIDTH": "3000"})
 
 
 def test_every_cli_run_of_the_tests_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
