@@ -108,8 +108,15 @@ class Interval:
         if half is None:
             return None
         if self.log_scale and self.value:
-            return self.value * math.exp(half / abs(self.value))
+            exponent = half / abs(self.value)
+            # Unbounded above: a half-width hundreds of times the value (a Welch df near
+            # or below 1 makes the t quantile astronomical) overflows exp(); said as +inf.
+            return self.value * math.exp(exponent) if exponent < _MAX_EXPONENT else math.inf
         return self.value + half
+
+
+#: The largest exponent `high` takes: math.exp overflows a float above about 709.78.
+_MAX_EXPONENT = 700.0
 
 
 def _quantile(confidence: float, df: float | None) -> float:

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from specbench.stats.launches import (
+    Interval,
     between_launch_cv,
     launch_interval,
     ratio_interval,
@@ -127,3 +128,20 @@ def test_values_and_errors_must_pair_up() -> None:
         launch_interval([1.0, 2.0], [None])
     with pytest.raises(ValueError):
         launch_interval([], [])
+
+
+def test_a_ratio_interval_too_wide_for_a_float_is_unbounded_above_not_an_overflow() -> None:
+    # The CPU demo's report raised OverflowError (math range error) here: a ratio of 0.01
+    # with a half-width of 19.6 (exp(1,960)). Its upper bound is +inf; the lower one near 0.
+    wide = Interval(
+        value=0.01, kind="one-launch", launches=1, standard_error=10.0, df=None,
+        between_launch_sd=None, within_launch_se=10.0, log_scale=True,
+    )  # fmt: skip
+    assert wide.high == math.inf
+    assert wide.low == pytest.approx(0.01 * math.exp(-1959.96), abs=1e-300)
+    # Just inside the float range the bound is still computed.
+    near = Interval(
+        value=1.0, kind="one-launch", launches=1, standard_error=699.0 / 1.959964, df=None,
+        between_launch_sd=None, within_launch_se=None, log_scale=True,
+    )  # fmt: skip
+    assert near.high == pytest.approx(math.exp(699.0), rel=1e-4)
