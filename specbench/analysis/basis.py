@@ -56,12 +56,13 @@ def figure_cells(frame: pd.DataFrame, labels: Sequence[str]) -> Table:
     records = [_precision(text) for text in cells.get(PRECISION, [None] * len(cells))]
     data[STOPPING_RULE] = [r.get(STOPPING_RULE) for r in records]
     data[CONVERSATIONS_AVAILABLE] = [r.get(CONVERSATIONS_AVAILABLE) for r in records]
-    data[WORST_HALF_WIDTH] = [_worst(r) for r in records]
+    worsts = [_worst(r) for r in records]
+    data[WORST_HALF_WIDTH] = worsts
     # The precision fields come from the records, not from `data`: a column where some
     # cells have a value and some None reads NaN back from pandas (a report over a
     # precision directory and a plain one).
     rows = []
-    for row, record in zip(data.to_dict(orient="records"), records, strict=True):
+    for row, record, worst in zip(data.to_dict(orient="records"), records, worsts, strict=True):
         conversations = row[NUM_CONVERSATIONS]
         available = record.get(CONVERSATIONS_AVAILABLE)
         shown = (
@@ -71,7 +72,6 @@ def figure_cells(frame: pd.DataFrame, labels: Sequence[str]) -> Table:
         )
         if available is not None:
             shown += f" of {int(available)}"
-        worst = _worst(record)
         rows.append(
             (
                 str(row[LABEL]),

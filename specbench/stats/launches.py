@@ -66,6 +66,10 @@ def mad_sigma(values: Sequence[float]) -> float:
     return MAD_TO_SIGMA * median(abs(x - centre) for x in values)
 
 
+#: The largest exponent `high` takes: math.exp overflows a float above about 709.78.
+_MAX_EXPONENT = 700.0
+
+
 @dataclass(frozen=True, slots=True)
 class Interval:
     """A figure's value and its two-sided interval, with the levels it was built from."""
@@ -113,10 +117,6 @@ class Interval:
             # or below 1 makes the t quantile astronomical) overflows exp(); said as +inf.
             return self.value * math.exp(exponent) if exponent < _MAX_EXPONENT else math.inf
         return self.value + half
-
-
-#: The largest exponent `high` takes: math.exp overflows a float above about 709.78.
-_MAX_EXPONENT = 700.0
 
 
 def _quantile(confidence: float, df: float | None) -> float:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.waiting import wait_for
+from specbench.cli.console import WIDTH_ENV
 
 #: The checkout's root.
 REPO = Path(__file__).resolve().parents[2]
@@ -22,7 +23,7 @@ CLI = [sys.executable, "-m", "specbench.cli.main"]
 #: What every `specbench` run here prints at: wide enough that no line read back wraps,
 #: even with a checkout and tmp paths 150+ characters deep (tests/conftest.py sets it for
 #: the whole test session; every run below puts it into the environment it passes).
-CONSOLE_ENV = {"SPECBENCH_CONSOLE_WIDTH": "2000"}
+CONSOLE_ENV = {WIDTH_ENV: "2000"}
 #: Variables that would make rich write escape codes into captured output.
 UNSET_CONSOLE_ENV = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
 #: The deepest checkout a test's CLI text must read the same from (characters). Issue 22:
@@ -39,8 +40,8 @@ def assert_fits_any_checkout(text: str, env: Mapping[str, str] | None = None) ->
     check runs on every CLI run of the session instead of a second run from a deep copy.
     Skipped where the run sets a width of its own (the console tests).
     """
-    width = (env if env is not None else os.environ).get("SPECBENCH_CONSOLE_WIDTH")
-    if width != CONSOLE_ENV["SPECBENCH_CONSOLE_WIDTH"]:
+    width = (env if env is not None else os.environ).get(WIDTH_ENV)
+    if width != CONSOLE_ENV[WIDTH_ENV]:
         return
     root = str(REPO)
     deeper = max(0, DEEP_CHECKOUT - len(root))

@@ -18,7 +18,9 @@ import pytest
 from harness import CONSOLE_ENV, DEEP_CHECKOUT, REPO, assert_fits_any_checkout, invoke_main, run_cli
 from harness import cli as harness_cli
 
-WIDTH = int(CONSOLE_ENV["SPECBENCH_CONSOLE_WIDTH"])
+from specbench.cli.console import WIDTH_ENV
+
+WIDTH = int(CONSOLE_ENV[WIDTH_ENV])
 
 
 def test_a_line_that_would_wrap_from_a_deep_checkout_is_caught() -> None:
@@ -30,7 +32,7 @@ def test_a_line_that_would_wrap_from_a_deep_checkout_is_caught() -> None:
     assert_fits_any_checkout("y" * (WIDTH - 10))  # no checkout path: the same from any checkout
     assert_fits_any_checkout(f"error: {REPO}/x")
     # A run at a width of its own (the console tests) is not the fixed console's.
-    assert_fits_any_checkout(fits_here_only, {"SPECBENCH_CONSOLE_WIDTH": "3000"})
+    assert_fits_any_checkout(fits_here_only, {WIDTH_ENV: "3000"})
 
 
 def test_every_cli_run_of_the_tests_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
