@@ -9,12 +9,13 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
 from harness import run_cli
 from harness.suite import DATA, suite_toml, workload
 
 from specbench.run.launch_rounds import relative_half_width
 
-TIMINGS = "prefill_ms = 60.0, step_ms = 10.0, per_request_step_ms = 0.1, seed = 3"
+TIMINGS = "prefill_ms = 20.0, step_ms = 10.0, per_request_step_ms = 0.1, seed = 3"
 FIGURES = ("output_tok_s_per_gpu", "e2e_ms_median", "ttft_ms_median")
 
 
@@ -31,14 +32,17 @@ def launch_values(root: Path, figure: str, launches: int) -> list[float]:
     return values
 
 
+# Quiet: the loose target's three launches must agree within 0.5 (a Student t over 2 df:
+# every targeted figure's launch values within a CV of about 20%). Under the xdist run two
+# fresh-clone `make test` runs of this stop measured a fourth launch instead: one with
+# median TTFT 38.3, 25.9 and 28.3 ms over the three launches (half-width 0.53, the
+# emulator's prefill 20 ms), and one with a 60 ms prefill (its values were not kept).
+# The workers' load sets a launch's timing there, not the emulator's clock; alone the test
+# passed in 44 s. `make test` runs it alone, after the xdist run.
+@pytest.mark.quiet
 def test_a_loose_target_stops_at_three_launches_a_tight_one_at_its_cap(tmp_path: Path) -> None:
-    # 60 ms prefill, 10 ms steps: the emulator's clock, not a client sharing two cores,
-    # sets the figures. A loaded machine adds its delay to TTFT, not a share of it: with
-    # 2 ms of prefill TTFT's launch values spread 3.5–10 ms under load, and with 20 ms a
-    # fresh-clone `make test` measured median TTFT 38.3, 25.9 and 28.3 ms over the three
-    # launches (5–6 conversations each), a relative half-width of 0.53 over the loose
-    # target of 0.5, so the run measured a fourth launch. Over 60 ms the same spread is
-    # 0.23.
+    # 20 ms prefill, 10 ms steps: the emulator's clock, not a client sharing two cores,
+    # sets the figures (with 2 ms, TTFT's launch values spread 3.5–10 ms under load).
     suite = tmp_path / "suite.toml"
     suite.write_text(
         suite_toml(
