@@ -92,7 +92,10 @@ test: test-prerequisites
 	exit $$status
 
 # The same two runs with line coverage of the package (pytest-cov combines the workers'
-# data; the quiet run appends to it). Not the timed CI run.
+# data; the quiet run appends to it). Not the timed CI run. Every `specbench` the tests
+# run is a subprocess here (coverage follows one from its interpreter start), not a fork
+# of the test zygote (tests/harness/zygote.py).
+coverage: export SPECBENCH_TEST_FORK := 0
 coverage: test-prerequisites
 	rm -f .coverage .coverage.*
 	@status=0; \

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.waiting import wait_for
+from harness.zygote import ZYGOTE
 from specbench.cli.console import WIDTH_ENV
 
 #: The checkout's root.
@@ -65,17 +66,24 @@ def run_cli(
     *args: str | Path, timeout: float = 600, env: Mapping[str, str] | None = None, **kwargs: Any
 ) -> subprocess.CompletedProcess[str]:
     """`specbench ARGS` to completion, output captured as text; never raises on exit codes
-    (its lines are checked to read the same from any checkout: `assert_fits_any_checkout`)."""
+    (its lines are checked to read the same from any checkout: `assert_fits_any_checkout`).
+
+    A fork of the test process's zygote (harness/zygote.py) where it can be one: the
+    session's environment and no other subprocess option; a subprocess otherwise."""
     run_env = cli_env(env)
-    done = subprocess.run(
-        [*CLI, *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=run_env,
-        check=False,
-        **kwargs,
-    )
+    argv = [str(arg) for arg in args]
+    if not kwargs and ZYGOTE.usable(run_env):
+        done = ZYGOTE.run(argv, run_env, timeout)
+    else:
+        done = subprocess.run(
+            [*CLI, *argv],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=run_env,
+            check=False,
+            **kwargs,
+        )
     assert_fits_any_checkout(f"{done.stdout or ''}\n{done.stderr or ''}", run_env)
     return done
 
