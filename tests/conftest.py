@@ -15,7 +15,8 @@ case set it themselves.
 `make test` runs one `pytest -n N --dist loadgroup`: xdist hands each test to whichever
 worker is free, except the tests of one group, which run on one worker in turn.
 `pytest_collection_modifyitems` puts each test that shares something costly in its group
-(`xdist_group`): the real-vLLM tests (marker `vllm`, one pool of servers, vllm_pool.py),
+(`xdist_group`): the real-vLLM tests of the pool (marker `vllm` and the `vllm_servers`
+fixture: one pool of servers, vllm_pool.py),
 the real-Slurm tests (marker `slurm`, one test Slurm), and the tests of a module or
 fixture directory that share a module- or session-scoped fixture of their own (an
 emulator campaign, a prepared dataset), which would otherwise be built again on every
@@ -38,19 +39,25 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-#: Markers whose tests share one costly thing and so run on one worker, in turn.
-SHARED_MARKERS = ("vllm", "slurm")
+#: Markers whose tests share one costly thing and so run on one worker, in turn; with the
+#: fixture that holds it where not every test of the marker asks for it. A real-vLLM test
+#: that does not use the pool (a bad flag's own start, the tiny models' rebuild) shares
+#: nothing: kept in the group, it only lengthened the group's worker by its 100-130 s
+#: under load, and that worker's chain of tests was the run's longest.
+SHARED_MARKERS: dict[str, str | None] = {"vllm": "vllm_servers", "slurm": None}
 
 
 def xdist_group_of(item: pytest.Item) -> str | None:
     """The group whose worker runs `item`, or None: any worker may.
 
-    A marker of SHARED_MARKERS names the group; otherwise a module- or session-scoped
+    A marker of SHARED_MARKERS names the group (when the test uses the marker's shared
+    fixture); otherwise a module- or session-scoped
     fixture defined in the tests (not a plugin's, such as tmp_path_factory) does: its
     module or conftest directory, and the fixture's name for a session-scoped one.
     """
-    for marker in SHARED_MARKERS:
-        if item.get_closest_marker(marker) is not None:
+    for marker, fixture in SHARED_MARKERS.items():
+        uses = fixture is None or fixture in getattr(item, "fixturenames", ())
+        if item.get_closest_marker(marker) is not None and uses:
             return marker
     info = getattr(item, "_fixtureinfo", None)
     shared = []

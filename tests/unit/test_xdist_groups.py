@@ -1,8 +1,9 @@
 """`make test`'s xdist groups (tests/conftest.py): read from a real collection of the tree,
 and kept by a real `pytest -n 3 --dist loadgroup`.
 
-Every real-vLLM test is in group `vllm` and every real-Slurm test in group `slurm` (one
-pool of servers, one test Slurm: one worker each); the tests sharing a module's campaign
+Every real-vLLM test of the server pool is in group `vllm` and every real-Slurm test in
+group `slurm` (one pool of servers, one test Slurm: one worker each); a real-vLLM test that
+starts no pool server is not; the tests sharing a module's campaign
 are in that module's group; a test that shares nothing costly is in none, so any worker
 may take it. pytest-xdist 3.8 on pytest 9.2 drops the groups without a word
 (pytest-dev/pytest-xdist#1386): the run below is what would say so.
@@ -38,6 +39,13 @@ sys.exit(code)
 """
 
 
+#: The real-vLLM tests that start their own vLLM (or none) instead of the pool's.
+OWN_VLLM = (
+    "::test_bad_flag_fails_fast_quoting_vllm",
+    "::test_a_build_is_byte_identical_to_the_session_models_and_matches_the_manifest",
+)
+
+
 def collected_groups(*paths: str) -> dict[str, tuple[list[str], list[str]]]:
     done = subprocess.run(
         [sys.executable, "-c", COLLECT, *paths],
@@ -54,13 +62,22 @@ def collected_groups(*paths: str) -> dict[str, tuple[list[str], list[str]]]:
 def test_shared_servers_and_campaigns_each_keep_to_one_group() -> None:
     groups = collected_groups("tests/e2e", "tests/unit/data_prepare/test_data_dir.py")
     by_marker = {"vllm": set(), "slurm": set()}  # the groups their tests were given
+    own_vllm = {}  # the real-vLLM tests that start no pool server: the groups they got
     for nodeid, (group, markers) in groups.items():
         assert len(group) <= 1, nodeid  # two marks would join into a third group
+        if nodeid.endswith(OWN_VLLM):
+            own_vllm[nodeid.rsplit("::", 1)[1]] = group
+            continue
         for marker in by_marker:
             if marker in markers:
                 by_marker[marker].add(tuple(group))
     assert by_marker == {"vllm": {("vllm",)}, "slurm": {("slurm",)}}
     assert sum(g == ["vllm"] for g, _ in groups.values()) >= 10
+    # Any worker may take them beside the pool's (a group of their module's fixtures, or none).
+    assert own_vllm == {
+        "test_bad_flag_fails_fast_quoting_vllm": ["tests/e2e/test_launch_vllm.py"],
+        "test_a_build_is_byte_identical_to_the_session_models_and_matches_the_manifest": [],
+    }
     # The tests on report_dir (one campaign per module) share a group; the bad results
     # folders (each its own tmp_path) are in none.
     browser = {n: g for n, (g, _) in groups.items() if "test_report_html_browser" in n}
@@ -88,10 +105,18 @@ def record(name):
     (Path(__file__).parent / "workers" / name).write_text(os.environ["PYTEST_XDIST_WORKER"])
     time.sleep(0.2)
 
+@pytest.fixture(scope="session")
+def vllm_servers():
+    return "the pool"
+
 @pytest.mark.vllm
 @pytest.mark.parametrize("i", range(4))
-def test_vllm(i):
+def test_vllm(i, vllm_servers):
     record(f"vllm-{i}")
+
+@pytest.mark.vllm
+def test_vllm_of_its_own():
+    record("own-0")
 
 @pytest.mark.slurm
 @pytest.mark.parametrize("i", range(4))
@@ -130,4 +155,4 @@ def test_an_xdist_run_keeps_each_group_on_one_worker(tmp_path: Path) -> None:
     for record in (tmp_path / "workers").iterdir():
         workers.setdefault(record.name.split("-")[0], set()).add(record.read_text())
     assert len(workers["vllm"]) == 1 and len(workers["slurm"]) == 1, workers
-    assert len(list((tmp_path / "workers").iterdir())) == 14
+    assert len(list((tmp_path / "workers").iterdir())) == 15
