@@ -77,7 +77,11 @@ def serve(path: str) -> None:
                 os._exit(0)
             if item is listener:
                 connection, _ = listener.accept()
-                request, fds = _receive(connection)
+                try:
+                    request, fds = _receive(connection)
+                except (OSError, ValueError):  # a caller gone before it asked (a timeout)
+                    connection.close()
+                    continue
                 pid = os.fork()
                 if pid == 0:
                     listener.close()
@@ -101,7 +105,14 @@ def serve(path: str) -> None:
 
 def _receive(connection: socket.socket) -> tuple[dict[str, object], list[int]]:
     data, fds, _, _ = socket.recv_fds(connection, _MAX_REQUEST, 3)
-    return json.loads(data), list(fds)
+    try:
+        if len(fds) != 3:
+            raise ValueError(f"a request with {len(fds)} file descriptors, not 3")
+        return json.loads(data), list(fds)
+    except ValueError:
+        for fd in fds:
+            os.close(fd)
+        raise
 
 
 def _child(request: Mapping[str, object], fds: Sequence[int]) -> None:
@@ -160,6 +171,11 @@ class Zygote:
             raise RuntimeError(f"the test zygote did not start (exit {self._process.wait()})")
         self._env = env
         atexit.register(self.stop)
+
+    @property
+    def socket_path(self) -> str:
+        """Where the zygote listens (a Unix socket); empty before it starts."""
+        return self._socket
 
     @property
     def pid(self) -> int | None:

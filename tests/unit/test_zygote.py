@@ -126,3 +126,14 @@ def test_a_fork_killed_by_a_signal_reports_minus_the_signal(zygote: Zygote) -> N
     os.kill(int(forks[0]), signal.SIGKILL)
     runner.join(30)
     assert done and done[0].returncode == -signal.SIGKILL
+
+
+def test_a_caller_gone_before_its_request_leaves_the_zygote_serving(zygote: Zygote) -> None:
+    """A test interrupted (a timeout) between connecting and asking: the next run works."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as gone:
+        gone.connect(zygote.socket_path)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as garbled:
+        garbled.connect(zygote.socket_path)
+        garbled.sendall(b"not a request")
+    done = zygote.run(["--version"], cli_env(), timeout=120)
+    assert (done.returncode, done.stdout.startswith("specbench ")) == (0, True)
