@@ -213,14 +213,16 @@ def test_detach_returns_at_once_and_status_follows_the_jobs(slurm_env, tmp_path)
     # The jobs are submitted held: none can start, let alone end, before the test says so.
     suite, tag = write_suite(tmp_path, step_ms=8.0, concurrency=(1, 2, 4), max_tokens=64, hold=True)
     out = tmp_path / "results"
-    started = time.monotonic()
     detached = cli("run", suite, "--output", out, "--executor", "slurm", "--detach", env=slurm_env)
     assert detached.returncode == 0, detached.stderr
     assert "submitted baseline: job" in detached.stderr
     assert "run on their own: `specbench status" in detached.stdout
     jobs = manifest(out)["slurm"]["shards"]
-    assert cells(out) == set()  # returned with its jobs held: it does not wait for them
-    assert time.monotonic() - started < 30  # sbatch --test-only, then sbatch; 2 cores, load ~15
+    # It returned while its jobs are held (no cell, both PENDING below): a submitter that
+    # waited for them would never return. No bound on its wall time: a fresh-clone make test
+    # measured 30.2 s for this submission (two `sbatch --test-only`, two `sbatch`, the
+    # suite's checks) at a load of ~15 on 2 cores, over the 30 s the test had allowed.
+    assert cells(out) == set()
 
     early = cli("status", out, env=slurm_env)
     assert early.returncode == 0, early.stderr
