@@ -1,6 +1,7 @@
 """`run --dry-run --pilot` end to end on the emulator: a pilot measured apart, then the
-same estimate (again from `specbench estimate --pilot` and `--from` the pilot), then the
-full suite against that estimate, and a dry run priced from the campaign's own cells.
+same estimate (again from `specbench estimate --pilot` and `--from` the pilot); and, alone
+on the machine, the full suite against that estimate and a dry run priced from the
+campaign's own cells.
 
 The dataset gives every turn a fixed answer length per category (the emulator's
 output-length marker), so the pilot's cells have known contents: the first N
@@ -13,6 +14,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from harness import run_cli, write_conversations, write_fixed_suite
 
 from specbench.data.conversation import Conversation
@@ -22,9 +24,15 @@ from specbench.measure.precision import stratified_order
 ANSWERS = {"chat": 8, "code": 16, "math": 24}
 PER_CATEGORY = 60
 CONCURRENCY = (1, 4, 16)
-#: The loose bound this test holds the estimate to (the report states the real ratio):
-#: the machine is shared, so the pilot and the full run see different loads.
-TOLERANCE = 0.5
+#: The bound the full run holds the estimate to (the test prints the real ratio). The
+#: comparison runs alone (`quiet`): among the xdist workers the pilot and the full run saw
+#: different loads, and a fresh-clone CI run (3d2b081) measured a ratio of 1.66 there (the
+#: pilot 27.1 s, 13.5 s alone; the full run 49.9 server-s, 41.7 alone: 1.10). Alone, three
+#: runs of this test measured 1.12, 1.03 and 1.10 (the steady-state rate of a 32-48
+#: conversation pilot cell is a little slower than a 180 conversation cell's).
+TOLERANCE = 0.3
+#: The full run's concurrencies (its c = 1 cells alone would take 30 s of the quiet run).
+QUIET_CONCURRENCY = (4, 16)
 
 
 def write_dataset(path: Path) -> list[Conversation]:
@@ -40,13 +48,13 @@ def write_dataset(path: Path) -> list[Conversation]:
     return write_conversations(path, rows)
 
 
-def write_suite(tmp_path: Path, dataset: Path) -> Path:
+def write_suite(tmp_path: Path, dataset: Path, concurrency=CONCURRENCY) -> Path:
     speculative = """[servers.speculative]
 speculative = { method = "eagle3", model = "emulated-draft", num_speculative_tokens = 3 }
 emulator = { acceptance = [0.8, 0.7, 0.6] }
 """
     return write_fixed_suite(
-        tmp_path, name="pilot-emu", dataset=dataset, concurrency=CONCURRENCY, servers=speculative
+        tmp_path, name="pilot-emu", dataset=dataset, concurrency=concurrency, servers=speculative
     )
 
 
@@ -63,7 +71,7 @@ def summaries(root: Path) -> dict[str, dict]:
     }
 
 
-def test_a_pilot_prices_the_suite_apart_from_its_results_and_the_full_run_agrees(tmp_path):
+def test_a_pilot_prices_the_suite_apart_from_its_results(tmp_path):
     conversations = write_dataset(tmp_path / "data.jsonl")
     suite = write_suite(tmp_path, tmp_path / "data.jsonl")
     out = tmp_path / "results" / "pilot-emu"
@@ -87,7 +95,6 @@ def test_a_pilot_prices_the_suite_apart_from_its_results_and_the_full_run_agrees
         re.MULTILINE,
     )
     assert pilot_line, dry.stdout
-    pilot_s = float(pilot_line[1])
 
     # The pilot is a results directory of its own, self-describing; the campaign's has none.
     assert not out.exists()
@@ -135,11 +142,24 @@ def test_a_pilot_prices_the_suite_apart_from_its_results_and_the_full_run_agrees
     assert total_s(fitted.stdout) == estimated
     assert "warning:" not in priced.stderr + fitted.stderr
 
+
+@pytest.mark.quiet  # compares the pilot's wall time with the full run's: alone, last
+def test_the_full_run_agrees_with_the_pilots_estimate(tmp_path):
+    conversations = write_dataset(tmp_path / "data.jsonl")
+    suite = write_suite(tmp_path, tmp_path / "data.jsonl", QUIET_CONCURRENCY)
+    out = tmp_path / "results" / "pilot-emu"
+    dry = run_cli("estimate", suite, "--output", out, "--pilot")
+    assert dry.returncode == 0, dry.stderr
+    estimated = total_s(dry.stdout)
+    pilot_line = re.search(r"^pilot: .* measured in ([0-9.]+) s", dry.stdout, re.MULTILINE)
+    assert pilot_line, dry.stdout
+    pilot_s = float(pilot_line[1])
+
     # The full suite: every cell measured here, none taken from the pilot.
     full = run_cli("run", suite, "--output", out)
     assert full.returncode == 0, full.stderr
     measured = summaries(out)
-    assert len(measured) == 2 * len(CONCURRENCY)
+    assert len(measured) == 2 * len(QUIET_CONCURRENCY)
     assert {cell["num_conversations"] for cell in measured.values()} == {len(conversations)}
     cost = json.loads((out / "manifest.json").read_text())["runs"][-1]["cost"]
     actual = sum(server["server_s"] for server in cost["servers"])  # 1 GPU each
