@@ -1,6 +1,10 @@
 """What the vLLM executable at hand supports and which version it is, asked once per
 executable and cached.
 
+Each question is a whole vLLM CLI start (about 15 CPU-s on the test machine's 2 cores), so
+it is asked once per executable and environment even when several servers start at once:
+the first caller asks, the others wait for its answer (`_once`).
+
 `vllm serve --help=<flag>` prints "Arguments matching ..." with the flag's help when the
 flag exists and "No group or arguments matching ..." when it does not; it exits 0 in both
 cases (vLLM 0.32, /work/handoff/probes/REPORT.md §3), so the text decides. The name
@@ -10,10 +14,13 @@ after `--help=` is a keyword: vLLM lists every flag containing it, so one questi
 
 from __future__ import annotations
 
-import functools
 import re
 import subprocess
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Hashable, Mapping
+from typing import TypeVar
+
+T = TypeVar("T")
 
 PER_REQUEST_METRICS_FLAG = "per-request-spec-decode-metrics"
 #: vLLM 0.32's per-request timing (`metrics.generation_time_ms`, ...); refused together
@@ -36,6 +43,22 @@ def parse_flag_help(text: str, flag: str = PER_REQUEST_METRICS_FLAG) -> bool | N
     return None
 
 
+_answers: dict[Hashable, object] = {}
+_asking: dict[Hashable, threading.Lock] = {}
+_guard = threading.Lock()
+
+
+def _once(key: Hashable, ask: Callable[[], T]) -> T:
+    """`ask()`'s answer for `key`, asked by the first caller only; callers that come while
+    it is asking wait for that answer rather than ask again (functools.cache would not)."""
+    with _guard:
+        lock = _asking.setdefault(key, threading.Lock())
+    with lock:
+        if key not in _answers:
+            _answers[key] = ask()
+        return _answers[key]  # type: ignore[return-value]
+
+
 def _ask(
     argv: list[str], env_items: tuple[tuple[str, str], ...]
 ) -> subprocess.CompletedProcess[str] | None:
@@ -53,10 +76,12 @@ def _ask(
         return None
 
 
-@functools.cache
 def _help(executable: str, keyword: str, env_items: tuple[tuple[str, str], ...]) -> str | None:
-    done = _ask([executable, "serve", f"--help={keyword}"], env_items)
-    return None if done is None else done.stdout + done.stderr
+    def ask() -> str | None:
+        done = _ask([executable, "serve", f"--help={keyword}"], env_items)
+        return None if done is None else done.stdout + done.stderr
+
+    return _once(("help", executable, keyword, env_items), ask)
 
 
 def supports_flag(
@@ -68,13 +93,15 @@ def supports_flag(
     return None if text is None else parse_flag_help(text, flag)
 
 
-@functools.cache
 def _version(executable: str, env_items: tuple[tuple[str, str], ...]) -> str | None:
-    done = _ask([executable, "--version"], env_items)
-    if done is None:
-        return None
-    lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
-    return lines[-1] if done.returncode == 0 and lines else None
+    def ask() -> str | None:
+        done = _ask([executable, "--version"], env_items)
+        if done is None:
+            return None
+        lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
+        return lines[-1] if done.returncode == 0 and lines else None
+
+    return _once(("version", executable, env_items), ask)
 
 
 def installed_version(executable: str, env: Mapping[str, str]) -> str | None:

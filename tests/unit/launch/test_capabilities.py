@@ -4,6 +4,7 @@ command that adds `--enable-per-request-metrics` when the server has it."""
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from specbench.launch import ServerConfig, SpeculativeConfig
@@ -52,6 +53,22 @@ def test_an_executable_is_asked_once(tmp_path: Path) -> None:
     env = dict(os.environ)
     assert supports_flag(str(fake), PER_REQUEST_METRICS_FLAG, env) is False
     assert supports_flag(str(fake), PER_REQUEST_METRICS_FLAG, env) is False
+    assert calls.read_text().count("x") == 1
+
+
+def test_servers_starting_at_once_ask_once(tmp_path: Path) -> None:
+    """Three servers launched side by side (the test pool starts three at once) share one
+    question: before, each thread missed the cache and started its own vLLM CLI (about
+    15 CPU-s each on 2 cores). The fake answers slowly so that all three ask meanwhile."""
+    calls = tmp_path / "calls"
+    fake = tmp_path / "vllm"
+    fake.write_text(f'#!/bin/sh\necho x >> {calls}\nsleep 1\necho "  --${{2#--help=}}"\n')
+    fake.chmod(0o755)
+    env = dict(os.environ)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        asked = [pool.submit(supports_flag, str(fake), "some-flag", env) for _ in range(3)]
+        answers = [future.result() for future in asked]
+    assert answers == [True, True, True]
     assert calls.read_text().count("x") == 1
 
 
