@@ -70,6 +70,13 @@ def server_config(name: str) -> ServerConfig:
     return load_suite(CPU_DEMO, CPU_DEMO_OVERRIDES).servers[name]
 
 
+def stable_env() -> dict[str, str]:
+    """This process's environment without PYTEST_CURRENT_TEST, which names the test that
+    asks: the launcher asks vLLM what it supports once per executable and environment (a
+    vLLM CLI start, about 15 CPU-s here), so with it every pool start asked again."""
+    return {key: value for key, value in os.environ.items() if key != "PYTEST_CURRENT_TEST"}
+
+
 def distinct_free_ports(count: int) -> list[int]:
     """`count` different ports free on 127.0.0.1 (all probes held open until each is known)."""
     with contextlib.ExitStack() as stack:
@@ -134,6 +141,7 @@ class VllmServers:
                 vllm_bin=self.vllm_bin,
                 port=port,
                 ready_timeout_s=START_TIMEOUT_S,
+                base_env=stable_env(),
             )
             for name, port in zip(missing, ports, strict=True)
         }
