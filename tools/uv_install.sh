@@ -15,7 +15,7 @@ set -euo pipefail
 VENV=$1
 shift
 [ -x "$VENV/bin/python" ] || "${PYTHON:-python3}" -m venv "$VENV"
-"$VENV/bin/pip" install --quiet --disable-pip-version-check uv 2> >(grep -v "^WARNING: Location" >&2)
+"$VENV/bin/pip" install --quiet --disable-pip-version-check "uv==0.13.9" 2> >(grep -v "^WARNING: Location" >&2)
 
 sources=()
 while IFS= read -r line; do
