@@ -23,7 +23,7 @@ def launch_values(root: Path, figure: str, launches: int) -> list[float]:
     """The eagle3 point's value of `figure` per launch (one repeat each)."""
     values = []
     for launch in range(launches):
-        folder = root / "eagle3/tiny/c2" / (f"l{launch}/r0" if launch else "r0")
+        folder = root / "eagle3/tiny/c1" / (f"l{launch}/r0" if launch else "r0")
         summary = json.loads((folder / "summary.json").read_text())
         if figure == "output_tok_s_per_gpu":
             values.append(summary[figure])
@@ -39,6 +39,12 @@ def launch_values(root: Path, figure: str, launches: int) -> list[float]:
 # emulator's prefill 20 ms), and one with a 60 ms prefill (its values were not kept).
 # The workers' load sets a launch's timing there, not the emulator's clock; alone the test
 # passed in 44 s. `make test` runs it alone, after the xdist run.
+# Alone it still measured a fourth launch once, at c = 2 (fresh-clone run t50-2 on
+# 497dd5a): median TTFT 33.3, 21.6 and 28.7 ms over the three launches (prefill 20 ms,
+# half-width 0.52), flagged as a regime by the run itself. At c = 2 the other slot's
+# prefill or step falls inside a request's TTFT or not, a regime of the closed loop that
+# holds for a whole launch, and six conversations a launch follow it. At c = 1 no other
+# slot shares a step, so the loose target's three launches agree.
 @pytest.mark.quiet
 def test_a_loose_target_stops_at_three_launches_a_tight_one_at_its_cap(tmp_path: Path) -> None:
     # 20 ms prefill, 10 ms steps: the emulator's clock, not a client sharing two cores,
@@ -49,7 +55,7 @@ def test_a_loose_target_stops_at_three_launches_a_tight_one_at_its_cap(tmp_path:
             name="precision-launches",
             model=f"emu-{uuid.uuid4().hex[:10]}",
             timings=TIMINGS,
-            workloads=workload(DATA, [2], 16),
+            workloads=workload(DATA, [1], 16),
         )
     )
     loose, tight = tmp_path / "loose", tmp_path / "tight"
@@ -72,25 +78,25 @@ def test_a_loose_target_stops_at_three_launches_a_tight_one_at_its_cap(tmp_path:
     )
     record = json.loads((loose / "manifest.json").read_text())["precision_launches"]
     assert [(p["server"], p["concurrency"], p["launches_used"], p["stopped"]) for p in record] == [
-        ("eagle3", 2, 3, "precision reached")
+        ("eagle3", 1, 3, "precision reached")
     ]
     for figure in FIGURES:
         width = relative_half_width(launch_values(loose, figure, 3))
         assert record[0]["half_widths"][figure] == width
         assert width is not None and width <= 0.5
-    assert not (loose / "eagle3/tiny/c2/l3").exists()
+    assert not (loose / "eagle3/tiny/c1/l3").exists()
     assert run_cli("report", loose, "--format", "md").returncode == 0
     text = (loose / "report" / "report.md").read_text()
-    assert "| eagle3 | tiny | 2 | 3/6 | 50.00% | precision reached |" in text
+    assert "| eagle3 | tiny | 1 | 3/6 | 50.00% | precision reached |" in text
     assert "cap reached without" not in text
 
     # Tight: a fourth launch was asked for and measured, then the cap stopped it.
     last = done_tight.stdout.strip().splitlines()[-1]
     assert last.startswith(
         "precision 0.0001 over launches: 0 of 1 points precision reached; "
-        "1 cap reached without it (eagle3/tiny/c2: 4 launches, "
+        "1 cap reached without it (eagle3/tiny/c1: 4 launches, "
     ), last
-    assert "precision not yet reached over launches at eagle3/tiny/c2" in done_tight.stderr
+    assert "precision not yet reached over launches at eagle3/tiny/c1" in done_tight.stderr
     starting = [line for line in done_tight.stderr.splitlines() if ": starting" in line]
     assert starting == [
         "server eagle3: starting, launch 1/3",
@@ -120,10 +126,10 @@ def test_a_loose_target_stops_at_three_launches_a_tight_one_at_its_cap(tmp_path:
     report = run_cli("report", tight, "--format", "md")
     assert report.returncode == 0, report.stderr
     text = (tight / "report" / "report.md").read_text()
-    row = next(line for line in text.splitlines() if line.startswith("| eagle3 | tiny | 2 | 4/4"))
+    row = next(line for line in text.splitlines() if line.startswith("| eagle3 | tiny | 1 | 4/4"))
     assert "| 0.01% | cap reached |" in row
     assert f"±{widths['output_tok_s_per_gpu']:.1%}" in row
-    assert "**1 of 1 points: cap reached without the precision** (eagle3/tiny/c2)" in text
+    assert "**1 of 1 points: cap reached without the precision** (eagle3/tiny/c1)" in text
     assert "precision reached" not in text
 
     # --force measures again: the three planned launches, then the fourth as needed, not
