@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from harness.zygote import without_test_name
 
 from specbench.launch import ServerConfig, ServerProcess, SpeculativeConfig
 from specbench.launch.host import group_alive
@@ -68,13 +69,6 @@ def server_config(name: str) -> ServerConfig:
     if name == "parity":
         return parity_config()
     return load_suite(CPU_DEMO, CPU_DEMO_OVERRIDES).servers[name]
-
-
-def stable_env() -> dict[str, str]:
-    """This process's environment without PYTEST_CURRENT_TEST, which names the test that
-    asks: the launcher asks vLLM what it supports once per executable and environment (a
-    vLLM CLI start, about 15 CPU-s here), so with it every pool start asked again."""
-    return {key: value for key, value in os.environ.items() if key != "PYTEST_CURRENT_TEST"}
 
 
 def distinct_free_ports(count: int) -> list[int]:
@@ -141,7 +135,10 @@ class VllmServers:
                 vllm_bin=self.vllm_bin,
                 port=port,
                 ready_timeout_s=START_TIMEOUT_S,
-                base_env=stable_env(),
+                # The launcher asks vLLM what it supports once per executable and
+                # environment (a vLLM CLI start, about 15 CPU-s here): with the test's
+                # name in it, every pool start asked again.
+                base_env=without_test_name(os.environ),
             )
             for name, port in zip(missing, ports, strict=True)
         }

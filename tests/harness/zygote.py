@@ -152,8 +152,8 @@ class Zygote:
             return False
         with self._lock:
             if self._process is None:
-                self._start(_comparable(session_env()))
-            return _comparable(env) == self._env
+                self._start(without_test_name(session_env()))
+            return without_test_name(env) == self._env
 
     def _start(self, env: dict[str, str]) -> None:
         directory = tempfile.mkdtemp(prefix="specbench-zygote-")
@@ -238,7 +238,9 @@ def session_env() -> dict[str, str]:
     return cli_env()
 
 
-def _comparable(env: Mapping[str, str]) -> dict[str, str]:
+def without_test_name(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` without PYTEST_CURRENT_TEST, which changes with every test: the environment
+    that stays the same across a test process (the zygote's; the vLLM pool's servers')."""
     return {name: value for name, value in env.items() if name != _PER_TEST}
 
 
