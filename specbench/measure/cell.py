@@ -253,9 +253,9 @@ def _stopping_rule(
     if spec.precision is None:
         return None, conversations
     rule = StoppingRule(
-        spec.precision, spec.min_conversations, spec.concurrency, spec.settings.seed, executor
+        spec.precision, spec.min_conversations, spec.concurrency, spec.order_seed, executor
     )
-    return rule, stratified_order(conversations, spec.settings.seed)
+    return rule, stratified_order(conversations, spec.order_seed)
 
 
 async def _report_live_acceptance(

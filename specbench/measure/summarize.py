@@ -83,6 +83,16 @@ class CellSpec:
     launch: int = 0
 
     @property
+    def order_seed(self) -> int:
+        """Seed of the cell's stratified order and bootstrap: the workload's `seed` + launch.
+
+        Each launch of a precision-targeted point stops on its own first N conversations,
+        so its value varies with the conversations drawn as a rerun's does, and the
+        launch-level interval covers that too (docs/cost-and-precision.md).
+        """
+        return self.settings.seed + self.launch
+
+    @property
     def precision(self) -> float | None:
         """This cell's precision target (None: every conversation)."""
         return self.settings.precision_at(self.concurrency)
@@ -210,7 +220,7 @@ def summarize_cell(
     )
     summary = with_precision(summary, records, spec)
     return summary.model_copy(
-        update={"standard_errors": cell_errors(records, summary, seed=spec.settings.seed)}
+        update={"standard_errors": cell_errors(records, summary, seed=spec.order_seed)}
     )
 
 
@@ -389,7 +399,7 @@ def with_precision(
     intervals = bootstrap_intervals(
         records,
         spec.concurrency,
-        seed=spec.settings.seed,
+        seed=spec.order_seed,
         throughput_value=float(reported),  # type: ignore[arg-type]
     )
     if spec.gpus is None and "output_tok_s_per_gpu" in intervals:
@@ -421,6 +431,6 @@ def with_precision(
             for name, i in intervals.items()
         },
         bootstrap_resamples=BOOTSTRAP_RESAMPLES,
-        seed=spec.settings.seed,
+        seed=spec.order_seed,
     )
     return summary.model_copy(update=update)

@@ -160,7 +160,10 @@ class CellPrecision(Frozen):
         "e2e_ms_median, ttft_ms_median → interval."
     )
     bootstrap_resamples: int = Field(description="Resamples of conversations.")
-    seed: int = Field(description="Seed of the stratified order and of the bootstrap.")
+    seed: int = Field(
+        description="Seed of the stratified order and of the bootstrap: the workload's seed "
+        "+ the launch (0-based; older results: the workload's seed on every launch)."
+    )
 
 
 CutSource = Literal["per_step_metrics", "chunks"]

@@ -13,18 +13,23 @@ import pytest
 from harness import run_cli
 from harness.suite import DATA, suite_toml, workload
 
+from specbench.data.custom import load_custom
+from specbench.measure.precision import stratified_order
 from specbench.run.launch_rounds import relative_half_width
 
 TIMINGS = "prefill_ms = 20.0, step_ms = 10.0, per_request_step_ms = 0.1, seed = 3"
 FIGURES = ("output_tok_s_per_gpu", "e2e_ms_median", "ttft_ms_median")
 
 
+def launch_folder(root: Path, launch: int) -> Path:
+    return root / "eagle3/tiny/c1" / (f"l{launch}/r0" if launch else "r0")
+
+
 def launch_values(root: Path, figure: str, launches: int) -> list[float]:
     """The eagle3 point's value of `figure` per launch (one repeat each)."""
     values = []
     for launch in range(launches):
-        folder = root / "eagle3/tiny/c1" / (f"l{launch}/r0" if launch else "r0")
-        summary = json.loads((folder / "summary.json").read_text())
+        summary = json.loads((launch_folder(root, launch) / "summary.json").read_text())
         if figure == "output_tok_s_per_gpu":
             values.append(summary[figure])
         else:
@@ -85,6 +90,20 @@ def test_a_loose_target_stops_at_three_launches_a_tight_one_at_its_cap(tmp_path:
         assert record[0]["half_widths"][figure] == width
         assert width is not None and width <= 0.5
     assert not (loose / "eagle3/tiny/c1/l3").exists()
+    # Each launch measures its own sample: the first N of the order seeded with the
+    # workload's seed + launch, dispatched in that order (c = 1), and says which seed.
+    conversations = load_custom(DATA)
+    measured = []
+    for launch in range(3):
+        folder = launch_folder(loose, launch)
+        records = [json.loads(line) for line in (folder / "requests.jsonl").open()]
+        precision = json.loads((folder / "summary.json").read_text())["precision"]
+        assert precision["seed"] == launch
+        sent = [r["question_id"] for r in records if r["turn"] == 0]
+        order = [c.question_id for c in stratified_order(conversations, launch)]
+        assert sent == order[: len(sent)]
+        measured.append(sent)
+    assert measured[0] != measured[1] != measured[2]
     assert run_cli("report", loose, "--format", "md").returncode == 0
     text = (loose / "report" / "report.md").read_text()
     assert "| eagle3 | tiny | 1 | 3/6 | 50.00% | precision reached |" in text
