@@ -3,7 +3,9 @@
 For each pair i: a baseline run (emulator seed 1000 + i), a candidate differing only in
 the seed (2000 + i) and a candidate whose conditional acceptance is 3% lower (each of the
 K values × 0.97, same seed as the candidate). The baseline is saved with
-`specbench baseline save`, both candidates are gated with default rules. One repeat each.
+`specbench baseline save`, both candidates are gated with default rules. One repeat each;
+`--launches N` measures each run on N server launches (N ≥ 3 on both sides: the gate's
+launch-level rule, docs/ci-gate.md).
 
     python tools/gate_noise_experiment.py OUT --pairs 20 --prompts 64 --max-tokens 256 \\
         --concurrency 8
@@ -46,7 +48,7 @@ def specbench(*args: str | Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def run(suite: Path, out: Path, seed: int, acceptance: tuple[float, ...]) -> None:
+def run(suite: Path, out: Path, seed: int, acceptance: tuple[float, ...], launches: int) -> None:
     if (out / "manifest.json").exists() and list(out.rglob("summary.json")):
         return
     result = specbench(
@@ -60,6 +62,8 @@ def run(suite: Path, out: Path, seed: int, acceptance: tuple[float, ...]) -> Non
         f"target.emulator.seed={seed}",
         "--set",
         f"servers.eagle3.emulator.acceptance={list(acceptance)}",
+        "--set",
+        f"launches={launches}",
     )
     if result.returncode != 0:
         raise SystemExit(f"run {out} failed: {result.stderr[-2000:]}")
@@ -73,6 +77,7 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--drop", type=float, default=0.03, help="Relative acceptance drop.")
+    parser.add_argument("--launches", type=int, default=1, help="Server launches per run.")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     suite = write_suite(args.out, args.prompts, args.max_tokens, args.concurrency)
@@ -82,17 +87,20 @@ def main() -> None:
     for pair in range(args.pairs):
         started = time.monotonic()
         base = args.out / f"p{pair:02d}-baseline"
-        run(suite, base, 1000 + pair, ACCEPTANCE)
+        run(suite, base, 1000 + pair, ACCEPTANCE, args.launches)
         baseline_json = args.out / f"p{pair:02d}-baseline.json"
         saved = specbench("baseline", "save", base, "--out", baseline_json)
         if saved.returncode != 0:
             raise SystemExit(saved.stderr)
         for kind, acceptance in (("same", ACCEPTANCE), ("lowered", lowered)):
             current = args.out / f"p{pair:02d}-{kind}"
-            run(suite, current, 2000 + pair, acceptance)
+            run(suite, current, 2000 + pair, acceptance, args.launches)
             junit = args.out / f"p{pair:02d}-{kind}.xml"
             gate = specbench("gate", current, "--baseline", baseline_json, "--junit", junit)
-            regressed = [line.strip() for line in gate.stderr.splitlines() if "REGRESSION" in line]
+            # One `regression:` line per failing row on stdout (the count goes to stderr).
+            regressed = [
+                line.strip() for line in gate.stdout.splitlines() if line.startswith("regression:")
+            ]
             counts[kind][0] += gate.returncode == 1
             counts[kind][1] += 1
             with outcomes.open("a") as handle:
@@ -106,7 +114,7 @@ def main() -> None:
                     ],
                 }
                 handle.write(json.dumps(record) + "\n")
-            (args.out / f"p{pair:02d}-{kind}.gate.txt").write_text(gate.stderr)
+            (args.out / f"p{pair:02d}-{kind}.gate.txt").write_text(gate.stdout + gate.stderr)
         print(
             f"pair {pair}: same-seed gates failing {counts['same'][0]}/{counts['same'][1]}, "
             f"lowered caught {counts['lowered'][0]}/{counts['lowered'][1]} "

@@ -7,7 +7,9 @@ For every pair it re-runs the comparison in-process (the same library call as
 failed, how many lowered candidates it caught, the mean stored SE of the difference and
 the standard deviation of z = change / SE_d over the same-seed pairs (about 1 when the
 stored errors are right: above 1 means they are too small), and the mean detectable
-regression. Gate runs failing overall are counted from outcomes.jsonl.
+regression. Each figure names the rule that judged it (`launches` where both sides have
+≥ 3 launches: no standard error, so those columns read –). Gate runs failing overall are
+counted from outcomes.jsonl.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ def main() -> None:
     se: dict[str, list[float]] = defaultdict(list)
     detectable: dict[str, list[float]] = defaultdict(list)
     failed: dict[str, int] = defaultdict(int)
+    tested: dict[str, int] = defaultdict(int)
+    rule: dict[str, set[str]] = defaultdict(set)
     caught: dict[str, int] = defaultdict(int)
     change: dict[str, list[float]] = defaultdict(list)
     for outcome in outcomes:
@@ -55,34 +59,50 @@ def main() -> None:
             current_servers=server_summaries(manifest),
         )
         for row in report.comparisons:
-            if row.difference_se is None or row.change is None or row.baseline is None:
+            if row.change is None or row.baseline is None or not row.decided_by:
                 continue
             scale = abs(row.baseline.value) or 1.0
+            rule[row.metric].add(row.decided_by)
             if kind == "same":
-                z[row.metric].append(row.change / row.difference_se)
-                se[row.metric].append(row.difference_se / scale)
+                tested[row.metric] += 1
+                failed[row.metric] += row.verdict == "regression"
+                if row.difference_se is not None:
+                    z[row.metric].append(row.change / row.difference_se)
+                    se[row.metric].append(row.difference_se / scale)
                 if row.detectable is not None:
                     detectable[row.metric].append(row.detectable / scale)
-                failed[row.metric] += row.verdict == "regression"
             else:
                 caught[row.metric] += row.verdict == "regression"
                 change[row.metric].append(row.change / scale)
     header = (
-        "| figure | same-seed fails | lowered caught | mean change lowered | "
+        "| figure | rule | same-seed fails | lowered caught | mean change lowered | "
         "mean SE_d | sd of z (same seed) | mean detectable |"
     )
     print(header)
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for metric in z:
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for metric in tested:
         lowered = change.get(metric, [])
-        print(
-            f"| {metric} | {failed[metric]}/{len(z[metric])} | "
-            f"{caught[metric]}/{len(lowered)} | "
-            f"{statistics.mean(lowered) * 100:+.1f}% | "
-            f"{statistics.mean(se[metric]) * 100:.2f}% | "
-            f"{statistics.stdev(z[metric]):.2f} | "
-            f"{statistics.mean(detectable[metric]) * 100:.1f}% |"
+        sd_z = f"{statistics.stdev(z[metric]):.2f}" if len(z[metric]) > 1 else "–"
+        cells = (
+            metric,
+            ", ".join(sorted(rule[metric])),
+            f"{failed[metric]}/{tested[metric]}",
+            f"{caught[metric]}/{len(lowered)}",
+            percent(mean_or_none(lowered), "+.1f"),
+            percent(mean_or_none(se[metric]), ".2f"),
+            sd_z,
+            percent(mean_or_none(detectable[metric]), ".1f"),
         )
+        print("| " + " | ".join(cells) + " |")
+
+
+def mean_or_none(values: list[float]) -> float | None:
+    return statistics.mean(values) if values else None
+
+
+def percent(value: float | None, spec: str) -> str:
+    """A fraction as a percentage (`spec` its format), or – when there is none."""
+    return "–" if value is None else f"{value * 100:{spec}}%"
 
 
 if __name__ == "__main__":
