@@ -271,6 +271,8 @@ def main() -> None:
     if len(args.dirs) < 2 and not (args.spread or args.against):
         sys.exit("launch_coverage: give at least 2 campaign directories (or --spread, --against)")
     for directory in [*args.dirs, *(args.against or [])]:
+        if not (directory / "manifest.json").is_file():
+            parser.error(f"{directory}: not a results directory (no manifest.json)")
         if not gpu_seconds(directory) > 0:
             print(
                 f"launch_coverage: warning: {directory} has no finished run in its manifest "
