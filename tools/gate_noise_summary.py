@@ -8,8 +8,8 @@ failed, how many lowered candidates it caught, the mean stored SE of the differe
 the standard deviation of z = change / SE_d over the same-seed pairs (about 1 when the
 stored errors are right: above 1 means they are too small), and the mean detectable
 regression. Each figure names the rule that judged it (`launches` where both sides have
-≥ 3 launches: no standard error, so those columns read –). Gate runs failing overall are
-counted from outcomes.jsonl.
+≥ 3 launches: no test, so those columns read –). Gate runs failing overall are counted
+twice: as they ran (outcomes.jsonl) and judged again by this checkout's rules.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ def main() -> None:
     rule: dict[str, set[str]] = defaultdict(set)
     caught: dict[str, int] = defaultdict(int)
     change: dict[str, list[float]] = defaultdict(list)
+    rejudged: dict[str, int] = defaultdict(int)
     for outcome in outcomes:
         pair, kind = outcome["pair"], outcome["kind"]
         baseline = load_baseline(args.out / f"p{pair:02d}-baseline.json")
@@ -58,6 +59,7 @@ def main() -> None:
             current_suite=suite_identity(manifest),
             current_servers=server_summaries(manifest),
         )
+        rejudged[kind] += report.exit_code == 1
         for row in report.comparisons:
             if row.change is None or row.baseline is None or not row.decided_by:
                 continue
@@ -74,6 +76,11 @@ def main() -> None:
             else:
                 caught[row.metric] += row.verdict == "regression"
                 change[row.metric].append(row.change / scale)
+    print(
+        f"judged again by this checkout: same-seed gate runs failing {rejudged['same']}"
+        f"/{len(runs['same'])}; lowered candidates caught {rejudged['lowered']}"
+        f"/{len(runs['lowered'])}"
+    )
     header = (
         "| figure | rule | same-seed fails | lowered caught | mean change lowered | "
         "mean SE_d | sd of z (same seed) | mean detectable |"

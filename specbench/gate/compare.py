@@ -2,15 +2,18 @@
 
 A figure with ≥ 3 server launches on both sides is judged on its launch values
 (`gate.launches`): a regression is a worsening of the median launch value beyond both the
-noise (k × √(σ_b² + σ_c²), σ = 1.4826 × MAD of each side's launch values) and the rule's
-material threshold (2% of the baseline's median by default). Otherwise the within-launch
-rule below decides, and the row says which rule it used (`MetricComparison.rule`).
+noise (the larger of k × √(σ_b² + σ_c²), σ = 1.4826 × MAD of each side's launch values,
+and z × √(se_L,b² + se_L,c²), one launch's own standard errors at the test's level α / m)
+and the rule's material threshold (2% of the baseline's median by default). Otherwise the
+within-launch rule below decides, and the row says which rule it used
+(`MetricComparison.rule`).
 
 Within launches, a metric is a regression only when it got worse by more than its
 tolerance AND the worsening is significant (`stats.significance`): a one-sided t test of
 the change against the standard error of the difference, √(se_b² + se_c²), from each
 side's stored errors (within-run cluster bootstrap, combined with the spread over
-repeats), at level α / m with m the figures × cells tested (Bonferroni). Each row
+repeats), at level α / m with m the figures × cells with errors stored on both sides,
+launch-level rows included (Bonferroni). Each row
 records which rule decided it, the interval of the change at its level, and the smallest
 worsening the test catches with the configured power (`detectable`).
 
@@ -231,7 +234,8 @@ def _unjudged(
 def count_tested(
     baseline: dict[str, CellStats], current: dict[str, CellStats], rules: GateRules
 ) -> int:
-    """m: the figures × cells the significance test judges (the Bonferroni family)."""
+    """m: the figures × cells with errors stored on both sides (the Bonferroni family:
+    the rows the significance test judges and the launch-level rows' sampling terms)."""
     effective = rules.effective()
     return sum(
         tested(rule, was, now)
@@ -245,7 +249,7 @@ def significance_notes(
 ) -> list[str]:
     """How rows were decided: the test's level, the fallbacks, figures too noisy to resolve."""
     notes = []
-    if level is not None and tests:
+    if level is not None and any(row.decided_by == "significance" for row in rows):
         notes.append(
             f"significance: a figure regresses only when worse than its tolerance AND its "
             f"one-sided t test (change / √(se_b² + se_c²), errors from within each run, "
@@ -275,8 +279,15 @@ def significance_notes(
             f"launch-level rule ({len(by_launches)} rows with ≥ {MIN_LAUNCHES} launches on "
             "both sides): each launch's value is its repeats' mean (acceptance pooled); a "
             "row regresses when the median launch value is worse than its material "
-            f"threshold AND than the noise {rules.launch_sigmas:g} × √(σ_b² + σ_c²), "
-            "σ = 1.4826 × MAD of each side's launch values"
+            f"threshold AND than the noise, the larger of {rules.launch_sigmas:g} × "
+            "√(σ_b² + σ_c²) (σ = 1.4826 × MAD of each side's launch values) and z × "
+            "√(se_L,b² + se_L,c²) (se_L: one launch's own standard error; z: the one-sided "
+            + (
+                f"normal bar at α / m = {rules.significance:g} / {tests} = {level:.2g}, "
+                f"Bonferroni over {tests} figures × cells)"
+                if level is not None
+                else f"z = k = {rules.launch_sigmas:g}: the significance test is off)"
+            )
         )
     too_few = [row for row in rows if row.rule.startswith("within-launch (")]
     if too_few:

@@ -59,6 +59,9 @@ def check_record(row: MetricComparison) -> dict[str, Any]:
             "baseline_sigma": launches.baseline_sigma,
             "current_sigma": launches.current_sigma,
             "sigmas": launches.sigmas,
+            "baseline_launch_se": launches.baseline_launch_se,
+            "current_launch_se": launches.current_launch_se,
+            "sampling_z": launches.sampling_z,
             "material": launches.material,
         },
     }

@@ -14,8 +14,9 @@ worst repeat of the current run, regardless of the baseline: failed requests).
 
 With ≥ 3 server launches on both sides the launch-level rule (`gate.launches`) replaces the
 tolerance by the rule's `material` threshold (a fraction of the baseline's median launch
-value; default the figure's declared one, 2%) and the noise by `launch_sigmas` × the
-launches' spread:
+value; default the figure's declared one, 2%) and the noise by the larger of
+`launch_sigmas` × the launches' spread and one launch's own standard error at the
+significance test's bar:
 
     launch_sigmas = 2.0
     [metrics.output_tok_s_per_gpu]
@@ -174,7 +175,8 @@ class GateRules(Frozen):
         ge=0,
         description="Launch-level rule (≥ 3 launches on both sides): a worsening is beyond "
         "the noise when it exceeds this × √(σ_b² + σ_c²), σ = 1.4826 × MAD of each side's "
-        "launch values; 0: the material threshold alone decides.",
+        "launch values, and the launches' own sampling error at the significance test's "
+        "bar; 0: the material threshold alone decides.",
     )
     replace_defaults: bool = Field(
         default=False, description="True: only the rules in this file apply."

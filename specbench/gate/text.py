@@ -18,14 +18,20 @@ VERDICT_TEXT = {
 
 def side_text(row: MetricComparison, side: str) -> str:
     """A side of a row: `stats_text`, or on launch-level rows `100 (median of 3 launches,
-    σ 1.5)` (σ = 1.4826 × MAD of the launch values)."""
+    σ 1.5, se_L 0.9)` (σ = 1.4826 × MAD of the launch values; se_L: one launch's own
+    standard error, when stored)."""
     launches = row.launches
     if launches is None:
         return stats_text(row.baseline if side == "baseline" else row.current)
     values = launches.baseline if side == "baseline" else launches.current
     centre = launches.baseline_median if side == "baseline" else launches.current_median
     sigma = launches.baseline_sigma if side == "baseline" else launches.current_sigma
-    return f"{significant(centre)} (median of {len(values)} launches, σ {significant(sigma, 2)})"
+    own = launches.baseline_launch_se if side == "baseline" else launches.current_launch_se
+    error = f", se_L {significant(own, 2)}" if own else ""
+    return (
+        f"{significant(centre)} (median of {len(values)} launches, σ {significant(sigma, 2)}"
+        f"{error})"
+    )
 
 
 def stats_text(stats: MetricStats | None) -> str:

@@ -192,7 +192,9 @@ def judge(
     assert baseline is not None
     sign = 1.0 if rule.direction == "higher" else -1.0
     material = rule.material if rule.material is not None else DEFAULT_MATERIAL
-    launches = launch_comparison(baseline, current, launch_sigmas if rule.noise else 0, material)
+    launches = launch_comparison(
+        baseline, current, launch_sigmas if rule.noise else 0, material, level
+    )
     if launches is not None:
         return judge_launches(launches, sign, common)
     worsening = sign * (baseline.value - current.value)
@@ -283,8 +285,9 @@ def side_errors(
 
 
 def tested(rule: MetricRule, baseline: MetricStats | None, current: MetricStats | None) -> bool:
-    """Whether the significance test judges this row (errors stored on both sides, and
-    fewer than 3 launches on a side: the launch-level rule needs no test)."""
+    """Whether the row is in the significance test's Bonferroni family: errors stored on
+    both sides. With fewer than 3 launches on a side the test judges it; with more, the
+    launch-level rule's sampling term is held to the same level (`gate.launches`)."""
     return (
         rule.max is None
         and rule.noise
@@ -292,5 +295,4 @@ def tested(rule: MetricRule, baseline: MetricStats | None, current: MetricStats 
         and current is not None
         and baseline.se is not None
         and current.se is not None
-        and launch_comparison(baseline, current, 0, 0) is None
     )

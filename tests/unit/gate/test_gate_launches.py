@@ -359,7 +359,7 @@ def test_a_failed_repeat_of_a_launch_is_reported_with_its_launch(tmp_path):
     assert snapshot(results).failed_cells == {CELL: "l1/r1: server died"}
 
 
-def test_launch_level_rows_leave_the_bonferroni_family_and_the_power_check_keeps_them(tmp_path):
+def test_launch_level_rows_stay_in_the_bonferroni_family_and_in_the_power_check(tmp_path):
     errors = CellErrors(
         num_conversations=40,
         resamples=400,
@@ -373,12 +373,48 @@ def test_launch_level_rows_leave_the_bonferroni_family_and_the_power_check_keeps
     rows = gate_report(baseline_dir, one).comparisons
     tested = [r for r in rows if r.decided_by == "significance"]
     assert len(tested) == 2 and {r.level for r in tested} == {0.025}
-    # Against three launches neither is tested: the launch-level rule judges them.
+    # Against three launches the launch-level rule judges both, its sampling term at the
+    # same α / m = 0.025 (z = 1.96): se_L = √3 × 10 / √3 = 10 tok/s a side, noise 27.7.
     three = write_launches(tmp_path / "three", [[98.5], [98.6], [98.4]], standard_errors=errors)
     rows = gate_report(baseline_dir, three).comparisons
-    assert {r.decided_by for r in rows if r.metric in (TOK_S, "acceptance_length")} == {"launches"}
+    judged_rows = [r for r in rows if r.metric in (TOK_S, "acceptance_length")]
+    assert {r.decided_by for r in judged_rows} == {"launches"}
+    assert {round(r.launches.sampling_z, 3) for r in judged_rows if r.launches} == {1.96}
+    tok = next(r for r in judged_rows if r.metric == TOK_S)
+    assert tok.noise == pytest.approx(1.96 * math.sqrt(2) * 10, rel=1e-3)
     # `baseline save` checks the power a one-launch candidate would have.
     assert {f.metric for f in baseline_power(baseline, GateRules())} == {
         "acceptance_length",
         TOK_S,
     }
+
+
+def test_identical_launches_take_one_launch_s_own_error_at_the_test_s_level_as_noise():
+    """Launches that re-measure the same conversations with deterministic outputs (AL at
+    temperature 0) agree exactly: MAD 0. The noise is then the sampling term, one launch's
+    own standard error √3 × (the stored se of the mean of 3 launches) on each side, at the
+    one-sided bar of the gate's level: se 0.015 → se_L 0.02598, at α / m = 0.05 / 12 the
+    bar z = 2.638 (Φ(2.638) = 0.99583), noise 2.638 × √2 × 0.02598 = 0.0969. A drop of
+    0.09 from 2.8 (3.2%, over the material 0.056) is within that noise; 0.10 regresses.
+    With no error stored, the material alone decides (3 of 8 seed-only changes failed on
+    the emulator that way, docs/ci-gate.md); with the test off (no level), k stands for z."""
+    level = 0.05 / 12
+    baseline = launches(2.8, 2.8, 2.8).model_copy(update={"se": 0.015})
+    within = launches(2.71, 2.71, 2.71).model_copy(update={"se": 0.015})
+    row = judge(THROUGHPUT, baseline, within, cell="c", metric=TOK_S, sigmas=2.0, level=level)
+    assert row.launches is not None
+    assert row.launches.baseline_sigma == 0 and row.launches.spread_noise == 0
+    assert row.launches.baseline_launch_se == pytest.approx(0.015 * math.sqrt(3))
+    assert row.launches.sampling_z == pytest.approx(2.638, abs=1e-3)
+    assert row.noise == pytest.approx(0.0969, abs=1e-4)
+    assert row.change == pytest.approx(-0.09) and row.verdict == "within_noise"
+    beyond = launches(2.7, 2.7, 2.7).model_copy(update={"se": 0.015})
+    row = judge(THROUGHPUT, baseline, beyond, cell="c", metric=TOK_S, sigmas=2.0, level=level)
+    assert row.verdict == "regression"
+    untested = judged(baseline, within)  # no level: z = k = 2, noise 2 × √2 × 0.02598
+    assert untested.noise == pytest.approx(0.0735, abs=1e-4) and untested.verdict == "regression"
+    unknown = judged(launches(2.8, 2.8, 2.8), launches(2.74, 2.74, 2.74))
+    assert unknown.noise == 0 and unknown.verdict == "regression"
+    # A spread larger than the sampling term decides: [100, 101, 99] with se 0.1 → 4.19.
+    spread = judged(launches(100, 101, 99).model_copy(update={"se": 0.1}), launches(97, 98, 96))
+    assert spread.noise == pytest.approx(2 * math.sqrt(2) * MAD_TO_SIGMA)
