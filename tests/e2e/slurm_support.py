@@ -210,6 +210,17 @@ def jobs_of(out: Path, shard: str) -> dict[str, dict]:
     return manifest(out)["slurm"]["shards"][shard]["jobs"]
 
 
+def jobs_story(out: Path) -> str:
+    """What the jobs of `out` recorded and logged, for an assertion's message: a failed job
+    in CI leaves nothing else (the test's folder is gone with the machine)."""
+    lines = [json.dumps(manifest(out).get("slurm", {}).get("shards", {}), indent=1)]
+    for log in sorted((out / "slurm" / "logs").glob("*.log")):
+        lines += [f"--- {log.name}", *log.read_text().splitlines()[-20:]]
+    for failure in sorted(out.rglob("failure.json")):
+        lines += [f"--- {failure.relative_to(out)}", failure.read_text()]
+    return "\n".join(lines)
+
+
 def release_jobs(env: dict[str, str], job_ids: Sequence[str]) -> None:
     """`scontrol release`: held jobs (`write_suite(hold=True)`) may start."""
     subprocess.run(["scontrol", "release", ",".join(job_ids)], env=env, check=True, timeout=30)

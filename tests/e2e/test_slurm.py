@@ -28,6 +28,7 @@ from slurm_support import (
     freeze_node,
     frozen_jobs,
     jobs_of,
+    jobs_story,
     kill_node,
     manifest,
     moment,
@@ -235,7 +236,7 @@ def test_detach_returns_at_once_and_status_follows_the_jobs(slurm_env, tmp_path)
     release_jobs(slurm_env, [shard["job_id"] for shard in jobs.values()])
     with frozen_jobs(out, list(jobs)) as frozen:
         watch = rerun_watching(slurm_run(suite, out), slurm_env, frozen, tmp_path / "watch.err")
-    assert watch.returncode == 0, watch.stderr
+    assert watch.returncode == 0, watch.stderr + jobs_story(out)
     assert "submitted" not in watch.stderr
     for shard, entry in jobs.items():
         assert f"skip {shard}: job {entry['job_id']} is running; watching it" in watch.stderr
@@ -531,7 +532,7 @@ def test_a_killed_submitter_restarted_reattaches_to_its_jobs(slurm_env, tmp_path
         submitted = {shard: manifest(out)["slurm"]["shards"][shard]["job_id"] for shard in shards}
         assert len(cells(out)) < 6
         again = rerun_watching(args, slurm_env, frozen, tmp_path / "again.err")
-    assert again.returncode == 0, again.stderr
+    assert again.returncode == 0, again.stderr + jobs_story(out)
     for shard in shards:
         assert f"skip {shard}: job {submitted[shard]} is running; watching it" in again.stderr
     assert "submitted" not in again.stderr
