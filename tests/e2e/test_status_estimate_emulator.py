@@ -1,15 +1,23 @@
 """On real emulator results: the dry run prices only the cells still to measure, from
-`--estimate-from` and from the cells `--output` already holds."""
+`--estimate-from` and from the cells `--output` already holds; `status` on a local results
+directory counts its cells per server and workload and shows its last run."""
 
 from __future__ import annotations
 
 import json
 import re
+import socket
 from pathlib import Path
 
 import pytest
 from harness import run_cli, server_pids, write_campaign_suite
 
+#: A third server whose interpreter cannot start: its first cell fails, the rest are not run.
+BROKEN = """
+[servers.broken]
+speculative = { method = "eagle3", model = "draft", num_speculative_tokens = 3 }
+env = { PYTHONHOME = "/nonexistent" }
+"""
 COST_LINE = re.compile(r"^  (\S+/\S+/c\d+/r\d+): (\d+) conversations, ([0-9.]+) s, ", re.MULTILINE)
 
 
@@ -82,3 +90,50 @@ def test_the_dry_run_prices_only_the_cells_still_to_measure(tmp_path: Path) -> N
         "  nothing to measure: every selected cell is complete",
     ]
     assert server_pids(tag) == []  # dry runs start nothing
+
+
+def test_status_counts_a_local_directorys_cells_and_shows_its_last_run(tmp_path: Path) -> None:
+    suite, tag = write_campaign_suite(tmp_path, servers_extra=BROKEN)
+    out = tmp_path / "out"
+    run(suite, "--output", out, "--server", "baseline")
+    broken = run_cli("run", suite, "--output", out, "--server", "broken")
+    assert broken.returncode == 3, broken.stderr  # the server would not start
+    assert server_pids(tag) == []
+
+    status = run_cli("status", out)
+    assert status.returncode == 0, status.stderr
+    rows = [
+        line.strip("│ ").split()
+        for line in status.stdout.splitlines()
+        if line.startswith("│") and "│ server" not in line
+    ]
+    # server, workload, complete, failed, missing, cells
+    assert [row[::2] for row in rows] == [
+        ["baseline", "tiny", "2", "0", "0", "2"],
+        ["broken", "tiny", "0", "1", "1", "2"],
+        ["eagle3", "tiny", "0", "0", "2", "2"],
+    ]
+    manifest = json.loads((out / "manifest.json").read_text())
+    last = manifest["runs"][-1]
+    assert last["host"] == socket.gethostname()
+    lines = status.stdout.splitlines()
+    assert lines[-3] == (
+        f"last run (2 recorded): run on {last['host']}, started {last['started_at']}, ended "
+        f"{last['finished_at']}; server not started: 0 cells measured, 1 failed, 1 not run"
+    )
+    assert lines[-2].startswith("  command line: ")
+    assert lines[-2].endswith(f"run {suite} --output {out} --server broken")
+    assert lines[-1] == (
+        f"2/6 cells complete, 1 failed, 3 missing; `specbench run SUITE --output {out}` "
+        "measures the 4"
+    )
+    assert "Slurm" not in status.stdout + status.stderr
+
+
+def test_status_of_a_directory_that_is_not_results_is_one_line(tmp_path: Path) -> None:
+    status = run_cli("status", tmp_path)
+    assert status.returncode == 2
+    assert status.stderr.strip().splitlines() == [
+        f"error: {tmp_path}: no manifest.json; not a results directory written by specbench "
+        "run or bench"
+    ]
