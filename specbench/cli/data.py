@@ -124,6 +124,18 @@ def prepare(
     for name, entry in content["configs"].items():
         partial = f", partial: {len(entry['missing'])} rows left out" if entry["partial"] else ""
         console.print(f"{name}: {entry['rows']} rows{partial}", markup=False, highlight=False)
+    from specbench.data.prepare.upstream import NOT_RECORDED
+
+    unchecked = [repo for repo, revision in content["sources"].items() if revision == NOT_RECORDED]
+    if unchecked:
+        console.print(
+            f"note: the mirror recorded no revision for {', '.join(unchecked)}: not checked "
+            f"against the pins; prepared.json says {NOT_RECORDED!r} (fill them with "
+            "`huggingface-cli download --revision REV --local-dir`, see --list-sources)",
+            soft_wrap=True,
+            markup=False,
+            highlight=False,
+        )
     console.print(
         f"wrote {output} (prepared.json, speed/<config>/test.parquet, <config>.jsonl); "
         f"use it with `specbench run SUITE --data-dir {output}`",

@@ -109,32 +109,38 @@ def pilot_settings(
 
 
 def own_results(plan: Plan, output: Path) -> list[Path]:
-    """`[output]` when it already holds results of the plan's suite (`run --dry-run` prices
-    the campaign from them); else none."""
+    """`[output]` when it already holds results of the plan's suite (the estimate fits them
+    too); else none. Of the same suite but another model: one line naming --output."""
+    from specbench.run.estimate import check_source
     from specbench.store.manifest import read_manifest
 
     manifest = read_manifest(output)
     if manifest is None or manifest.suite is None or plan.suite is None:
         return []
-    return [output] if manifest.suite.get("name") == plan.suite.name else []
+    if manifest.suite.get("name") != plan.suite.name:
+        return []
+    check_source(plan, output, manifest, "--output")
+    return [output]
 
 
 def print_estimate(
-    plan: Plan,
-    options: RunOptions,
-    sources: list[Path],
-    pilot: PilotSettings | None,
-    *,
-    flag: str,
-    source: str = "earlier results",
+    plan: Plan, options: RunOptions, sources: list[Path], pilot: PilotSettings | None, *, flag: str
 ) -> None:
-    """Print the cost: from `sources` (given by `flag`, which their errors name) if they give
-    an estimate, else from a pilot, else that there is none."""
+    """Print the cost of the cells still to measure in `--output` (all with --force): fitted
+    on `sources` (given by `flag`, which their errors name) and on `--output`'s own cells of
+    the same suite; where they leave cells unpriced, from a pilot if asked; else what it can."""
+    from specbench.run.cells import complete_cells
     from specbench.run.estimate import describe_estimate, estimate_plan
 
-    estimate = estimate_plan(plan, sources, flag=flag)
-    if estimate is not None or pilot is None:
-        typer.echo(describe_estimate(estimate, source))
+    complete = frozenset() if options.force else complete_cells(options.output, plan.cells)
+    cells = [cell for cell in plan.cells if cell not in complete]
+    own = [path for path in own_results(plan, options.output) if path not in sources]
+    described = "earlier results"
+    if own:
+        described += f" and those in {options.output}" if sources else f" in {options.output}"
+    estimate = estimate_plan(plan, [*sources, *own], flag=flag, cells=cells)
+    if pilot is None or (estimate is not None and not estimate.unpriced):
+        typer.echo(describe_estimate(estimate, described))
         if pilot is not None:
             typer.echo(f"pilot: not run ({flag} gave an estimate)")
         return
@@ -145,7 +151,7 @@ def print_estimate(
     with campaign_progress() as progress:
         measured = run_pilot(plan, options, pilot, progress)
     typer.echo(describe_pilot(measured))
-    estimate = estimate_plan(plan, [pilot.output], flag="--pilot-output")
+    estimate = estimate_plan(plan, [pilot.output], flag="--pilot-output", cells=cells)
     typer.echo(describe_estimate(estimate, f"a pilot in {pilot.output}"))
     if measured.result.failed:
         raise CellsFailed(

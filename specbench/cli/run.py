@@ -9,7 +9,7 @@ import typer
 
 from specbench.cli import deprecated as moved
 from specbench.cli import options as o
-from specbench.cli.estimate import check_pilot_options, own_results, pilot_settings, print_estimate
+from specbench.cli.estimate import check_pilot_options, pilot_settings, print_estimate
 from specbench.common.errors import CellsFailed, ServersNotStarted, SpecbenchError
 
 if TYPE_CHECKING:
@@ -123,18 +123,14 @@ def run(
 def _dry_run(
     plan: Plan, options: RunOptions, estimate_from: list[Path], pilot: PilotSettings | None
 ) -> None:
-    """Preflight and resume checks, the selected cells and commands, then the cost: from
-    `estimate_from` (then the pilot asked for) if given, else from what `--output` holds."""
+    """Preflight and resume checks, the selected cells and commands, then the cost of the
+    cells still to measure: from `estimate_from` and what `--output` holds of the suite (then
+    the pilot asked for, for cells they leave unpriced)."""
     from specbench.run.dry_run import check_dry_run, describe_dry_run
 
     checked = check_dry_run(plan, options, accept_server_values=options.accept_server_values)
     typer.echo(describe_dry_run(checked, options.output, force=options.force))
-    if estimate_from or pilot is not None:
-        print_estimate(checked.plan, options, estimate_from, pilot, flag="--estimate-from")
-        return
-    own = own_results(checked.plan, options.output)
-    source = f"earlier results in {options.output}"
-    print_estimate(checked.plan, options, own, None, flag="--output", source=source)
+    print_estimate(checked.plan, options, estimate_from, pilot, flag="--estimate-from")
 
 
 def _run_local(plan: Plan, options: RunOptions) -> None:

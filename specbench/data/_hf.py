@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +80,36 @@ def load_local_dataset(files: list[Path]) -> Any:
         ) from error
 
 
+def hub_cut_off(datasets: Any) -> str | None:
+    """Why the hub cannot be reached now (None: reachable, or `HF_HUB_OFFLINE` already set).
+
+    Without this, an offline machine waits about 24 s for `datasets`' retries to give up.
+    """
+    from specbench.data.hub_reach import unreachable
+
+    if datasets.config.HF_HUB_OFFLINE:
+        return None
+    return unreachable(datasets.config.HF_ENDPOINT)
+
+
+@contextmanager
+def offline_if(cut_off: bool, datasets: Any) -> Iterator[None]:
+    """`HF_HUB_OFFLINE` for the block when `cut_off`: `datasets` then answers from its cache
+    at once, as it would after its retries, or fails at once."""
+    if not cut_off:
+        yield
+        return
+    import huggingface_hub.constants
+
+    # Both libraries read the variable once, at import: their module constants are the switch.
+    saved = datasets.config.HF_HUB_OFFLINE, huggingface_hub.constants.HF_HUB_OFFLINE
+    datasets.config.HF_HUB_OFFLINE = huggingface_hub.constants.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        datasets.config.HF_HUB_OFFLINE, huggingface_hub.constants.HF_HUB_OFFLINE = saved
+
+
 def load_repo_dataset(path: str, config: str, revision: str | None) -> Any:
     """The `test` split of one config of a hub repo id, or of a local folder laid out like one.
 
@@ -87,21 +119,25 @@ def load_repo_dataset(path: str, config: str, revision: str | None) -> Any:
     datasets = quiet_datasets()
     where = f"{path} config {config!r}" + (f" at revision {revision}" if revision else "")
     # datasets 5.2 reuses its cache of a local repo folder after the files change: re-read it.
+    local = Path(path).is_dir()
     fresh: dict[str, Any] = (
-        {"download_mode": "force_redownload", "verification_mode": "no_checks"}
-        if Path(path).is_dir()
-        else {}
+        {"download_mode": "force_redownload", "verification_mode": "no_checks"} if local else {}
     )
+    cut_off = None if local else hub_cut_off(datasets)
     try:
-        return datasets.load_dataset(path, config, split="test", revision=revision, **fresh)
+        with offline_if(cut_off is not None, datasets):
+            return datasets.load_dataset(path, config, split="test", revision=revision, **fresh)
     except ValueError as error:
         message = first_line(error)
         if "not found" in message.lower() and config in message:
             raise SpecbenchError(f"{where}: the repository has no config {config!r}") from error
         raise SpecbenchError(f"{where}: cannot load: {message}") from error
     except Exception as error:  # network, offline mode, missing revision, corrupt cache
+        cause = f"{type(error).__name__}: {first_line(error)}"
+        if cut_off is not None:
+            cause = f"hub not reachable: {cut_off}; not in the datasets cache either"
         raise SpecbenchError(
-            f"{where}: cannot load ({type(error).__name__}: {first_line(error)}); "
+            f"{where}: cannot load ({cause}); "
             "check the network or the revision; offline (HF_HUB_OFFLINE=1), use a folder from "
             "`specbench data prepare` (run --data-dir DIR) or point SPECBENCH_SPEED_BENCH_REPO "
             "at a local copy"

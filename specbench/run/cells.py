@@ -34,6 +34,11 @@ def cell_directory(output: Path, cell: Cell) -> Path:
     )
 
 
+def complete_cells(output: Path, cells: Sequence[Cell]) -> frozenset[Cell]:
+    """The `cells` with a summary in `output` (a rerun measures them again only with --force)."""
+    return frozenset(c for c in cells if store.is_complete(cell_directory(output, c)))
+
+
 def cell_conversations(
     cell: Cell, workload: WorkloadSpec, conversations: Sequence[Conversation]
 ) -> Sequence[Conversation]:

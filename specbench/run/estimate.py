@@ -82,6 +82,9 @@ class Estimate:
     #: What precision-targeted points add at most beyond their planned launches, up to
     #: their cap (`max_launches`); None without such points.
     cap_bound: CapBound | None = None
+    #: Cells to measure that no source prices (no earlier cell of their server and
+    #: workload), each with why; the totals leave them out.
+    unpriced: tuple[tuple[Cell, str], ...] = ()
 
     def server_wall_s(self, server: str) -> float:
         return self.starting_s.get(server, 0.0) * self.starts.get(server, 1) + sum(
@@ -132,10 +135,17 @@ def check_source(
 
 
 def estimate_plan(
-    plan: Plan, sources: Sequence[Path], flag: str = "--estimate-from"
+    plan: Plan,
+    sources: Sequence[Path],
+    flag: str = "--estimate-from",
+    cells: Sequence[Cell] | None = None,
 ) -> Estimate | None:
-    """The plan's cost fitted on `sources` (given by `flag`); None when they hold no usable
-    cell."""
+    """The cost of `cells` (default: every cell of the plan; a dry run passes those still to
+    measure) fitted on `sources` (given by `flag`); None when they hold no usable cell.
+
+    A cell whose server and workload no source measured is listed as unpriced, not guessed.
+    """
+    cells = plan.cells if cells is None else tuple(cells)
     points: dict[tuple[str, str], list[_Point]] = defaultdict(list)
     startups: dict[str, list[float]] = defaultdict(list)
     workload_size: dict[str, int] = {}
@@ -156,15 +166,20 @@ def estimate_plan(
             point = _point(summary, walls)
             if point is not None:
                 points[(summary.label, summary.workload)].append(point)
-    if not points:
+    if not points and cells:
         return None
     estimates = []
-    for cell in plan.cells:
+    unpriced: list[tuple[Cell, str]] = []
+    for cell in cells:
         workload = plan.workload(cell)
         known = sorted(points.get((cell.server, cell.workload), []), key=lambda p: p.concurrency)
         size = workload_size.get(cell.workload)
         if not known or size is None:
-            return None
+            what = "cell" if not known else "record of the workload's size"
+            unpriced.append(
+                (cell, f"no earlier {what} of server {cell.server} on workload {cell.workload}")
+            )
+            continue
         target = workload.precision_at(cell.concurrency)
         estimates.append(
             _cell_estimate(cell, known, size, target, plan.servers[cell.server].gpus or 1)
@@ -175,9 +190,9 @@ def estimate_plan(
         values = startups.get(name) or all_startups
         starting[name] = 0.0 if server.attached or not values else sum(values) / len(values)
     gpus = {n: s.gpus for n, s in plan.servers.items()}
-    starts = server_starts(plan)
-    bound = cap_bound(plan, estimates, starting, starts)
-    return Estimate(estimates, starting, gpus, starts, bound)
+    priced = [e.cell for e in estimates]
+    bound = cap_bound(plan, estimates, starting, server_starts(plan))
+    return Estimate(estimates, starting, gpus, server_starts(plan, priced), bound, tuple(unpriced))
 
 
 def cap_bound(
@@ -186,11 +201,15 @@ def cap_bound(
     starting_s: dict[str, float],
     starts: dict[str, int],
 ) -> CapBound | None:
-    """Each precision-targeted point's launches beyond those planned, up to its cap, priced
-    as its planned launches' mean; a server's extra starts, one per launch beyond its own."""
+    """Each precision-targeted point's launches beyond those the plan holds, up to its cap,
+    priced as the mean of its launches in `estimates`; a server's extra starts, one per
+    launch beyond `starts` (the whole plan's: launches already measured count as planned)."""
     suite = plan.suite
     if suite is None:
         return None
+    planned_launches: dict[tuple[str, int, int], set[int]] = defaultdict(set)
+    for cell in plan.cells:
+        planned_launches[(cell.server, cell.workload_index, cell.concurrency)].add(cell.launch)
     points: dict[tuple[str, int, int], list[CellEstimate]] = defaultdict(list)
     for e in estimates:
         cell = e.cell
@@ -204,11 +223,12 @@ def cap_bound(
     most: dict[str, int] = defaultdict(int)
     minimums, caps = set(), set()
     for (server, index, concurrency), cells in points.items():
-        planned = len({e.cell.launch for e in cells})
+        planned = len(planned_launches[(server, index, concurrency)])
+        priced = len({e.cell.launch for e in cells})
         cap = suite.launch_cap_of(index)
         minimums.add(suite.launches_at(index, concurrency))
         caps.add(cap)
-        extra = max(0, cap - planned) * sum(e.wall_s for e in cells) / planned
+        extra = max(0, cap - planned) * sum(e.wall_s for e in cells) / priced
         wall += extra
         hours += extra * (plan.servers[server].gpus or 1) / 3600
         most[server] = max(most[server], cap)
@@ -219,11 +239,12 @@ def cap_bound(
     return CapBound(len(points), min(minimums), tuple(sorted(caps)), wall, hours)
 
 
-def server_starts(plan: Plan) -> dict[str, int]:
-    """Server → the starts its cells in `plan` pay: one per launch (0 without cells)."""
+def server_starts(plan: Plan, cells: Sequence[Cell] | None = None) -> dict[str, int]:
+    """Server → the starts its `cells` (default: the plan's) pay: one per launch (0 without
+    cells)."""
+    cells = plan.cells if cells is None else cells
     return {
-        name: len({cell.launch for cell in plan.cells if cell.server == name})
-        for name in plan.servers
+        name: len({cell.launch for cell in cells if cell.server == name}) for name in plan.servers
     }
 
 
@@ -289,13 +310,24 @@ def describe_estimate(estimate: Estimate | None, source: str = "earlier results"
             "cost: cannot estimate: no earlier results of this suite and model (`specbench "
             "estimate SUITE --from DIR` fits them; `--pilot` measures a few conversations)"
         )
+    if estimate.unpriced and not estimate.cells:
+        reasons = dict.fromkeys(why for _, why in estimate.unpriced)
+        return (
+            f"cost: cannot estimate the {len(estimate.unpriced)} cells to measure from "
+            f"{source}: {'; '.join(reasons)} (`specbench estimate SUITE --from DIR` fits "
+            "earlier results of them; `--pilot` measures a few conversations)"
+        )
     lines = [f"cost estimate (wall s, GPU-h; fitted on {source}):"]
     for e in estimate.cells:
         lines.append(
             f"  {e.cell.key}: {e.conversations} conversations, {e.wall_s:.1f} s, "
             f"{e.gpu_hours:.4f} GPU-h ({e.how})"
         )
+    for cell, why in estimate.unpriced:
+        lines.append(f"  {cell.key}: not priced ({why})")
     for name, gpus in estimate.gpus.items():
+        if not any(e.cell.server == name for e in estimate.cells):
+            continue  # nothing of it to measure, or nothing priced
         wall = estimate.server_wall_s(name)
         starts = estimate.starts.get(name, 1)
         times = f" × {starts} launches" if starts > 1 else ""
@@ -305,6 +337,14 @@ def describe_estimate(estimate: Estimate | None, source: str = "earlier results"
             + (f"({gpus} GPU)" if gpus else "(GPU count unknown: 1 assumed; give --gpus)")
         )
     lines.append(f"  total: {estimate.wall_s:.1f} s, {estimate.gpu_hours:.4f} GPU-h")
+    if not estimate.cells and not estimate.unpriced:
+        lines.append("  nothing to measure: every selected cell is complete")
+    elif estimate.unpriced:
+        lines.append(
+            f"  the total holds the {len(estimate.cells)} cells priced, not the "
+            f"{len(estimate.unpriced)} not priced (`specbench estimate SUITE --from DIR` with "
+            "earlier results of their servers, or `--pilot`, prices them)"
+        )
     bound = estimate.cap_bound
     if bound is not None:
         caps = "/".join(map(str, bound.caps))

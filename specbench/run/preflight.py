@@ -23,7 +23,6 @@ from typing import Any
 
 import aiohttp
 
-from specbench import store
 from specbench.client.control import discover_model, scrape, server_version
 from specbench.common.errors import ServerError, SpecbenchError
 from specbench.data.context import check_context_fit
@@ -35,7 +34,7 @@ from specbench.launch.command import LaunchCommand, launch_command
 from specbench.launch.live import LiveServer
 from specbench.measure.checks import concurrency_warning
 from specbench.measure.loop import run_event_loop
-from specbench.run.cells import cell_directory
+from specbench.run.cells import complete_cells
 from specbench.run.plan import Plan, PlanServer, RunOptions
 from specbench.suite.model import Cell, Suite, WorkloadSpec, output_fit_error, workload_keys
 
@@ -83,9 +82,7 @@ def preflight(plan: Plan, options: RunOptions, *, accept_server_values: bool = F
     """Check everything the plan's cells to measure need; raise one line on the first fault."""
     options.api_key()  # an unset variable is bad input before anything starts
     check_relaunchable(plan)
-    complete = frozenset(
-        c for c in plan.cells if store.is_complete(cell_directory(options.output, c))
-    )
+    complete = complete_cells(options.output, plan.cells)
     cells = [c for c in plan.cells if options.force or c not in complete]
     workloads = load_workloads(plan, cells)
     launches = tuple(server_launches(plan, cells, options))

@@ -123,14 +123,20 @@ class CampaignStatus:
         return [s for s in self.shards if s.category == "failed"]
 
 
+def is_campaign(manifest: Manifest | None) -> bool:
+    """Whether the manifest records a Slurm campaign (its shards)."""
+    slurm = manifest.slurm if manifest else None
+    return isinstance(slurm, dict) and bool(slurm.get("shard_ids"))
+
+
 def collect_status(output: Path, *, record: bool = True) -> CampaignStatus:
     """Read the plan from the manifest, ask Slurm about current jobs, count cells on disk."""
     if not output.is_dir():
         raise SpecbenchError(f"{output}: no such results directory")
     manifest = read_manifest(output)
-    slurm = manifest.slurm if manifest else None
-    if not isinstance(slurm, dict) or not slurm.get("shard_ids"):
+    if manifest is None or not is_campaign(manifest):
         raise SpecbenchError(f"{output}: no Slurm campaign recorded in manifest.json")
+    slurm: dict[str, Any] = manifest.slurm or {}
     suite = read_suite(output)
     cells = {cell.key: cell for cell in suite.expand()}
     shards: dict[str, Any] = slurm.get("shards", {})

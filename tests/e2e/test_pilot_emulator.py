@@ -168,8 +168,14 @@ def test_the_full_run_agrees_with_the_pilots_estimate(tmp_path):
     print(f"\n{figures} (ratio {ratio:.2f})")  # noqa: T201 (the figure the report states)
     assert abs(ratio - 1) <= TOLERANCE, (estimated, actual)
 
-    # A dry run into the measured campaign prices it from its own cells.
-    resumed = run_cli("run", suite, "--output", out, "--dry-run")
+    # A dry run into the measured campaign has nothing to measure, so nothing to price;
+    # with --force it prices every cell again from the campaign's own cells.
+    complete = run_cli("run", suite, "--output", out, "--dry-run")
+    assert complete.returncode == 0, complete.stderr
+    assert complete.stdout.splitlines()[-1] == (
+        "  nothing to measure: every selected cell is complete"
+    )
+    resumed = run_cli("run", suite, "--output", out, "--dry-run", "--force")
     assert resumed.returncode == 0, resumed.stderr
     assert f"cost estimate (wall s, GPU-h; fitted on earlier results in {out}):" in resumed.stdout
     assert re.search(

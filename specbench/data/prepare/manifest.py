@@ -52,7 +52,8 @@ def build(
         "format": FORMAT,
         "flavour": flavour,
         "resolver": {"code": code, "commit": commit},
-        "speed_bench": {"repo": HUB_REPO, "revision": revision},
+        # Read from a mirror, SPEED-Bench's revision is the one its folder recorded.
+        "speed_bench": {"repo": HUB_REPO, "revision": sources.get(HUB_REPO) or revision},
         "sources": dict(sorted(sources.items())),
         "mirror": str(mirror.resolve()) if mirror else None,
         "specbench_version": __version__,

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from specbench.common.errors import SpecbenchError
+from specbench.data._hf import hub_cut_off, quiet_datasets
 from specbench.data.prepare import manifest, writer
 from specbench.data.prepare.gated import check_access, gated_repos
 from specbench.data.prepare.registry import DEFAULT_FLAVOUR, FLAVOURS, SOURCES
@@ -53,6 +54,13 @@ def prepare(
         raise SpecbenchError(
             "HF_HUB_OFFLINE is set: the upstream sources cannot be downloaded; fill a mirror "
             "(see `specbench data prepare --list-sources`) and pass --mirror DIR"
+        )
+    cut_off = hub_cut_off(quiet_datasets()) if mirror is None else None
+    if cut_off is not None:
+        raise SpecbenchError(
+            f"the hub is not reachable ({cut_off}): the upstream sources cannot be "
+            "downloaded; fill a mirror (see `specbench data prepare --list-sources`) and pass "
+            "--mirror DIR"
         )
     skip = frozenset(s.match for s in SOURCES if s.gated) if skip_gated else frozenset()
     if mirror is None and not skip_gated:

@@ -25,6 +25,9 @@ _HUB_FILE = re.compile(
 )
 #: Where `huggingface-cli download --local-dir` records each file's commit.
 _METADATA = Path(".cache") / "huggingface" / "download"
+#: A mirror repo's revision in `prepared.json` when its folder recorded none (copied by
+#: hand, or `.cache/` left out): the pin was not checked, so it is not claimed.
+NOT_RECORDED = "not recorded"
 
 
 def download_command(
@@ -81,7 +84,8 @@ class Upstream:
     """Opens upstream data, through a mirror folder when one is given; remembers what it read."""
 
     mirror: Path | None = None
-    #: repo or URL → the revision used, or the sha256 of a plain-URL file.
+    #: repo or URL → the revision used (a mirror's: the one it recorded, else NOT_RECORDED),
+    #: or the sha256 of a plain-URL file.
     read: dict[str, str | None] = field(default_factory=dict)
 
     def repo_folder(self, repo: str, revision: str | None) -> Path:
@@ -98,7 +102,7 @@ class Upstream:
                 f"mirror {folder}: holds revision {recorded}, not the pinned {revision}; "
                 "download it again with: " + download_command(repo, revision, str(self.mirror))
             )
-        self.read.setdefault(repo, recorded or revision)
+        self.read.setdefault(repo, recorded or NOT_RECORDED)
         return folder
 
     def hub(self, repo: str, config: str | None, revision: str | None) -> Any:
@@ -127,12 +131,18 @@ class Upstream:
             ) from error
 
     def local_file(self, url: str, revision: str | None = None) -> Path:
-        """A URL's file on disk: from the mirror, or downloaded into the `datasets` cache."""
+        """A URL's file on disk: from the mirror, or downloaded into the `datasets` cache.
+
+        Recorded with `revision`, except from a mirror: there with the revision its repo
+        folder recorded, else (none recorded) the file's sha256."""
         if self.mirror is not None:
             hub = _HUB_FILE.match(url)
+            held: str | None = None
             if hub:
                 pinned = hub["rev"] if re.fullmatch(r"[0-9a-f]{40}", hub["rev"]) else None
                 self.repo_folder(hub["repo"], revision or pinned)
+                held = self.read[hub["repo"]]
+            revision = None if held == NOT_RECORDED else held
             path = self.mirror / mirror_url_path(url)
             if not path.is_file():
                 raise SpecbenchError(

@@ -117,3 +117,56 @@ def test_precision_prices_three_launches_and_the_cap_bounds_the_rest(tmp_path: P
     )
     # Without a precision target there is no bound to print.
     assert cap_bound(plan_suite(suite, RunOptions(output=tmp_path)), walls, {}, {}) is None
+
+
+def test_a_bound_counts_the_launches_already_measured_as_planned(tmp_path: Path) -> None:
+    # Launches 0 and 1 of each targeted point are complete; only launch 2 is to measure.
+    suite = load_suite(SUITE)
+    workload = suite.workloads[0].model_copy(update={"precision": 0.02})
+    targeted = suite.model_copy(update={"workloads": [workload], "max_launches": 5})
+    plan = plan_suite(targeted, RunOptions(output=tmp_path, servers=("baseline",)))
+    point = _point(summary(1, 3, 6.0, 6.0), {})
+    assert point is not None
+    to_measure = [c for c in plan.cells if c.launch == 2]
+    walls = [_cell_estimate(c, [point], 3, None, gpus=1) for c in to_measure]
+    assert len(walls) == 3
+    assert server_starts(plan, to_measure)["baseline"] == 1  # one start, not three
+    bound = cap_bound(plan, walls, {"baseline": 20.0}, server_starts(plan))
+    assert bound is not None
+    # Each point: 5 − 3 more launches at most (not 5 − 1), each as launch 2's wall; and
+    # 5 − 3 more server starts.
+    assert bound.wall_s == pytest.approx(2 * sum(e.wall_s for e in walls) + 2 * 20.0)
+
+
+def test_cells_no_source_prices_are_named_and_left_out_of_the_total() -> None:
+    point = _point(summary(1, 3, 6.0, 6.0), {})
+    assert point is not None
+    priced = _cell_estimate(cell(1), [point], 3, None, gpus=1)
+    why = "no earlier cell of server eagle3 on workload w"
+    other = Cell("eagle3", 0, "w", "mt-bench", 4, 0)
+    gpus: dict[str, int | None] = {"baseline": 1, "eagle3": 1}
+    starting = {"baseline": 20.0, "eagle3": 30.0}
+    starts = {"baseline": 1, "eagle3": 0}  # as estimate_plan counts them: priced cells' starts
+    both = Estimate([priced], starting, gpus, starts, unpriced=((other, why),))
+    lines = describe_estimate(both).splitlines()
+    assert lines[1:] == [
+        f"  baseline/w/c1/r0: 3 conversations, {priced.wall_s:.1f} s, "
+        f"{priced.gpu_hours:.4f} GPU-h (measured)",
+        f"  eagle3/w/c4/r0: not priced ({why})",
+        f"  server baseline: start 20.0 s, total {20.0 + priced.wall_s:.1f} s, "
+        f"{(20.0 + priced.wall_s) / 3600:.4f} GPU-h (1 GPU)",
+        f"  total: {20.0 + priced.wall_s:.1f} s, {(20.0 + priced.wall_s) / 3600:.4f} GPU-h",
+        "  the total holds the 1 cells priced, not the 1 not priced (`specbench estimate "
+        "SUITE --from DIR` with earlier results of their servers, or `--pilot`, prices them)",
+    ]
+    none_priced = Estimate([], starting, gpus, starts, unpriced=((other, why),))
+    assert describe_estimate(none_priced, "earlier results in out") == (
+        f"cost: cannot estimate the 1 cells to measure from earlier results in out: {why} "
+        "(`specbench estimate SUITE --from DIR` fits earlier results of them; `--pilot` "
+        "measures a few conversations)"
+    )
+    nothing = Estimate([], starting, gpus, {"baseline": 0, "eagle3": 0})
+    assert describe_estimate(nothing).splitlines()[1:] == [
+        "  total: 0.0 s, 0.0000 GPU-h",
+        "  nothing to measure: every selected cell is complete",
+    ]
