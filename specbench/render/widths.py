@@ -174,3 +174,15 @@ def with_workload(key: str, names: Mapping[str, str]) -> str:
     if len(parts) > 2 and parts[1] in names:
         parts[1] = names[parts[1]]
     return "/".join(parts)
+
+
+def wrap_key(key: str, width: int) -> str:
+    """`key` on lines of at most `width` characters, broken only after a `/` (a part longer
+    than `width` stays whole on its own line): `baseline/` `qualitative/c8/r0`."""
+    lines: list[str] = []
+    for part in (f"{p}/" for p in key.split("/")):
+        if lines and len(lines[-1]) + len(part) <= width + (part == key.split("/")[-1] + "/"):
+            lines[-1] += part
+        else:
+            lines.append(part)
+    return "\n".join(lines)[:-1]  # the last part's added `/`

@@ -16,6 +16,7 @@ from specbench.render.widths import (
     shorter_workloads,
     spread,
     with_workload,
+    wrap_key,
 )
 
 WORKLOADS = [
@@ -152,3 +153,13 @@ def test_the_gate_terminal_fits_and_names_every_finding_whole(width: int) -> Non
     if width == 80:  # and narrower, without the words every workload shares, said once
         assert headings == [cell.replace("speed-bench-", "") for cell in CELLS]
         assert "workloads shown without `speed-bench-`" in text
+
+
+def test_a_cell_key_breaks_only_after_a_slash_and_keeps_every_part_whole() -> None:
+    key = "baseline/qualitative/c8/r0"
+    assert wrap_key(key, 40) == key
+    assert wrap_key(key, 20) == "baseline/\nqualitative/c8/r0"
+    assert wrap_key(key, 12) == "baseline/\nqualitative/\nc8/r0"
+    assert wrap_key(key, 4) == "baseline/\nqualitative/\nc8/\nr0"  # a long part stays whole
+    for width in range(4, 30):
+        assert wrap_key(key, width).replace("\n", "") == key
