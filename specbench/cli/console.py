@@ -7,6 +7,9 @@ Width, first that applies:
 2. rich's own rule: `COLUMNS`, else the size of the terminal.
 3. When the output is not a terminal (a log file, a pipe, CI), at least `UNATTENDED_WIDTH`
    columns: wide rows rather than rich's 80-column default with wrapped table cells.
+
+`--help` follows the same rule, and is never narrower than `HELP_MIN_WIDTH` columns, where
+every option's name fits (`help_width`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ WIDTH_ENV = "SPECBENCH_CONSOLE_WIDTH"
 UNATTENDED_WIDTH = 200
 #: The narrowest width `SPECBENCH_CONSOLE_WIDTH` accepts.
 MIN_WIDTH = 40
+#: The narrowest `--help`: its panels are laid out to show every option's name at 80.
+HELP_MIN_WIDTH = 80
 
 
 def env_width() -> int | None:
@@ -56,3 +61,9 @@ def make_console(*, stderr: bool = False, **kwargs: Any) -> Console:
     elif not console.is_terminal:
         console.width = max(console.width, UNATTENDED_WIDTH)
     return console
+
+
+def help_width() -> int:
+    """Columns of `--help` on stdout: the console rule (module docstring), at least
+    `HELP_MIN_WIDTH`."""
+    return max(make_console().width, HELP_MIN_WIDTH)

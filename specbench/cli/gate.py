@@ -72,12 +72,10 @@ def gate(
 ) -> None:
     """Compare results with a baseline: exit 0 pass, 1 regression, 2 bad or missing input."""
     from specbench.cli.console import make_console
-    from specbench.cli.lines import line
     from specbench.common.errors import RegressionDetected, SpecbenchError
     from specbench.gate.display import verdict
-    from specbench.gate.run import GateOptions, run_gate
-    from specbench.gate.text import explanation
-    from specbench.render.verdict import verdict_table
+    from specbench.gate.run import GateOptions, run_gate, summary_target
+    from specbench.render.verdict import verdict_terminal
 
     options = GateOptions(
         results_dir=results_dir,
@@ -90,12 +88,10 @@ def gate(
         json=json_file,
     )
     report = run_gate(options)
-    console = make_console()  # the table and the verdicts are the results: stdout
-    shown = verdict(report)
-    console.print(verdict_table(shown))
-    for note in report.notes:
-        console.print(f"note: {note}", soft_wrap=True, highlight=False, markup=False)
-    console.print(shown.headline, highlight=False)
+    console = make_console()  # the findings and the verdict are the results: stdout
+    full = [str(path) for path in (summary_target(options)[0], json_file, html, junit) if path]
+    for part in verdict_terminal(verdict(report), console.width, full):
+        console.print(part, highlight=False)
     missing = report.missing_cells
     if missing:
         raise SpecbenchError(
@@ -103,9 +99,7 @@ def gate(
             + ", ".join(missing)
         )
     regressions = report.with_verdict("regression", "missing")
-    for row in regressions:  # one line per finding
-        console.print(line("regression:", "bold red", explanation(row)), soft_wrap=True)
     if regressions:
         raise RegressionDetected(
-            f"{len(regressions)} finding(s) (cell × metric), one `regression:` line each on stdout"
+            f"{len(regressions)} finding(s) (cell × metric), each a row of the table on stdout"
         )

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from specbench import __version__
-from specbench.cli.console import env_width, make_console
+from specbench.cli.console import env_width, help_width, make_console
 from specbench.cli.lines import line
 from specbench.common import interrupt
 from specbench.common.errors import RegressionDetected, SpecbenchError, describe_os_error
@@ -89,12 +89,24 @@ def main() -> None:
     """Run the CLI, turning the project's errors and stop signals into one line and a code."""
     try:
         env_width()  # a bad SPECBENCH_CONSOLE_WIDTH: one line and exit 2, before any command
+        _help_follows_the_console()
         with interrupt.stop_on_signals():
             # Not standalone: click's usage errors come here, to be printed as one line.
             code = app(standalone_mode=False)
     except BaseException as error:  # noqa: BLE001 (unknown ones are raised again)
         sys.exit(report_error(error))
     sys.exit(code if isinstance(code, int) else 0)  # typer.Exit(code) and --help end here
+
+
+def _help_follows_the_console() -> None:
+    """typer prints `--help` on a console of its own, at rich's width (80 in a pipe): give
+    it the CLI's width rule, unless typer's own `TERMINAL_WIDTH` sets one."""
+    import os
+
+    from typer import rich_utils
+
+    if not os.environ.get("TERMINAL_WIDTH"):
+        rich_utils.MAX_WIDTH = help_width()
 
 
 def report_error(error: BaseException) -> int:

@@ -19,12 +19,13 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from specbench.cli.console import make_console
 from specbench.cli.lines import line, plain
 from specbench.cli.log_progress import LogRunProgress
 from specbench.client.record import RequestRecord
-from specbench.common.text import formatted
+from specbench.common.text import Align, formatted
 from specbench.measure.cell import CellOutcome, CellProgress, CellSpec
 from specbench.metrics.speedup import compare_per_gpu, throughput_speedup
 from specbench.run.orchestrator import RunProgress, RunResult
@@ -104,11 +105,11 @@ def throughput(summary: CellSummary) -> str:
     return fmt(summary.output_tok_s, ",.1f") + " /server"
 
 
-def reset_mark(summary: CellSummary) -> str:
-    """The prefix-cache reset before the window: yes, [red]NO[/], or – (not attempted)."""
+def reset_mark(summary: CellSummary) -> str | Text:
+    """The prefix-cache reset before the window: yes, NO (red), or – (not attempted)."""
     if summary.prefix_cache_reset is None:
         return "–"
-    return "yes" if summary.prefix_cache_reset else "[red]NO[/]"
+    return "yes" if summary.prefix_cache_reset else Text("NO", style="red")
 
 
 def cells_table(summaries: Sequence[CellSummary], title: str = "specbench results") -> Table:
@@ -212,8 +213,24 @@ def campaign_progress(*, campaign_bar: bool = True) -> RichRunProgress | LogRunP
     return LogRunProgress(console)
 
 
-def run_table(plan: Plan, result: RunResult) -> Table:
-    """All cells with AL, tok/s/GPU and the speedup against the matching baseline cell."""
+#: The closing table's columns, after `cell`.
+RUN_COLUMNS = ("ok/all", "tok/s/GPU", "speedup", "TTFT p50 ms", "E2E p50 ms", "AL", "cache reset")
+
+
+def run_table(plan: Plan, result: RunResult, width: int) -> Table:
+    """All cells with AL, tok/s/GPU and the speedup against the matching baseline cell, in
+    `width` columns: no figure cut; cell keys lose the words every workload shares, then
+    break after a `/`, then lose the middle of their workload names, only as far as needed
+    (a caption says so)."""
+    from specbench.render.widths import (
+        CUT,
+        fitted_table,
+        shorter_workloads,
+        with_workload,
+        workload_of,
+        wrap_key,
+    )
+
     baselines = {name for name, server in plan.servers.items() if server.baseline}
     baseline = {
         (cell.workload_index, cell.concurrency, cell.launch, cell.repeat): outcome.summary
@@ -221,14 +238,11 @@ def run_table(plan: Plan, result: RunResult) -> Table:
         if cell.server in baselines and outcome.summary
     }
     title = f"suite {plan.suite.name}" if plan.suite else "specbench results"
-    table = Table(title=title)
-    columns = ("cell", "ok/all", "tok/s/GPU", "speedup", "TTFT p50 ms", "E2E p50 ms", "AL")
-    for column in (*columns, "cache reset"):
-        table.add_column(column, justify="left" if column == "cell" else "right")
+    figures: list[tuple[str, list[str | Text]]] = []
     for cell, outcome in result.outcomes.items():
         summary = outcome.summary
         if summary is None:
-            table.add_row(cell.key, plain("failed", "red"), "", "", "", "", "", "")
+            figures.append((cell.key, [plain("failed", "red"), *([""] * 6)]))
             continue
         reference = baseline.get((cell.workload_index, cell.concurrency, cell.launch, cell.repeat))
         speedup = None
@@ -241,16 +255,42 @@ def run_table(plan: Plan, result: RunResult) -> Table:
                 summary.output_tok_s_per_gpu if per_gpu else summary.output_tok_s,
                 reference.output_tok_s_per_gpu if per_gpu else reference.output_tok_s,
             )
-        table.add_row(
-            cell.key,
-            f"{summary.num_requests - summary.num_failed}/{summary.num_requests}",
-            throughput(summary),
-            fmt(speedup, ".2f") + ("×" if speedup else ""),
-            fmt(summary.ttft_ms.median, ",.1f"),
-            fmt(summary.e2e_ms.median, ",.0f"),
-            fmt(summary.spec_decode.acceptance_length if summary.spec_decode else None),
-            reset_mark(summary),
+        figures.append(
+            (
+                cell.key,
+                [
+                    f"{summary.num_requests - summary.num_failed}/{summary.num_requests}",
+                    throughput(summary),
+                    fmt(speedup, ".2f") + ("×" if speedup else ""),
+                    fmt(summary.ttft_ms.median, ",.1f"),
+                    fmt(summary.e2e_ms.median, ",.0f"),
+                    fmt(summary.spec_decode.acceptance_length if summary.spec_decode else None),
+                    reset_mark(summary),
+                ],
+            )
         )
+    headers = ("cell", *RUN_COLUMNS)
+    justify: list[Align] = ["left" if column == "cell" else "right" for column in headers]
+    names = list(shorter_workloads([workload_of(key) for key, _ in figures]))
+    whole = [short for short in names if CUT not in short.caption]
+    longest = max((len(key) for key, _ in figures), default=1)
+    # Whole names on one line, then broken after a `/`; names cut is the last resort.
+    tries = [(short, longest) for short in whole]
+    tries += [(whole[-1], width) for width in range(longest - 1, 3, -1)]
+    tries += [(short, longest) for short in names if CUT in short.caption]
+    for short, key_width in tries:
+        rows = [
+            [wrap_key(with_workload(key, short.names), key_width), *cells] for key, cells in figures
+        ]
+        caption = short.caption or None
+        table = fitted_table(
+            headers, justify, rows, width, title=title, caption=caption, caption_justify="left"
+        )
+        if table is not None:
+            return table
+    rows = [[key, *cells] for key, cells in figures]
+    table = fitted_table(headers, justify, rows, width, strict=False, title=title)
+    assert table is not None  # not strict: always a table
     return table
 
 

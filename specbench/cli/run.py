@@ -143,7 +143,7 @@ def _run_local(plan: Plan, options: RunOptions) -> None:
 
     with campaign_progress() as progress:
         result = run_plan(plan, options, progress)
-    results_console.print(run_table(plan, result))
+    results_console.print(run_table(plan, result, results_console.width))
     for line in describe_checks(check_acceptance(options.output)):
         results_console.print(line)
     skipped = len(result.outcomes) - len(result.measured) - len(result.failed)

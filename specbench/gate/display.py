@@ -8,7 +8,7 @@ Markdown, HTML and the terminal table are `render.verdict`'s; the JUnit XML `gat
 from __future__ import annotations
 
 from specbench.gate.compare import GateReport
-from specbench.gate.text import VERDICT_TEXT, explanation, row_texts
+from specbench.gate.text import VERDICT_TEXT, brief_texts, explanation, row_texts
 from specbench.render.verdict import Check, Verdict
 
 _HEADLINE = {
@@ -37,7 +37,15 @@ def verdict(report: GateReport) -> Verdict:
     """What the renderers print of a gate report."""
     problems = report.with_verdict("regression") + report.with_verdict("missing")
     checks = tuple(
-        Check(tuple(row_texts(row)), row.verdict, VERDICT_TEXT[row.verdict], row.note)
+        Check(
+            tuple(row_texts(row)),
+            row.verdict,
+            VERDICT_TEXT[row.verdict],
+            row.note,
+            brief=brief_texts(row),
+            cell_missing=row.cell_missing,
+            rule=row.rule,
+        )
         for row in report.comparisons
     )
     return Verdict(

@@ -52,6 +52,30 @@ def _relative(row: MetricComparison, amount: float, signed: bool = True) -> str:
     return f"{amount:+.3g}" if signed else f"{amount:.3g}"
 
 
+def value_text(row: MetricComparison, side: str) -> str:
+    """The value a side's rule compared, alone: `2.823` (the median launch value on
+    launch-level rows), `–` when absent."""
+    if row.launches is not None:
+        launches = row.launches
+        return significant(
+            launches.baseline_median if side == "baseline" else launches.current_median
+        )
+    stats = row.baseline if side == "baseline" else row.current
+    return significant(stats.value if stats is not None else None)
+
+
+def brief_texts(row: MetricComparison) -> tuple[str, str, str, str]:
+    """The terminal's short cells of a row: baseline, current, change, allowed
+    (`2.823`, `2.429`, `-14.0%`, `-2%`)."""
+    change = "–" if row.change is None else _relative(row, row.change)
+    return (
+        value_text(row, "baseline"),
+        value_text(row, "current"),
+        change,
+        row.tolerance or "–",
+    )
+
+
 def change_text(row: MetricComparison) -> str:
     """`-3.3% [-5.9%, -0.7%]`: the change and, when tested, its interval at the row's level."""
     change = row.change

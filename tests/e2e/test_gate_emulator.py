@@ -26,7 +26,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from harness import DATA, run_cli, run_suite, running_emulator, workload, write_prompt_suite
+from harness import (
+    DATA,
+    run_cli,
+    run_on_terminal,
+    run_suite,
+    running_emulator,
+    workload,
+    write_prompt_suite,
+)
 
 REGRESSED = (0.7, 0.65, 0.6)
 MIXED_CELL = "eagle3/data+coding+math/c8"
@@ -93,19 +101,26 @@ def test_baseline_file_is_self_describing(campaign):
     assert data["cells"][WRITING_CELL]["categories"] == {}
 
 
-def test_worse_draft_fails_on_acceptance_length(campaign, tmp_path):
-    suite, _, baseline = campaign
-    current = run_suite(
+@pytest.fixture(scope="module")
+def regressed(campaign, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One repeat of a worse draft, acceptance (0.7, 0.65, 0.6)."""
+    suite, _, _ = campaign
+    return run_suite(
         suite,
-        tmp_path / "regressed",
+        tmp_path_factory.mktemp("regressed") / "results",
         f"servers.eagle3.emulator.acceptance={list(REGRESSED)}",
         "repeats=1",
     )
+
+
+def test_worse_draft_fails_on_acceptance_length(campaign, regressed, tmp_path):
+    _, _, baseline = campaign
+    current = regressed
     junit = tmp_path / "gate.xml"
     summary = tmp_path / "summary.md"
     result = gate(current, baseline, "--junit", junit, "--summary", summary)
     assert result.returncode == 1, result.stderr
-    assert "regression:" in result.stdout and "Traceback" not in result.stderr
+    assert "\nREGRESSION  " in result.stdout and "Traceback" not in result.stderr
     assert len(result.stderr.splitlines()) == 1  # the findings are on stdout, a line each
     cases = junit_cases(junit)
     for cell in (MIXED_CELL, WRITING_CELL):
@@ -127,6 +142,42 @@ def test_worse_draft_fails_on_acceptance_length(campaign, tmp_path):
     )
     change = float(al_row.split("|")[5].split("[")[0].strip().rstrip("%"))
     assert -17.0 < change < -11.0
+
+
+def test_a_100_column_terminal_shows_each_regression_on_one_whole_line(
+    campaign, regressed, tmp_path
+):
+    """Issue 42: the gate at 100 columns printed 214 lines, every number cut to `2…`. Now
+    each finding is one row that fits, its figures whole, and the last line says where
+    every check is; the files still hold every check."""
+    _, _, baseline = campaign
+    json_file = tmp_path / "gate.json"
+    shown = run_on_terminal(
+        "gate", regressed, "--baseline", baseline, "--json", json_file, columns=100
+    )
+    assert shown.returncode == 1, shown.output
+    lines = shown.lines
+    print(f"\ngate at 100 columns: {len(lines)} lines\n{shown.output}")  # noqa: T201 (-s)
+    assert max(len(line) for line in lines) <= 100
+    checks = json.loads(json_file.read_text())["checks"]
+    assert len(checks) == 12 + 10  # every check of both cells in the file, listed or not
+    failing = [c for c in checks if c["verdict"] == "regression"]
+    rows = {
+        (row.split()[1], row.split()[2]): row.split() for row in lines if row.startswith("REGR")
+    }
+    assert len(rows) == len(failing) >= 8
+    for check in failing:  # the cell's workload shown without the words both share, `data+`
+        cell = check["cell"].replace("/data+", "/")
+        row = rows[(cell, check["metric"])]
+        assert float(row[3].replace(",", "")) == pytest.approx(check["baseline"], rel=1e-3)
+        assert float(row[4].replace(",", "")) == pytest.approx(check["current"], rel=1e-3)
+        assert row[5] == f"{check['relative_change'] * 100:+.1f}%" and row[6] == check["tolerance"]
+    assert "…" not in shown.output  # nothing cut
+    assert "workloads shown without `data+`" in shown.output
+    tail = " ".join(" ".join(lines[-3:]).split())
+    assert f"every check in full: {json_file}" in tail
+    assert f"{len(checks)} checks: {len(failing)} REGRESSION" in tail
+    assert len(lines) <= len(failing) + 30  # was 214 with the full table
 
 
 def as_launches(results: Path, out: Path, repeats: int = 3) -> Path:
@@ -194,7 +245,7 @@ def test_three_launches_a_side_are_judged_on_launch_values(campaign, tmp_path):
     )
     assert "(median of 3 launches, σ" in al_row and f"{rule}: beyond noise" in al_row
     assert -17.0 < float(al_row.split("|")[5].strip().rstrip("%")) < -11.0
-    assert f"rule: {rule}" in result.stdout  # the `regression:` lines
+    assert f"listed checks judged by: {rule} (" in result.stdout  # the terminal's findings
     print(f"\nlaunch-level AL row: {al_row}")  # noqa: T201 (the figures, with `pytest -s`)
 
     one = as_launches(regressed, tmp_path / "one-launch", repeats=1)

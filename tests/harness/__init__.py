@@ -28,6 +28,7 @@ from harness.cli import (
     paused,
     popen_cli,
     run_cli,
+    run_on_terminal,
 )
 from harness.disk import fill, small_disk
 from harness.emulator import (
@@ -88,6 +89,7 @@ __all__ = [
     "pids_of",
     "popen_cli",
     "run_cli",
+    "run_on_terminal",
     "run_suite",
     "running_emulator",
     "server_pids",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -86,6 +87,55 @@ def run_cli(
         )
     assert_fits_any_checkout(f"{done.stdout or ''}\n{done.stderr or ''}", run_env)
     return done
+
+
+@dataclass(frozen=True)
+class TerminalRun:
+    """What a CLI run on a terminal printed (stdout and stderr, as the terminal got them,
+    escape codes removed) and its exit status."""
+
+    returncode: int
+    output: str
+
+    @property
+    def lines(self) -> list[str]:
+        return self.output.splitlines()
+
+
+_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def run_on_terminal(*args: str | Path, columns: int, timeout: float = 300) -> TerminalRun:
+    """`specbench ARGS` with stdout and stderr on a pseudo-terminal `columns` wide (COLUMNS;
+    the session's fixed width removed), as a user at a terminal runs it."""
+    import pty
+
+    env = {k: v for k, v in os.environ.items() if k not in (WIDTH_ENV, *UNSET_CONSOLE_ENV)}
+    env.update(COLUMNS=str(columns), LINES="50", TERM="xterm", NO_COLOR="1")
+    env.pop("TERMINAL_WIDTH", None)
+    parent, child = pty.openpty()
+    try:
+        process = subprocess.Popen([*CLI, *map(str, args)], stdout=child, stderr=child, env=env)
+    finally:
+        os.close(child)
+    chunks: list[bytes] = []
+    try:
+        while True:
+            try:
+                data = os.read(parent, 65536)
+            except OSError:  # EIO: the process closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+        code = process.wait(timeout=timeout)
+    finally:
+        os.close(parent)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    text = b"".join(chunks).decode("utf-8", errors="replace").replace("\r\n", "\n")
+    return TerminalRun(code, _ESCAPE.sub("", text))
 
 
 def popen_cli(*args: str | Path, **kwargs: Any) -> subprocess.Popen[str]:

@@ -1,4 +1,5 @@
-"""`run`'s options (issue 37): grouped help that reads at 80 columns, shared with `bench` and
+"""`run`'s options (issue 37): grouped help that reads at 80 columns (and wraps at a wider
+terminal's width, issue 42; 200 in a pipe), shared with `bench` and
 `estimate`; the moved flags hidden, working, and each announced in one line naming its
 replacement; an unknown option always named with the nearest one; help written once."""
 
@@ -12,9 +13,10 @@ from pathlib import Path
 
 import pytest
 import typer
-from harness import CLI, REPO, invoke_main
+from harness import CLI, REPO, invoke_main, run_on_terminal
 
 from specbench.cli import deprecated
+from specbench.cli.console import UNATTENDED_WIDTH, WIDTH_ENV
 from specbench.cli.main import app
 from specbench.run.plan import RunOptions
 
@@ -22,18 +24,11 @@ SUITE = REPO / "suites" / "emulator.toml"
 COMMANDS = typer.main.get_command(app).commands  # type: ignore[attr-defined]
 
 
-def help_text(command: str) -> str:
-    """`specbench COMMAND --help` as an 80-column terminal shows it (no colour codes)."""
-    env = {
-        name: value
-        for name, value in os.environ.items()
-        if name not in ("TERMINAL_WIDTH", "GITHUB_ACTIONS", "FORCE_COLOR", "PY_COLORS")
-    }
-    env.update(COLUMNS="80", _TYPER_FORCE_DISABLE_TERMINAL="1")
-    result = subprocess.run(
-        [*CLI, command, "--help"], capture_output=True, text=True, env=env, check=True
-    )
-    return result.stdout
+def help_text(command: str, columns: int = 80) -> str:
+    """`specbench COMMAND --help` as a terminal `columns` wide shows it (no colour codes)."""
+    result = run_on_terminal(command, "--help", columns=columns, timeout=60)
+    assert result.returncode == 0, result.output
+    return result.output
 
 
 def shown(command: str) -> list[str]:
@@ -59,13 +54,44 @@ PANELS = {
 def test_help_is_in_panels_and_reads_at_80_columns(command: str) -> None:
     text = help_text(command)
     lines = text.splitlines()
-    assert max(len(line) for line in lines) <= 80
+    assert max(len(line) for line in lines) == 80
     assert "…" not in text  # rich cuts what does not fit with an ellipsis
     assert re.findall(r"╭─ (.+?) ─", text) == PANELS[command]
     words = set(re.findall(r"--[a-z-]+", text))
     missing = [name for name in shown(command) if name not in words]
     assert missing == [], missing  # every option's whole name, never cut
     assert not words & {"--no-force", "--no-dry-run", "--no-fail-fast"}
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120, 200])
+def test_help_wraps_at_the_terminal_width_never_below_80_and_cuts_no_option(columns: int) -> None:
+    text = help_text("run", columns)
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) == max(columns, 80)
+    assert "…" not in text
+    missing = [name for name in shown("run") if name not in set(re.findall(r"--[a-z-]+", text))]
+    assert missing == [], missing
+    # Wider, fewer lines: each description wraps less (72 at 80, 42 at 200); below 80 only
+    # click's usage line wraps (it measures the terminal itself).
+    assert len(lines) <= {60: 73, 80: 72, 120: 55, 200: 42}[columns]
+
+
+def test_piped_help_is_as_wide_as_other_unattended_output() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in (WIDTH_ENV, "COLUMNS", "TERMINAL_WIDTH")}
+    piped = subprocess.run(
+        [*CLI, "run", "--help"], capture_output=True, text=True, env=env, check=True
+    )
+    lines = piped.stdout.splitlines()
+    assert max(len(line) for line in lines) == UNATTENDED_WIDTH == 200
+    assert "…" not in piped.stdout
+    fixed = subprocess.run(
+        [*CLI, "run", "--help"],
+        capture_output=True,
+        text=True,
+        env={**env, WIDTH_ENV: "120"},
+        check=True,
+    )
+    assert max(len(line) for line in fixed.stdout.splitlines()) == 120
 
 
 def test_run_help_lists_20_options_instead_of_35() -> None:

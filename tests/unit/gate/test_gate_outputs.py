@@ -83,7 +83,7 @@ def test_cli_exit_codes(tmp_path):
         tmp_path / "c", al_counters=((1000, [700, 450, 300]), (1000, [690, 460, 290]))
     )
     failed = cli("gate", regressed, "--baseline", baseline)
-    assert failed.returncode == 1 and "regression:" in failed.stdout
+    assert failed.returncode == 1 and "\nREGRESSION  " in failed.stdout
     assert "acceptance_length[" not in failed.stdout  # no categories in this run
     other = write_results(tmp_path / "d", name="other-suite")
     mismatch = cli("gate", other, "--baseline", baseline, "--summary", tmp_path / "s.md")
@@ -101,7 +101,7 @@ def test_cli_exit_codes(tmp_path):
     assert f"{rules}: metrics.acceptance_length: give exactly one of" in bad_rules.stderr
 
 
-def test_gate_prints_one_line_per_finding_on_stdout_and_one_line_on_stderr(tmp_path):
+def test_gate_prints_one_row_per_finding_on_stdout_and_one_line_on_stderr(tmp_path):
     baseline, current = worse(tmp_path)
     gate = cli("gate", current, "--baseline", baseline)
     assert gate.returncode == 2, gate.stderr  # c16 is missing: bad input wins over regressions
@@ -114,10 +114,19 @@ def test_gate_prints_one_line_per_finding_on_stdout_and_one_line_on_stderr(tmp_p
     save_baseline(write_results(tmp_path / "r"), regressed)
     failed = cli("gate", current, "--baseline", regressed)
     assert failed.returncode == 1, failed.stderr
-    findings = [line for line in failed.stdout.splitlines() if line.startswith("regression:")]
-    assert len(findings) == 4
-    assert findings[0].startswith("regression: eagle3/speed-bench-qualitative/c8 ")
-    assert all("REGRESSION; baseline " in line for line in findings)
+    findings = [line.split() for line in failed.stdout.splitlines() if line.startswith("REGR")]
+    assert len(findings) == 4  # verdict, cell, metric, baseline, current, change, allowed
+    assert [row[:3] for row in findings] == [
+        ["REGRESSION", "eagle3/speed-bench-qualitative/c8", metric]
+        for metric in (
+            "acceptance_length",
+            "per_position_acceptance_1",
+            "per_position_acceptance_2",
+            "per_position_acceptance_3",
+        )
+    ]
+    assert all(len(row) == 7 and row[5].endswith("%") for row in findings)
+    assert failed.stdout.splitlines()[-1].startswith("9 checks: 4 REGRESSION listed; 5 pass")
     assert failed.stderr.splitlines() == [
-        "regression: 4 finding(s) (cell × metric), one `regression:` line each on stdout"
+        "regression: 4 finding(s) (cell × metric), each a row of the table on stdout"
     ]
