@@ -27,6 +27,14 @@ class Table:
     align: tuple[Align, ...] = ()
     bold_rows: frozenset[int] = frozenset()
     footnotes: tuple[str, ...] = field(default=())
+    #: Rows a page shows before the reader unfolds the rest (a long table folded to the
+    #: card's concurrency, with what `folded_note` says); None: every row.
+    shown_rows: frozenset[int] | None = None
+    folded_note: str = ""
+
+    def folded(self) -> bool:
+        """Whether some rows wait behind a click (and a line saying where they are)."""
+        return self.shown_rows is not None and len(self.shown_rows) < len(self.rows)
 
     def alignment(self) -> tuple[Align, ...]:
         """Column alignment: first column left, the rest right, unless given."""

@@ -449,6 +449,7 @@ def serving(
     goes to a footnote that says so.
     """
     data = D.serving_data(frame, comparison, view, concurrency, calibration)
+    data = data.assign(**{CONCURRENCY: concurrency})
     by_metric = data.set_index(D.METRIC).to_dict(orient="index")
     per_gpu = OUTPUT_TOK_S_PER_GPU in by_metric
     tok = by_metric[OUTPUT_TOK_S_PER_GPU if per_gpu else OUTPUT_TOK_S]

@@ -14,16 +14,19 @@ import html
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
 from typing import TYPE_CHECKING
+
+from specbench.analysis.header import HEADER
+from specbench.analysis.table import Table
+from specbench.render.layout import Layout
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
     from specbench.analysis.provenance import Provenance
-    from specbench.analysis.table import Table
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,22 +43,26 @@ class HtmlFigure:
     al_definition: str | None = None
     #: True when the page also holds the same figure in the other definition.
     al_pair: bool = False
+    #: The table it was drawn from; the page places it beside that table.
+    table: str | None = None
+    #: The card's own figure: shown among the card's tables, before its table.
+    card: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class HtmlReport:
     """What the page shows, in order; every part is built by the analysis layer."""
 
-    results: tuple[str, ...]
+    title: str
+    results: tuple[str, ...]  # the results directories, by their report names
     baselines: tuple[str, ...]
     speculative: tuple[str, ...]
-    tables: tuple[Table, ...]
-    figures: tuple[HtmlFigure, ...]
+    layout: Layout[HtmlFigure]
     markdown_sections: tuple[str, ...] = ()
     not_built: tuple[str, ...] = ()
     failed: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
-    provenance: tuple[Provenance, ...] = ()
+    provenance: tuple[tuple[str, Provenance], ...] = ()  # (report name, its provenance)
     gate: str | None = None  # the gate's verdict section (`verdict_fragment`), when given
 
 
@@ -131,16 +138,45 @@ def rows_table(
 
 
 def table_html(table: Table, *, heading: int = 3, element_id: str | None = None) -> str:
-    """A report table as a section: heading, `<table>`, its footnotes below it."""
+    """A report table as a section: heading, `<table>`, its footnotes below it. A folded
+    table (`Table.shown_rows`) shows those rows, and every row one click away."""
     ident = element_id or f"table-{_slug(table.name)}"
     parts = [
         f'<section class="table" id="{ident}" data-table="{html.escape(table.name)}">',
         f"<h{heading}>{html.escape(table.title)}</h{heading}>",
-        rows_table(table.columns, table.rows, table.alignment(), table.title, table.bold_rows),
     ]
+    if table.folded():
+        shown = sorted(table.shown_rows or ())
+        bold = frozenset(i for i, row in enumerate(shown) if row in table.bold_rows)
+        rows = [table.rows[i] for i in shown]
+        parts += [
+            rows_table(table.columns, rows, table.alignment(), table.title, bold),
+            f'<details class="folded"><summary>{html.escape(table.folded_note)}: all '
+            f"{len(table.rows)} rows</summary>",
+        ]
+    parts.append(
+        rows_table(table.columns, table.rows, table.alignment(), table.title, table.bold_rows)
+    )
+    if table.folded():
+        parts.append("</details>")
     parts += [f'<p class="note">{inline(note)}</p>' for note in table.footnotes]
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def facts_html(table: Table) -> str:
+    """A two-column table of facts (the card's header) as a compact list: two facts a row
+    on a wide screen, so the headline and the card's tables stay on the first screen."""
+    items = "".join(
+        f"<div><dt>{inline(field)}</dt><dd>{inline(value)}</dd></div>"
+        for field, value in table.rows
+    )
+    notes = "".join(f'<p class="note">{inline(note)}</p>' for note in table.footnotes)
+    return (
+        f'<section class="facts" id="table-{_slug(table.name)}" '
+        f'data-table="{html.escape(table.name)}"><h2 class="facts">{html.escape(table.title)}'
+        f"</h2><dl>{items}</dl>{notes}</section>"
+    )
 
 
 #: The gate's verdict inside its page (`gate --html`), which `report --gate` embeds.
@@ -158,8 +194,8 @@ def verdict_fragment(text: str, source: str) -> str:
     return text[start + len(VERDICT_START) : end]
 
 
-def _figure_html(figure: HtmlFigure, index: int) -> str:
-    attributes = [f'id="figure-{_slug(figure.name)}"', f'data-figure="{html.escape(figure.name)}"']
+def _figure_html(figure: HtmlFigure, index: int, anchor: str) -> str:
+    attributes = [f'id="{anchor}"', f'data-figure="{html.escape(figure.name)}"']
     if figure.points:
         attributes.append(f"data-points='{html.escape(json.dumps(figure.points), quote=True)}'")
     if figure.al_definition:
@@ -175,7 +211,7 @@ def _figure_html(figure: HtmlFigure, index: int) -> str:
         parts += [
             f"<details><summary>The {len(figure.basis.rows)} cell(s) this figure rests on"
             "</summary>",
-            table_html(figure.basis, heading=4, element_id=f"cells-{_slug(figure.name)}"),
+            table_html(figure.basis, heading=4, element_id=f"cells-{anchor}"),
             "</details>",
         ]
     parts.append("</figure>")
@@ -191,12 +227,10 @@ def _list_section(title: str, intro: str, items: Sequence[str]) -> str:
     )
 
 
-def _provenance_html(provenance: Sequence[Provenance]) -> str:
+def _provenance_html(provenance: Sequence[tuple[str, Provenance]]) -> str:
     parts = ['<section id="provenance"><h2>Provenance</h2>']
-    for record in provenance:
-        parts.append(
-            f"<details open><summary><code>{html.escape(str(record.results_dir))}</code></summary>"
-        )
+    for name, record in provenance:
+        parts.append(f"<details open><summary><code>{html.escape(name)}</code></summary>")
         parts += [f'<p class="note">{html.escape(note)}</p>' for note in record.notes]
         if record.left_out:
             parts.append(
@@ -238,43 +272,87 @@ def page(title: str, body: str, *, controls: str = "") -> str:
     )
 
 
-_CONTROLS = (
-    '<div class="controls" role="group" aria-label="AL definition shown">AL definition: '
+_AL_SWITCH = (
+    '<span role="group" aria-label="AL definition shown">AL definition: '
     '<label><input type="radio" name="al-definition" value="both" checked> both</label>'
-    '<label><input type="radio" name="al-definition" value="official"> official '
-    "(SPEED-Bench: per question, Σ tokens / Σ chunks, mean over questions)</label>"
-    '<label><input type="radio" name="al-definition" value="step_weighted"> step-weighted '
-    "(vLLM's counters: 1 + Σ accepted / Σ drafts)</label></div>"
+    '<label title="SPEED-Bench: per question, Σ tokens / Σ chunks, mean over questions">'
+    '<input type="radio" name="al-definition" value="official"> official (SPEED-Bench)</label>'
+    '<label title="vLLM\'s counters: 1 + Σ accepted / Σ drafts">'
+    '<input type="radio" name="al-definition" value="step_weighted"> step-weighted '
+    "(vLLM's counters)</label></span>"
 )
 
 
+@dataclass(slots=True)
+class _Numbering:
+    """Figures numbered in print order, each with an anchor of its own: the other AL
+    definition's copy of a figure shares its name, so its anchor adds the definition."""
+
+    count: int = 0
+    seen: set[str] = field(default_factory=set)
+
+    def next(self, figure: HtmlFigure) -> tuple[int, str]:
+        self.count += 1
+        anchor = f"figure-{_slug(figure.name)}"
+        if anchor in self.seen:
+            anchor += f"-{_slug(figure.al_definition or str(self.count))}"
+        self.seen.add(anchor)
+        return self.count, anchor
+
+
+def _blocks_html(blocks: Sequence[Table | HtmlFigure], numbering: _Numbering) -> list[str]:
+    return [
+        table_html(b) if isinstance(b, Table) else _figure_html(b, *numbering.next(b))
+        for b in blocks
+    ]
+
+
+def _toc(report: HtmlReport) -> str:
+    """Every table and figure by its anchor, folded: the first screen stays the card's."""
+    layout = report.layout
+    entries: dict[str, str] = {}  # anchor → entry; a figure's other-AL copy is listed once
+    for block in [*layout.lead, *layout.card, *layout.figures, *layout.details]:
+        kind = "table" if isinstance(block, Table) else "figure"
+        anchor = f"{kind}-{_slug(block.name)}"
+        label = ("" if kind == "table" else "Figure: ") + block.title
+        entries.setdefault(anchor, f'<li><a href="#{anchor}">{html.escape(label)}</a></li>')
+    return (
+        '<nav class="toc" aria-label="Contents"><details><summary>Contents: '
+        f"{len(entries)} tables and figures</summary><ul>{''.join(entries.values())}</ul>"
+        "</details></nav>"
+    )
+
+
+def _controls(report: HtmlReport) -> str:
+    """One sticky bar: the AL-definition switch and the contents, folded."""
+    return f'<div class="controls">{_AL_SWITCH}{_toc(report)}</div>'
+
+
 def report_page(report: HtmlReport) -> str:
-    """The report as one HTML page (tables, figures, sections, provenance, gate)."""
-    header = [
-        "<h1>specbench report</h1>",
-        "<p>Results: "
-        + ", ".join(f"<code>{html.escape(d)}</code>" for d in report.results)
-        + ".</p>",
-    ]
-    if report.baselines:
-        header.append(f"<p>Baseline: {html.escape(', '.join(report.baselines))}.</p>")
-    if report.speculative:
-        header.append(f"<p>Speculative: {html.escape(', '.join(report.speculative))}.</p>")
-    toc = [
-        f'<li><a href="#table-{_slug(t.name)}">{html.escape(t.title)}</a></li>'
-        for t in report.tables
-    ]
-    body = [*header, f'<nav class="toc" aria-label="Tables"><ul>{"".join(toc)}</ul></nav>']
+    """The report as one HTML page: the lead (what was measured, the headline), the card's
+    tables and figure, the other figures and tables, what was left out, the provenance
+    (`render.layout`)."""
+    layout = report.layout
+    numbering = _Numbering()
+    body = [f"<h1>{html.escape(report.title)}</h1>"]
+    body += [facts_html(t) if t.name == HEADER else table_html(t) for t in layout.lead]
+    body.append(_controls(report))
     if report.gate is not None:
         body.append(report.gate)
-    body.append('<section id="tables"><h2>Tables</h2>')
-    body += [table_html(t) for t in report.tables]
-    if not report.tables:
-        body.append("<p>No table could be built from these results (see Not built).</p>")
+    body.append('<section id="card"><h2>The model card\'s tables</h2>')
+    body += _blocks_html(layout.card, numbering)
+    if not layout.card:
+        body.append(
+            "<p>No table of the card could be built from these results (see Not built).</p>"
+        )
     body.append("</section>")
-    if report.figures:
+    if layout.figures:
         body.append('<section id="figures"><h2>Figures</h2>')
-        body += [_figure_html(f, i) for i, f in enumerate(report.figures, start=1)]
+        body += _blocks_html(layout.figures, numbering)
+        body.append("</section>")
+    if layout.details:
+        body.append('<section id="tables"><h2>More tables</h2>')
+        body += _blocks_html(layout.details, numbering)
         body.append("</section>")
     body += [f'<section class="extra">{block(s)}</section>' for s in report.markdown_sections]
     if report.not_built:
@@ -291,4 +369,4 @@ def report_page(report: HtmlReport) -> str:
             )
         )
     body.append(_provenance_html(report.provenance))
-    return page("specbench report", "\n".join(body), controls=_CONTROLS)
+    return page(report.title, "\n".join(b for b in body if b))

@@ -17,14 +17,25 @@ if TYPE_CHECKING:
     from specbench.analysis.table import Table
 
 
-def to_markdown(table: Table, *, heading_level: int = 3) -> str:
-    """The table as a markdown section: heading, table, footnotes in italics."""
+def to_markdown(table: Table, *, heading_level: int = 3, fold: bool = False) -> str:
+    """The table as a markdown section: heading, table, footnotes in italics. `fold`: a
+    folded table (`Table.shown_rows`) prints its shown rows and says where the rest is
+    (its own file, `tables/NAME.md`, which holds every row)."""
     lines = [f"{'#' * heading_level} {table.title}", ""]
+    folded = fold and table.folded()
     rows = [
         tuple(f"**{c}**" if c and index in table.bold_rows else c for c in row)
         for index, row in enumerate(table.rows)
+        if not folded or index in (table.shown_rows or ())
     ]
     lines += markdown_table(table.columns, rows, align=table.alignment())
+    if folded:
+        hidden = len(table.rows) - len(rows)
+        lines += [
+            "",
+            f"_{table.folded_note}; the other {hidden} rows: "
+            f"[tables/{table.name}.md](tables/{table.name}.md)._",
+        ]
     if table.footnotes:
         lines.append("")
         lines.extend(

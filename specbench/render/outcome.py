@@ -43,6 +43,18 @@ class ReportOptions:
     variance_from: Path | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class SavedFigure:
+    """A figure's files (png, svg), and the table it was drawn from."""
+
+    name: str
+    title: str
+    paths: list[Path]
+    table: str | None = None
+    #: Shown with the card's tables, before its table (the card's own figure).
+    card: bool = False
+
+
 @dataclass(slots=True)
 class ReportOutcome:
     """What was built, what was not (and why), and every file written."""
@@ -50,9 +62,11 @@ class ReportOutcome:
     out_dir: Path
     tables: list[Table] = field(default_factory=list)
     not_built: list[str] = field(default_factory=list)
-    figures: list[tuple[str, list[Path]]] = field(default_factory=list)
+    figures: list[SavedFigure] = field(default_factory=list)
     html_figures: list[HtmlFigure] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
+    #: Table name → the name of the section (`render.sections.SECTIONS`) that built it.
+    section_of: dict[str, str] = field(default_factory=dict)
 
 
 def parse_formats(text: str) -> tuple[str, ...]:
@@ -85,18 +99,31 @@ def add_figure(
     figure: Figure,
     formats: Sequence[str],
     shown: FigureShown | None = None,
+    table: str | None = None,
 ) -> None:
-    """Save the figure's files (png, svg) and keep it inline for report.html."""
+    """Save the figure's files (png, svg) and keep it inline for report.html; `table` is
+    the table it was drawn from (the figure is placed beside it)."""
+    shown = shown or FigureShown()
     kinds = [f for f in formats if f in ("png", "svg")]
-    if kinds and not (shown and shown.inline_only):
+    if kinds and not shown.inline_only:
         folder = outcome.out_dir / "figures"
         folder.mkdir(parents=True, exist_ok=True)
-        outcome.figures.append((title, P.save_figure(figure, folder / name, kinds)))
+        paths = P.save_figure(figure, folder / name, kinds)
+        outcome.figures.append(SavedFigure(name, title, paths, table, shown.card))
     if "html" in formats:
-        shown = shown or FigureShown()
         svg = P.svg_text(figure, salt=name + ("-alt" if shown.inline_only else ""))
         outcome.html_figures.append(
-            HtmlFigure(name, title, svg, shown.basis, shown.points, shown.al, shown.al_pair)
+            HtmlFigure(
+                name,
+                title,
+                svg,
+                shown.basis,
+                shown.points,
+                shown.al,
+                shown.al_pair,
+                table=table,
+                card=shown.card,
+            )
         )
 
 
@@ -109,6 +136,8 @@ class FigureShown:
     al: str | None = None
     al_pair: bool = False
     inline_only: bool = False  # the other AL definition's copy: no png/svg file
+    #: The card's own figure (throughput vs concurrency): shown among the card's tables.
+    card: bool = False
 
 
 def points(table: Table) -> tuple[str, ...]:

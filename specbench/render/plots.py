@@ -82,7 +82,7 @@ def _error_bars(axes: Axes, data: pd.DataFrame, side: str, color: str) -> None:
         return
     shown = data[data[kind].isin(_ERROR_BAR_KINDS) & data[half].notna()]
     if len(shown):
-        axes.errorbar(
+        bars = axes.errorbar(
             [int(c) for c in shown[CONCURRENCY]],
             [float(v) for v in shown[side]],
             yerr=[float(h) for h in shown[half]],
@@ -90,8 +90,11 @@ def _error_bars(axes: Axes, data: pd.DataFrame, side: str, color: str) -> None:
             ecolor=color,
             elinewidth=1.2,
             capsize=4,
-            gid=f"error-bars-{side}",
         )
+        # One id per drawn part (the bars, then each cap): ids are unique on the page.
+        _, caps, lines = bars.lines
+        for index, artist in enumerate([*lines, *caps]):
+            artist.set_gid(f"error-bars-{side}" + (f"-{index}" if index else ""))
 
 
 def throughput_vs_concurrency(
@@ -369,6 +372,14 @@ def svg_text(figure: Figure, salt: str) -> str:
     text = text[text.index("<svg") :]
     # Its RDF metadata only names namespaces by URL and the time of drawing: left out.
     text = re.sub(r"\s*<metadata>.*?</metadata>", "", text, count=1, flags=re.DOTALL)
+    # matplotlib's own group ids (figure_1, patch_3, text_12 …) repeat in every figure: on a
+    # page of several they are duplicate ids. Nothing refers to them; ours (point-…) stay.
+    text = re.sub(
+        r' id="(?:figure|axes|patch|line2d|text|xtick|ytick|legend|matplotlib\.axis|'
+        r'PolyCollection|LineCollection|PathCollection|QuadMesh|image)_\d+"',
+        "",
+        text,
+    )
     return re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r'<svg\1 role="img"', text, count=1)
 
 

@@ -32,15 +32,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specbench.analysis import intervals as I
-from specbench.analysis.table import to_json
+from specbench.analysis.header import card_header, report_title
+from specbench.analysis.headline import headline
+from specbench.analysis.table import Table, to_json
 from specbench.common.errors import SpecbenchError
+from specbench.render.layout import LEAD_SECTION, arrange
 from specbench.render.markdown import join_sections, to_markdown, to_rich
-from specbench.render.outcome import FORMATS, ReportOptions, ReportOutcome
+from specbench.render.outcome import FORMATS, ReportOptions, ReportOutcome, SavedFigure
 from specbench.render.section import ReportInputs, build_sections
 from specbench.render.sections import SECTIONS
 from specbench.results import frame as F
 from specbench.results import loading as L
 from specbench.results.missing import describe_missing, missing_cells
+from specbench.results.names import display_names, relative_paths
 from specbench.results.selection import Selection, check_concurrency, select_labels
 from specbench.store.files import write_atomic
 
@@ -92,21 +96,36 @@ def _html(
             reason = getattr(error, "strerror", None) or "not UTF-8 text"
             raise SpecbenchError(f"--gate {options.gate_page}: {reason}") from None
         gate = verdict_fragment(text, str(options.gate_page))
+    names = display_names(options.results_dirs)
     return report_page(
         HtmlReport(
-            results=tuple(str(d) for d in options.results_dirs),
+            title=report_title(options.results_dirs),
+            results=tuple(names[d] for d in options.results_dirs),
             baselines=tuple(selection.baselines),
             speculative=tuple(selection.speculative),
-            tables=tuple(outcome.tables),
-            figures=tuple(outcome.html_figures),
+            layout=arrange(outcome.tables, outcome.html_figures, outcome.section_of),
             markdown_sections=tuple(extra),
             not_built=tuple(outcome.not_built),
             failed=tuple(f"`{f.path.parent}`: {f.reason}" for f in failed),
             missing=tuple(f"`{key}`" for key in _missing(options)),
-            provenance=tuple(provenance(d) for d in options.results_dirs),
+            provenance=tuple((names[d], provenance(d)) for d in options.results_dirs),
             gate=gate,
         )
     )
+
+
+def _figure_markdown(figure: SavedFigure, out_dir: Path) -> str:
+    shown = next((p for p in figure.paths if p.suffix == ".png"), figure.paths[0])
+    return (
+        f"![{figure.title}]({shown.relative_to(out_dir).as_posix()})\n\n_Figure: {figure.title}._\n"
+    )
+
+
+def _blocks_markdown(blocks: Sequence[Table | SavedFigure], out_dir: Path) -> list[str]:
+    return [
+        to_markdown(b, fold=True) if isinstance(b, Table) else _figure_markdown(b, out_dir)
+        for b in blocks
+    ]
 
 
 def _markdown(
@@ -116,22 +135,20 @@ def _markdown(
     failed: Sequence[L.FailedCell],
     extra: Sequence[str],
 ) -> str:
-    lines = ["# specbench report", ""]
-    lines.append("Results: " + ", ".join(f"`{d}`" for d in options.results_dirs) + ".")
-    if selection.baselines:
-        lines.append(f"Baseline: {', '.join(selection.baselines)}.")
-    if selection.speculative:
-        lines.append(f"Speculative: {', '.join(selection.speculative)}.")
-    lines.append("")
-    sections = ["\n".join(lines)]
-    sections += [to_markdown(t) for t in outcome.tables]
-    if outcome.figures:
-        figure_lines = ["## Figures", ""]
-        for title, paths in outcome.figures:
-            shown = next((p for p in paths if p.suffix == ".png"), paths[0])
-            figure_lines.append(f"![{title}]({shown.relative_to(outcome.out_dir).as_posix()})")
-            figure_lines.append("")
-        sections.append("\n".join(figure_lines))
+    """report.md: the lead (what was measured, the headline), the card's tables with its
+    figure, the other figures and tables, then what was left out (`render.layout`)."""
+    layout = arrange(outcome.tables, outcome.figures, outcome.section_of)
+    sections = [f"# {report_title(options.results_dirs)}\n"]
+    sections += [to_markdown(t) for t in layout.lead]
+    if layout.card:
+        sections.append("## The model card's tables\n")
+        sections += _blocks_markdown(layout.card, outcome.out_dir)
+    if layout.figures:
+        sections.append("## Figures\n")
+        sections += _blocks_markdown(layout.figures, outcome.out_dir)
+    if layout.details:
+        sections.append("## More tables\n")
+        sections += _blocks_markdown(layout.details, outcome.out_dir)
     sections += extra
     if outcome.not_built:
         sections.append("## Not built\n\n" + "\n".join(f"- {n}" for n in outcome.not_built))
@@ -178,38 +195,104 @@ def _missing(options: ReportOptions) -> list[str]:
     ]
 
 
+def _portable(frame: pd.DataFrame, names: dict[Path, str]) -> pd.DataFrame:
+    """The frame with every text naming a results directory (its `results_dir` and
+    `cell_dir` columns, a note quoting a file) by the report's name for it, never by the
+    absolute path it had on the measuring machine (`results.names`)."""
+    from pandas.api.types import is_object_dtype, is_string_dtype
+
+    portable = frame.copy()
+    for column in portable.columns:
+        if is_object_dtype(portable[column]) or is_string_dtype(portable[column]):
+            portable[column] = portable[column].map(
+                lambda v: relative_paths(v, names) if isinstance(v, str) else v
+            )
+    return portable
+
+
 def _write_data(
     outcome: ReportOutcome,
     frame: pd.DataFrame,
     categories: pd.DataFrame,
     cells: Sequence[L.LoadedCell],
-    formats: Sequence[str],
+    options: ReportOptions,
     calibration: I.Calibration | None,
 ) -> None:
     """The tidy frames, every table as md/csv, tables.json and the vllm-bench files."""
-    out = outcome.out_dir
+    out, formats = outcome.out_dir, options.formats
+    names = display_names(options.results_dirs)
+
+    def portable(text: str) -> str:
+        return relative_paths(text, names)
+
     # Every file is written to a temporary name and renamed: a failed write (a full disk)
     # leaves the previous file or none, never a cut-off one.
-    write_atomic(out / "summary.csv", frame.to_csv(index=False))
-    write_atomic(out / "summary.parquet", frame.to_parquet(None, index=False))
-    write_atomic(out / "summary_by_category.csv", categories.to_csv(index=False))
-    mean = I.summary_mean(frame, calibration)
+    tidy = _portable(frame, names)
+    write_atomic(out / "summary.csv", tidy.to_csv(index=False))
+    write_atomic(out / "summary.parquet", tidy.to_parquet(None, index=False))
+    write_atomic(out / "summary_by_category.csv", _portable(categories, names).to_csv(index=False))
+    mean = _portable(I.summary_mean(frame, calibration), names)
     write_atomic(out / "summary_mean.csv", mean.to_csv(index=False))
-    names = ("summary.csv", "summary.parquet", "summary_by_category.csv", "summary_mean.csv")
-    outcome.files += [out / name for name in names]
+    names_written = (
+        "summary.csv",
+        "summary.parquet",
+        "summary_by_category.csv",
+        "summary_mean.csv",
+    )
+    outcome.files += [out / name for name in names_written]
     for table in outcome.tables:
         if "md" in formats:
-            write_atomic(out / "tables" / f"{table.name}.md", to_markdown(table))
+            write_atomic(out / "tables" / f"{table.name}.md", portable(to_markdown(table)))
         if "csv" in formats:
-            write_atomic(out / "tables" / f"{table.name}.csv", table.data.to_csv(index=False))
+            text = portable(table.data.to_csv(index=False))
+            write_atomic(out / "tables" / f"{table.name}.csv", text)
     if "json" in formats:
         payload = {"tables": [to_json(t) for t in outcome.tables], "not_built": outcome.not_built}
-        write_atomic(out / "tables.json", json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+        text = portable(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+        write_atomic(out / "tables.json", text)
         outcome.files.append(out / "tables.json")
     if "vllm-bench" in formats:
         from specbench.analysis.vllm_bench import write_vllm_bench
 
         outcome.files += write_vllm_bench(cells, out / "vllm-bench")
+
+
+def _compared(selection: Selection) -> str:
+    """`eagle3 vs baseline; ngram vs baseline`, or the configs when nothing is compared."""
+    if selection.comparisons:
+        return "; ".join(f"{c.speculative} vs {c.baseline}" for c in selection.comparisons)
+    labels = [*selection.speculative, *selection.baselines]
+    return ", ".join(labels) + " (no comparison)" if labels else "no config"
+
+
+def _lead(outcome: ReportOutcome, selection: Selection, options: ReportOptions) -> None:
+    """The report's first tables: what was measured (`card_header`) and the headline,
+    from the first AL by domain and serving tables built."""
+    names = display_names(options.results_dirs)
+    lead = [card_header(options.results_dirs, names, _compared(selection))]
+
+    def first(section: str, prefix: str) -> Table | None:
+        return next(
+            (
+                t
+                for t in outcome.tables
+                if outcome.section_of.get(t.name) == section and t.name.startswith(prefix)
+            ),
+            None,
+        )
+
+    try:
+        lead.append(
+            headline(
+                first("al_by_domain", "al_by_domain"),
+                first("serving", "serving_"),
+                selection.speculative,
+            )
+        )
+    except ValueError as why:
+        outcome.not_built.append(f"headline: {why}")
+    outcome.tables[:0] = lead
+    outcome.section_of.update((t.name, LEAD_SECTION) for t in lead)
 
 
 def _print(
@@ -259,18 +342,21 @@ def build_report(
     build_sections(
         outcome, SECTIONS, ReportInputs(frame, categories, cells, selection, options, calibration)
     )
-    _write_data(outcome, frame, categories, cells, options.formats, calibration)
+    _lead(outcome, selection, options)
+    _write_data(outcome, frame, categories, cells, options, calibration)
     extra = [*_lossless_sections(options), *_cost_sections(options)]
+    names = display_names(options.results_dirs)
     if "md" in options.formats:
         report = out / "report.md"
-        write_atomic(report, _markdown(outcome, selection, options, failed, extra))
+        text = _markdown(outcome, selection, options, failed, extra)
+        write_atomic(report, relative_paths(text, names))
         outcome.files.append(report)
     if "html" in options.formats:
         page = out / "report.html"
-        write_atomic(page, _html(outcome, selection, options, failed, extra))
+        write_atomic(page, relative_paths(_html(outcome, selection, options, failed, extra), names))
         outcome.files.append(page)
-    for _, paths in outcome.figures:
-        outcome.files += paths
+    for figure in outcome.figures:
+        outcome.files += figure.paths
     if console is not None:
         _print(outcome, failed, options, console, warnings or console)
     return outcome

@@ -95,6 +95,7 @@ def build_sections(
             table = try_table(outcome, part.build)
             if table is None:
                 continue
+            outcome.section_of[table.name] = section.name
             for figure in part.figures(table):
                 add_figure(
                     outcome,
@@ -103,4 +104,5 @@ def build_sections(
                     figure.draw(),
                     inputs.options.formats,
                     figure.shown,
+                    table.name,
                 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -170,7 +171,7 @@ def _throughput_figure(
     pair = [comparison.speculative, comparison.baseline]
     basis = figure_cells(frame[frame[C.VIEW] == dataset], pair)
     hover = _with_intervals(points(table), table, comparison)
-    return [FigureSpec(name, title, draw, FigureShown(basis=basis, points=hover))]
+    return [FigureSpec(name, title, draw, FigureShown(basis=basis, points=hover, card=True))]
 
 
 def _with_intervals(
@@ -253,7 +254,21 @@ def _domain_speedup(inputs: ReportInputs) -> Iterator[Part]:
                 "no mixed workload run by both"
             )
         for workload in workloads:
-            yield TablePart(partial(domain_speedup, inputs.cells, comparison, workload))
+            build = partial(domain_speedup, inputs.cells, comparison, workload)
+            yield TablePart(partial(_folded, build, inputs.options.concurrency))
+
+
+def _folded(build: Callable[[], Table], requested: int | None) -> Table:
+    """A per-concurrency table folded to the card's concurrency (`pick_concurrency`): a
+    page shows those rows first and the rest one click away; its files keep every row."""
+    table = build()
+    concurrencies = [int(c) for c in table.data[C.CONCURRENCY]]
+    concurrency = pick_concurrency(sorted(set(concurrencies)), requested)
+    if concurrency is None or len(set(concurrencies)) < 2:
+        return table
+    shown = frozenset(i for i, c in enumerate(concurrencies) if c == concurrency)
+    note = f"Shown: concurrency {concurrency}, the serving table's"
+    return replace(table, shown_rows=shown, folded_note=note)
 
 
 #: The report, in order. A later section: one entry here and its table data in `analysis/`.

@@ -60,12 +60,20 @@ def _plain(text: str) -> str:
     return " ".join(text.replace("**", "").replace("`", "").split())
 
 
+# Each table's rows as the page shows them: a folded table's full copy (its last <table>),
+# the header's facts (dt, dd) as two-cell rows.
 DOM_TABLES = """
-Array.from(document.querySelectorAll('section.table[data-table]')).map(s => ({
-  name: s.dataset.table,
-  rows: Array.from(s.querySelectorAll('tbody tr, tfoot tr')).map(
-    r => Array.from(r.cells).map(c => c.textContent.trim().replace(/\\s+/g, ' ')))
-}))
+Array.from(document.querySelectorAll('section[data-table]')).map(s => {
+  const text = c => c.textContent.trim().replace(/\\s+/g, ' ');
+  if (s.classList.contains('facts')) {
+    return {name: s.dataset.table,
+            rows: Array.from(s.querySelectorAll('dl > div')).map(d => [text(d.querySelector('dt')), text(d.querySelector('dd'))])};
+  }
+  const tables = s.querySelectorAll('table');
+  const last = tables[tables.length - 1];
+  return {name: s.dataset.table,
+          rows: Array.from(last.querySelectorAll('tbody tr, tfoot tr')).map(r => Array.from(r.cells).map(text))};
+})
 """
 
 

@@ -40,8 +40,16 @@ def test_the_page_holds_every_report_table_and_loads_nothing(tmp_path: Path) -> 
     outcome = build_report(ReportOptions((results,), formats=("md", "json", "html")))
     page = (outcome.out_dir / "report.html").read_text()
     assert outcome.out_dir / "report.html" in outcome.files
-    shown = re.findall(r'<section class="table" id="table-[^"]+" data-table="([^"]+)"', page)
-    assert shown == [t.name for t in outcome.tables]
+    shown = re.findall(
+        r'<section class="(?:table|facts)" id="table-[^"]+" data-table="([^"]+)"', page
+    )
+    # Every table once: the lead, then the card's tables, then the others.
+    assert sorted(shown) == sorted(t.name for t in outcome.tables) and len(set(shown)) == len(shown)
+    card = [
+        n for n in shown if outcome.section_of[n] in ("al_by_domain", "al_by_context", "serving")
+    ]
+    assert shown[:2] == ["card_header", "headline"] and shown[2 : 2 + len(card)] == card
+    assert len(card) == 6 and len(shown) == len(card) + 4
     # Nothing to fetch: no src or href to anything but the page's own anchors.
     assert not re.findall(r'\s(?:src|href)="(?!#)', page)
     assert "<link" not in page and "@import" not in page

@@ -167,7 +167,8 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
 def test_baseline_only_results_build_what_they_can(tmp_path: Path) -> None:
     write_cell(tmp_path, summary(label="baseline", dataset=QUALITATIVE, concurrency=4))
     outcome = build_report(ReportOptions((tmp_path,), formats=("md",)))
-    assert [t.name for t in outcome.tables] == ["cell_health"]
+    assert [t.name for t in outcome.tables] == ["card_header", "cell_health"]
+    assert "headline: no AL by domain and no serving table to lead with" in outcome.not_built
     assert "serving and concurrency tables: no speculative config" in outcome.not_built
     assert (outcome.out_dir / "summary.csv").is_file()
 

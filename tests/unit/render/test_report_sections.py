@@ -55,9 +55,11 @@ def test_a_new_section_is_one_entry_and_is_built_in_order(tmp_path: Path) -> Non
         "energy at c=1: not run",
         "energy by domain: n/a, no energy counters in these results",
     ]
-    [(title, paths)] = outcome.figures
-    assert title == "Energy per token"
-    assert paths == [tmp_path / "figures" / "energy_per_token.png"] and paths[0].is_file()
+    [figure] = outcome.figures
+    assert figure.title == "Energy per token" and figure.table == "energy"
+    assert figure.paths == [tmp_path / "figures" / "energy_per_token.png"]
+    assert figure.paths[0].is_file()
+    assert outcome.section_of == {"energy": "energy"}
 
 
 def test_the_report_prints_its_tables_in_the_order_the_list_declares(tmp_path: Path) -> None:
@@ -65,12 +67,10 @@ def test_the_report_prints_its_tables_in_the_order_the_list_declares(tmp_path: P
     assert len(names) == len(set(names))
     results = write_campaign(tmp_path / "campaign")
     outcome = build_report(ReportOptions((results,), out=tmp_path / "out", formats=("md",)))
-    # each table is named for its section (the serving section holds the sweep too)
-    prefixes = [("concurrency_sweep", "serving"), *((name, name) for name in names)]
-    built = [
-        next(section for prefix, section in prefixes if table.name.startswith(prefix))
-        for table in outcome.tables
-    ]
+    # The lead first (what was measured, the headline), then each section's tables in the
+    # list's order, each recorded with the section that built it.
+    assert [t.name for t in outcome.tables[:2]] == ["card_header", "headline"]
+    built = [outcome.section_of[t.name] for t in outcome.tables[2:]]
     assert built == sorted(built, key=names.index)
     assert built == [
         "al_by_domain",
