@@ -66,13 +66,14 @@ DOM_TABLES = """
 Array.from(document.querySelectorAll('section[data-table]')).map(s => {
   const text = c => c.textContent.trim().replace(/\\s+/g, ' ');
   if (s.classList.contains('facts')) {
-    return {name: s.dataset.table,
-            rows: Array.from(s.querySelectorAll('dl > div')).map(d => [text(d.querySelector('dt')), text(d.querySelector('dd'))])};
+    const fact = d => [text(d.querySelector('dt')), text(d.querySelector('dd'))];
+    return {name: s.dataset.table, rows: Array.from(s.querySelectorAll('dl > div')).map(fact)};
   }
   const tables = s.querySelectorAll('table');
   const last = tables[tables.length - 1];
-  return {name: s.dataset.table,
-          rows: Array.from(last.querySelectorAll('tbody tr, tfoot tr')).map(r => Array.from(r.cells).map(text))};
+  const cells = r => Array.from(r.cells).map(text);
+  const rows = Array.from(last.querySelectorAll('tbody tr, tfoot tr'));
+  return {name: s.dataset.table, rows: rows.map(cells)};
 })
 """
 
