@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from specbench import store
 from specbench.analysis.table import Table
 from specbench.analysis.tables import TableUnavailable
+from specbench.analysis.wording import AL_NAMES
 from specbench.common.text import fixed
 from specbench.data.categories import category_name
 from specbench.measure.cuts import cell_cuts
@@ -77,6 +78,30 @@ class _Pool:
         if not self.sources:
             return "n/a"
         return _SOURCES["chunks"] if "chunks" in self.sources else _SOURCES["per_step_metrics"]
+
+    @property
+    def definition(self) -> str:
+        """The AL it gives (`wording.AL_NAMES`): step-weighted from per-step arrays, else an
+        estimate from chunks."""
+        return "chunk_estimate" if "chunks" in self.sources else "step_weighted"
+
+
+#: What an AL from streamed chunks is, said wherever one is printed.
+CHUNK_ESTIMATE_NOTE = (
+    "Chunk estimate (Source says where): each streamed chunk taken as one verify step, from "
+    "the client's reads: neither the step-weighted AL of vLLM's counters nor the official AL."
+)
+
+
+def _titled(title: str, pools: Sequence[_Pool]) -> tuple[str, list[str]]:
+    """The title with the AL definition its rows are in, and the note an estimate needs."""
+    kinds = sorted({pool.definition for pool in pools if pool.cells})
+    if kinds == ["step_weighted"] or not kinds:
+        return f"{title} ({AL_NAMES['step_weighted']})", []
+    if kinds == ["chunk_estimate"]:
+        return f"{title} ({AL_NAMES['chunk_estimate']})", [CHUNK_ESTIMATE_NOTE]
+    both = f"{AL_NAMES['step_weighted']} where exact, {AL_NAMES['chunk_estimate']} elsewhere"
+    return f"{title} ({both})", [CHUNK_ESTIMATE_NOTE]
 
 
 def _al(steps: int, accepted: int) -> float | None:
@@ -158,21 +183,23 @@ def al_by_position(cells: Sequence[LoadedCell], labels: Sequence[str]) -> Table:
                     "num_steps": steps,
                     "num_accepted_tokens": accepted,
                     "source": pool.source,
+                    "al_definition": pool.definition,
                     "cells": pool.cells,
                 }
             )
         rows.append((label, workload, *values, pool.source if pool.cells else "n/a"))
         for reason in pool.refusals:
             notes.append(f"Left out: {reason}")
-    notes.insert(
-        0,
-        "Step-weighted AL (1 + Σaccepted / Σsteps) of the verify steps whose first token "
-        "falls in each output-position bin, pooled over every concurrency and repeat of a "
-        "config; \u2014 where no step started in the bin (outputs ended before it).",
-    )
+    title, estimate = _titled("Acceptance length by output position", list(overall.values()))
+    notes[:0] = [
+        "AL (1 + Σaccepted / Σsteps) of the verify steps whose first token falls in each "
+        "output-position bin, pooled over every concurrency and repeat of a config; \u2014 "
+        "where no step started in the bin (outputs ended before it).",
+        *estimate,
+    ]
     return Table(
         name="al_by_position",
-        title="Acceptance length by output position",
+        title=title,
         columns=("Config", "Workload", *(_bin_name(*edges) for edges in bins), "Source"),
         rows=tuple(rows),
         data=pd.DataFrame.from_records(records),
@@ -230,6 +257,7 @@ def thinking_vs_answer(cells: Sequence[LoadedCell], labels: Sequence[str]) -> Ta
                     "answer_tokens": pool.answer_tokens,
                     "requests_with_span": pool.with_span,
                     "source": pool.source,
+                    "al_definition": pool.definition,
                 }
             )
             if not shown:
@@ -241,9 +269,13 @@ def thinking_vs_answer(cells: Sequence[LoadedCell], labels: Sequence[str]) -> Ta
         prefix = label if len(keys) == 1 else f"{label} {workload}"
         columns += [f"{prefix} thinking AL", f"{prefix} answer AL", f"{prefix} thinking share"]
     sources = sorted({pool.source for pool in pools.values() if pool.cells})
+    title, estimate = _titled(
+        "Acceptance length, thinking vs answer, by domain", list(pools.values())
+    )
+    notes[:0] = estimate
     notes.insert(
         0,
-        "Step-weighted AL of the verify steps that started inside the thinking span vs "
+        "AL of the verify steps that started inside the thinking span vs "
         "after it (a step straddling </think> counts as thinking); thinking share = "
         "thinking tokens / output tokens of requests with a span. Source: "
         + ", ".join(sources)
@@ -251,7 +283,7 @@ def thinking_vs_answer(cells: Sequence[LoadedCell], labels: Sequence[str]) -> Ta
     )
     return Table(
         name="thinking_vs_answer",
-        title="Acceptance length, thinking vs answer, by domain",
+        title=title,
         columns=tuple(columns),
         rows=tuple(rows),
         data=pd.DataFrame.from_records(records),

@@ -84,7 +84,6 @@ def _scope(concurrencies: Sequence[int], repeats: Sequence[int], cells: int) -> 
     return f"{cells} cells (concurrency {conc}; {len(repeats)} repeat{plural})"
 
 
-_AL_NAMES = {"official": "official", "step_weighted": "step-weighted"}
 OFFICIAL_FOOTNOTE = (
     "Official AL (SPEED-Bench, NVIDIA specdec_bench's definition, the one model cards "
     "publish): per question Σ tokens / Σ streamed chunks over all its turns (prefill chunk "
@@ -210,7 +209,7 @@ def al_by_domain(
     columns: list[str] = []
     for label in present:
         for shown in order:
-            name = f"AL ({_AL_NAMES[shown]})"
+            name = f"AL ({W.AL_NAMES[shown]})"
             columns.append(name if len(labels) == 1 else f"{label} {name}")
     notes = _domain_notes(data, official, present, estimated)
     merged, shown = _domain_figure_data(data, official_float, primary)
@@ -305,7 +304,7 @@ def al_by_context(
     if definition != "official":
         order = order[::-1]
     columns = [
-        f"AL ({_AL_NAMES[shown]})" if len(labels) == 1 else f"{label} AL ({_AL_NAMES[shown]})"
+        f"AL ({W.AL_NAMES[shown]})" if len(labels) == 1 else f"{label} AL ({W.AL_NAMES[shown]})"
         for label in present
         for shown in order
     ]
@@ -584,7 +583,7 @@ def acceptance_summary(frame: pd.DataFrame, labels: Sequence[str]) -> Table:
             *header,
             "Dataset",
             "n",
-            "Mean accepted length",
+            f"Mean accepted length ({W.AL_NAMES['step_weighted']})",
             "Draft accept rate",
             f"Per-position accept rate (pos {pos_names})",
         ),
@@ -601,7 +600,9 @@ def acceptance_summary(frame: pd.DataFrame, labels: Sequence[str]) -> Table:
                 for r in data.to_dict(orient="records")
             )
             + ". Mean accepted length = 1 + Σaccepted / Σdrafts (step-weighted, bonus token "
-            "included; steps without drafts are not counted).",
+            "included; steps without drafts are not counted): the GQA card's layout and "
+            "definition, not the official SPEED-Bench AL that the AL by domain table's "
+            "Overall prints (the AMD card's figure).",
         ),
     )
 

@@ -20,6 +20,16 @@ percent = text.percent
 MINUS = "\u2212"  # typographic minus, as the cards print negative changes
 TIMES = "\u00d7"
 
+#: Each AL definition's name, in the same words in every table, title and figure: the
+#: official SPEED-Bench AL (what the AMD card prints), the step-weighted AL of vLLM's
+#: counters or per-step arrays (what the GQA card prints), and an estimate from the
+#: client's streamed chunks, which is neither and is never called step-weighted.
+AL_NAMES = {
+    "official": "official",
+    "step_weighted": "step-weighted",
+    "chunk_estimate": "chunk estimate",
+}
+
 _DATASET_NAMES = {"mt-bench": "MT-Bench", "mt_bench": "MT-Bench", "mtbench": "MT-Bench"}
 
 

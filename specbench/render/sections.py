@@ -226,16 +226,22 @@ def _acceptance_summary(inputs: ReportInputs) -> Iterator[Part]:
     yield TablePart(partial(T.acceptance_summary, frame, speculative), figures)
 
 
-def _cut(name: str, build: CutsBuilder, plot: CutsPlot, title: str) -> Section:
-    """An issue-18 cut (step-weighted AL over requests' records) and its figure."""
+def _cut(name: str, build: CutsBuilder, plot: CutsPlot) -> Section:
+    """An issue-18 cut (an AL over requests' records) and its figure, titled as its table:
+    the title names the AL it holds (step-weighted, or a chunk estimate)."""
 
     def parts(inputs: ReportInputs) -> Iterator[Part]:
         speculative = list(inputs.selection.speculative)
         if not speculative:
             return
-        shown = FigureShown(basis=figure_cells(inputs.frame, speculative), al="step_weighted")
+        basis = figure_cells(inputs.frame, speculative)
 
         def figures(table: Table) -> list[FigureSpec]:
+            title = table.title
+            kinds = set(table.data[T.AL_DEFINITION]) if T.AL_DEFINITION in table.data else set()
+            # The page's AL switch shows or hides it as step-weighted only when it is that.
+            al = "step_weighted" if kinds == {"step_weighted"} else None
+            shown = FigureShown(basis=basis, al=al)
             return [FigureSpec(name, title, partial(plot, table.data, title), shown)]
 
         yield TablePart(partial(build, inputs.cells, speculative), figures)
@@ -278,17 +284,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("serving", _serving),
     Section("cell_health", _cell_health),
     Section("acceptance_summary", _acceptance_summary),
-    _cut(
-        "al_by_position",
-        al_by_position,
-        P.al_by_position,
-        "Acceptance length by output position (step-weighted)",
-    ),
-    _cut(
-        "thinking_vs_answer",
-        thinking_vs_answer,
-        P.thinking_vs_answer,
-        "Acceptance length, thinking vs answer, by domain (step-weighted)",
-    ),
+    _cut("al_by_position", al_by_position, P.al_by_position),
+    _cut("thinking_vs_answer", thinking_vs_answer, P.thinking_vs_answer),
     Section("domain_speedup", _domain_speedup),
 )
