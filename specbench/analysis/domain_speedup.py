@@ -30,6 +30,7 @@ from statistics import mean
 from specbench import store
 from specbench.analysis.table import Table
 from specbench.analysis.tables import TableUnavailable
+from specbench.analysis.wording import marked, under_loaded
 from specbench.client.record import RequestRecord
 from specbench.common.text import fixed
 from specbench.data.categories import category_name
@@ -154,6 +155,8 @@ class _Point:
     t_ar: float | None
     t_sd: float | None
     timing_source: str
+    #: The fewest conversations a cell of this point measured, when below its concurrency.
+    under_loaded: int | None = None
 
 
 def _point(
@@ -185,8 +188,11 @@ def _point(
             f"(not timed: {comparison.speculative} {spec.counts(OVERALL)[NOT_TIMED]}, "
             f"{comparison.baseline} {base.counts(OVERALL)[NOT_TIMED]})"
         )
+    measured = [c.summary.num_conversations for c in (*spec_cells, *base_cells)]
+    short = [n for n in measured if 0 < n < concurrency]
     return _Point(
         concurrency=concurrency,
+        under_loaded=min(short) if short else None,
         spec_cells=spec_cells,
         spec=spec,
         base=base,
@@ -240,7 +246,7 @@ def _domain(
     )
     row = (
         "Overall" if name == OVERALL else category_name(name),
-        str(point.concurrency),
+        marked(point.concurrency, point.under_loaded),
         fixed(base_mean, 1),
         fixed(spec_mean, 1),
         ci,
@@ -301,6 +307,8 @@ def domain_speedup(cells: Sequence[LoadedCell], comparison: Comparison, workload
             f"{fixed(point.t_sd, 3)} ms per speculative verify step, from {point.timing_source}."
         )
         notes.append(_timing_note(point, comparison))
+        if point.under_loaded is not None:
+            notes.append(under_loaded(concurrency, point.under_loaded))
         names = [*sorted(set(point.spec.timed_by) & set(point.base.timed_by) - {OVERALL}), OVERALL]
         for name in names:
             record, row = _domain(point, name, comparison, workload)

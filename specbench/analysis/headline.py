@@ -9,9 +9,11 @@ computes nothing, so it can never disagree with the tables.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from specbench.analysis.table import Table
+from specbench.analysis.table_data import UNDER_LOADED_CONVERSATIONS
 from specbench.results.columns import CONCURRENCY
 
 #: What the card prints, said once for the headline and the page.
@@ -55,8 +57,11 @@ def _serving_rows(table: Table) -> list[tuple[str, str]]:
     """Throughput per GPU (both sides) and its Change, from the serving table's first row."""
     metric, speculative, baseline, change = table.rows[0]
     concurrency = int(table.data[CONCURRENCY].iloc[0])
+    fewest = table.data[UNDER_LOADED_CONVERSATIONS].iloc[0]
     spec_label, base_label = table.columns[1], table.columns[2]
     at = f"at concurrency {concurrency}"
+    if not math.isnan(float(fewest)):  # the card's concurrency was never reached
+        at += f" (under-loaded: {int(fewest)} conversations, never {concurrency} in flight)"
     return [
         (f"{metric} {at}", f"{spec_label} {speculative}; {base_label} {baseline}"),
         (f"Speedup {at}, {spec_label} vs {base_label}", change),

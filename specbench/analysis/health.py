@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 from specbench.analysis import wording as W
 from specbench.analysis.table import Table
 from specbench.common.defaults import TOKEN_MISMATCH_TOLERANCE
-from specbench.results.columns import CONCURRENCY, LABEL, NUM_FAILED, NUM_REQUESTS, REPEAT, VIEW
+from specbench.results.columns import (
+    CONCURRENCY,
+    LABEL,
+    NUM_CONVERSATIONS,
+    NUM_FAILED,
+    NUM_REQUESTS,
+    REPEAT,
+    VIEW,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -73,6 +81,14 @@ def _tokens_text(row: dict[str, Any], older: bool) -> str:
     return OLDER if older else "—"
 
 
+def _under_loaded(row: dict[str, Any]) -> int | None:
+    """The conversations of a cell that measured fewer than its concurrency, else None."""
+    conversations = _value(row, NUM_CONVERSATIONS)
+    if conversations is None or not 0 < int(conversations) < int(row[CONCURRENCY]):
+        return None
+    return int(conversations)
+
+
 def _cells(row: dict[str, Any]) -> tuple[str, ...]:
     """One cell's display row."""
     # Every new summary has num_skipped_turns (0 or more): its absence marks older results.
@@ -85,7 +101,7 @@ def _cells(row: dict[str, Any]) -> tuple[str, ...]:
     return (
         str(row[LABEL]),
         str(row[VIEW]),
-        str(int(row[CONCURRENCY])),
+        W.marked(int(row[CONCURRENCY]), _under_loaded(row)),
         str(int(row[REPEAT])),
         str(int(row[NUM_REQUESTS])),
         f"**{failed_text}**" if failed else failed_text,
@@ -129,6 +145,7 @@ def cell_health(frame: pd.DataFrame) -> Table:
         NUM_SKIPPED_TURNS,
         SERVER_PREEMPTIONS,
         ACHIEVED_CONCURRENCY,
+        NUM_CONVERSATIONS,
         PREFIX_CACHE_RESET,
         PREFIX_CACHE_HIT_RATE,
         GENERATION_TOKENS_MISMATCH,
@@ -138,6 +155,12 @@ def cell_health(frame: pd.DataFrame) -> Table:
     data = frame.reindex(columns=columns).sort_values([LABEL, VIEW, CONCURRENCY, REPEAT])
     data = data.reset_index(drop=True)
     rows = [_cells({str(key): value for key, value in r.items()}) for r in data.to_dict("records")]
+    records = data.to_dict("records")
+    loads = {
+        (int(r[CONCURRENCY]), n)
+        for r in records
+        if (n := _under_loaded({str(k): v for k, v in r.items()})) is not None
+    }
     return Table(
         name="cell_health",
         title="Cell health: failures, preemptions, load, prefix cache, token check",
@@ -157,5 +180,6 @@ def cell_health(frame: pd.DataFrame) -> Table:
         rows=tuple(rows),
         data=data,
         align=("left", "left", *(("right",) * 9)),
-        footnotes=_notes({cell for row in rows for cell in row}),
+        footnotes=_notes({cell for row in rows for cell in row})
+        + tuple(W.under_loaded(c, n) for c, n in sorted(loads)),
     )

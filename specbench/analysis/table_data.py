@@ -327,6 +327,30 @@ def _means(frame: pd.DataFrame, label: str, view: str, metrics: Sequence[str]) -
     return aggregated.set_index(CONCURRENCY)
 
 
+#: Column of the serving and sweep data: the fewest conversations a cell of the point
+#: measured, where that is below its concurrency (an under-loaded point); else NaN.
+UNDER_LOADED_CONVERSATIONS = "under_loaded_conversations"
+
+
+def under_loaded(frame: pd.DataFrame, labels: Sequence[str], view: str) -> dict[int, int]:
+    """Concurrency → the fewest conversations one of its cells measured, for each
+    concurrency of `labels` on `view` that some cell could not fill (more slots than
+    conversations: the server never held that many requests). Cells that predate the
+    count (0) are left out."""
+    cells = mixed_cells(frame)
+    cells = cells[cells[LABEL].isin(list(labels)) & (cells[VIEW] == view)]
+    if NUM_CONVERSATIONS not in cells:
+        return {}
+    found: dict[int, int] = {}
+    for concurrency, conversations in zip(
+        cells[CONCURRENCY], cells[NUM_CONVERSATIONS], strict=True
+    ):
+        c, n = int(concurrency), int(conversations or 0)
+        if 0 < n < c:
+            found[c] = min(found.get(c, n), n)
+    return found
+
+
 def _intervals(
     frame: pd.DataFrame, label: str, view: str, metric: str, calibration: Calibration | None
 ) -> dict[int, Interval]:
@@ -432,6 +456,7 @@ def sweep_data(
     spec = _means(frame, comparison.speculative, view, metrics)
     base = _means(frame, comparison.baseline, view, metrics)
     concurrencies = sorted(set(spec.index) | set(base.index))
+    loads = under_loaded(frame, [comparison.speculative, comparison.baseline], view)
     spec_intervals = _intervals(frame, comparison.speculative, view, tok, calibration)
     base_intervals = _intervals(frame, comparison.baseline, view, tok, calibration)
     rows = []
@@ -445,9 +470,11 @@ def sweep_data(
                 BASELINE: b,
                 RATIO: s / b if b else float("nan"),
                 THROUGHPUT_METRIC: tok,
+                UNDER_LOADED_CONVERSATIONS: loads.get(int(c), float("nan")),
                 **interval_columns(spec_intervals.get(int(c)), base_intervals.get(int(c))),
             }
         )
     columns = [CONCURRENCY, SPECULATIVE, BASELINE, RATIO, THROUGHPUT_METRIC]
+    columns.append(UNDER_LOADED_CONVERSATIONS)
     columns += list(interval_columns(None, None))
     return pd.DataFrame(rows, columns=columns)

@@ -448,7 +448,15 @@ def serving(
     goes to a footnote that says so.
     """
     data = D.serving_data(frame, comparison, view, concurrency, calibration)
-    data = data.assign(**{CONCURRENCY: concurrency})
+    fewest = D.under_loaded(frame, [comparison.speculative, comparison.baseline], view).get(
+        concurrency
+    )
+    data = data.assign(
+        **{
+            CONCURRENCY: concurrency,
+            D.UNDER_LOADED_CONVERSATIONS: float("nan") if fewest is None else fewest,
+        }
+    )
     by_metric = data.set_index(D.METRIC).to_dict(orient="index")
     per_gpu = OUTPUT_TOK_S_PER_GPU in by_metric
     tok = by_metric[OUTPUT_TOK_S_PER_GPU if per_gpu else OUTPUT_TOK_S]
@@ -482,10 +490,13 @@ def serving(
                 f"{tok[side + '_max']:.1f} tok/s (95% CI ±{tok[side + '_ci95']:.1f})."
             )
     name = W.dataset_name(view, _split(frame, view))
+    if fewest is not None:
+        notes.insert(0, W.under_loaded(concurrency, fewest))
     return Table(
         name=f"serving_c{concurrency}_{slug(comparison.speculative)}"
         f"_vs_{slug(comparison.baseline)}{_suffix(view, frame, VIEW)}",
-        title=f"Serving results at concurrency {concurrency}, {name}",
+        title=f"Serving results at concurrency {W.marked(concurrency, fewest)}, {name}"
+        + (f" (under-loaded: {fewest} conversations)" if fewest is not None else ""),
         columns=("Metric", comparison.speculative, comparison.baseline, "Change"),
         rows=rows,
         data=data,
@@ -500,8 +511,9 @@ def _sweep_row(row: Mapping[Any, Any]) -> tuple[str, str, str, str]:
     def shown(value: float, _: str) -> str:
         return W.number(value, 1)
 
+    fewest = row.get(D.UNDER_LOADED_CONVERSATIONS)
     return (
-        str(int(row[CONCURRENCY])),
+        W.marked(int(row[CONCURRENCY]), int(fewest) if _finite(fewest) else None),
         _shown_value(shown, row, D.SPECULATIVE, ""),
         _shown_value(shown, row, D.BASELINE, ""),
         _with_ratio_range(W.throughput_change(row[D.SPECULATIVE], row[D.BASELINE]), row),
@@ -533,6 +545,11 @@ def concurrency_sweep(
         notes.append(interval_note.replace("in Change", "in Speedup"))
     if not per_gpu:
         notes.append(PER_SERVER_NOTE)
+    notes += [
+        W.under_loaded(int(r[CONCURRENCY]), int(r[D.UNDER_LOADED_CONVERSATIONS]))
+        for r in records
+        if _finite(r.get(D.UNDER_LOADED_CONVERSATIONS))
+    ]
     return Table(
         name=f"concurrency_sweep_{slug(comparison.speculative)}"
         f"_vs_{slug(comparison.baseline)}{_suffix(view, frame, VIEW)}",

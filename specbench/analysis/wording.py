@@ -30,6 +30,24 @@ AL_NAMES = {
     "chunk_estimate": "chunk estimate",
 }
 
+#: Marks a cell whose concurrency exceeds the conversations it measured, in every table.
+UNDER_LOADED = "\u2020"
+
+
+def under_loaded(concurrency: int, conversations: int) -> str:
+    """The note for an under-loaded cell, beside its mark (`UNDER_LOADED`)."""
+    return (
+        f"{UNDER_LOADED} under-loaded: concurrency {concurrency} exceeds the {conversations} "
+        f"conversations measured, so at most {conversations} requests were ever in flight: "
+        f"its figures are not of a load of {concurrency}."
+    )
+
+
+def marked(concurrency: int, conversations: int | None) -> str:
+    """A concurrency as a table prints it: with the mark when the cell was under-loaded."""
+    return f"{concurrency}{UNDER_LOADED}" if conversations is not None else str(concurrency)
+
+
 _DATASET_NAMES = {"mt-bench": "MT-Bench", "mt_bench": "MT-Bench", "mtbench": "MT-Bench"}
 
 

@@ -148,7 +148,22 @@ def throughput_vs_concurrency(
             )  # fmt: skip
     ticks = sorted(set(x))
     full = [2**i for i in range(8) if 2**i >= min(ticks) and 2**i <= max(ticks)]
-    _log2_axis(axes, sorted(set(ticks) | set(full)))
+    shown = sorted(set(ticks) | set(full))
+    # An under-loaded point (fewer conversations than slots) is marked on its tick and said
+    # in the corner, as the tables mark it.
+    loads = {}
+    if D.UNDER_LOADED_CONVERSATIONS in data:
+        loads = {
+            int(c): int(n)
+            for c, n in zip(data[CONCURRENCY], data[D.UNDER_LOADED_CONVERSATIONS], strict=True)
+            if math.isfinite(float(n))
+        }
+    _log2_axis(axes, shown, [W.marked(t, loads.get(t)) for t in shown])
+    if loads:
+        axes.text(
+            0.99, 0.02, f"{W.UNDER_LOADED} under-loaded: fewer conversations than concurrency",
+            transform=axes.transAxes, ha="right", va="bottom", fontsize=7, color="#8a4b00",
+        )  # fmt: skip
     top = max(v for v in spec + base if math.isfinite(v))
     # Room below zero keeps low baseline labels off the x axis; ticks stay non-negative.
     axes.set_ylim(-0.08 * top, top * 1.25)

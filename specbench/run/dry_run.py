@@ -12,6 +12,7 @@ from specbench.run.plan import Plan, RunOptions
 from specbench.run.preflight import Checked, ServerAnswer, preflight
 from specbench.run.resume import check_resume
 from specbench.store.manifest import read_manifest
+from specbench.suite import Cell
 
 
 def check_dry_run(plan: Plan, options: RunOptions, *, accept_server_values: bool) -> Checked:
@@ -77,8 +78,33 @@ def describe_dry_run(checked: Checked, output: Path, *, force: bool = False) -> 
         if plan.launches > 1
         else "cells (server/workload/concurrency/repeat):"
     )
-    lines.extend(f"  {c.key}" + (" (complete)" if c in checked.complete else "") for c in cells)
+    short = _under_loaded(checked)
+    lines.extend(
+        f"  {c.key}"
+        + (" (complete)" if c in checked.complete else "")
+        + (f" (under-loaded: {short[c]} conversations)" if c in short else "")
+        for c in cells
+    )
+    if short:
+        lines.append(
+            f"under-loaded: {len(short)} cells ask for more requests in flight than their "
+            "workload has conversations, so the server never holds their concurrency; the "
+            "report marks them \u2020 wherever they appear (more conversations, or a lower "
+            "concurrency, measure the load they name)"
+        )
     return "\n".join(lines)
+
+
+def _under_loaded(checked: Checked) -> dict[Cell, int]:
+    """Cells whose concurrency exceeds their loaded workload's conversations → that count.
+    (A precision cell's floor cannot under-load it: a closed loop dispatches `concurrency`
+    conversations at once, so it measures at least that many.)"""
+    found = {}
+    for cell in checked.plan.cells:
+        loaded = checked.workloads.get(cell.workload_index)
+        if loaded is not None and cell.concurrency > len(loaded.conversations):
+            found[cell] = len(loaded.conversations)
+    return found
 
 
 def _role(config: ServerConfig) -> str:
