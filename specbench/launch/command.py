@@ -27,14 +27,9 @@ from specbench.launch.capabilities import (
     version_matches,
 )
 from specbench.launch.config import ServerConfig
+from specbench.launch.gpus import GpuInventory, available_gpus, probe_gpus
 from specbench.launch.host import find_vllm_executable
-from specbench.launch.provenance import (
-    GpuInventory,
-    available_gpus,
-    gpu_inventory,
-    redact_argv,
-    redact_value,
-)
+from specbench.launch.provenance import redact_argv, redact_value
 
 
 @dataclass(frozen=True)
@@ -76,7 +71,7 @@ def launch_command(
     """Resolve `config` for starting; bad input (no executable, too few GPUs) is one line."""
     env = build_env(config, base_env)
     notes: list[str] = []
-    inventory = gpu_inventory() if config.engine == "vllm" else None
+    inventory = probe_gpus(env).inventory if config.engine == "vllm" else None
     executable = "vllm"
     timing = config.engine == "emulator"
     if config.engine == "vllm":
