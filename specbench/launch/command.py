@@ -3,11 +3,11 @@
 `ServerProcess` starts exactly this, and `run --dry-run` prints it, so the dry run shows
 the command the launch really uses (one source for both). Resolving checks what can be
 checked without starting anything: the vllm executable exists, enough GPUs are visible,
-and whether the executable knows `--per-request-spec-decode-metrics` (left out, with a
-note, when it does not) and `--enable-per-request-metrics` (the server's own per-request
-timing, which decode rates prefer to the client's clock: added whenever it is known and
-`--disable-log-stats`, which vLLM refuses beside it, is not in extra_args; the emulator
-always gets it).
+whether the executable has `--per-request-spec-decode-metrics` (by its version and its
+help: left out, with a note, when it does not) and `--enable-per-request-metrics` (the
+server's own per-request timing, which decode rates prefer to the client's clock: added
+whenever it is known and `--disable-log-stats`, which vLLM refuses beside it, is not in
+extra_args; the emulator always gets it).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from specbench.launch.capabilities import (
     PER_REQUEST_METRICS_FLAG,
     PER_REQUEST_TIMING_FLAG,
     installed_version,
+    spec_metrics_absence,
     supports_flag,
     version_matches,
 )
@@ -92,12 +93,17 @@ def launch_command(
                     "--vllm-bin at it, or change vllm_version"
                 )
         if config.is_speculative and config.per_request_spec_decode_metrics:
-            known = supports_flag(executable, PER_REQUEST_METRICS_FLAG, env, PER_REQUEST_KEYWORD)
-            if known is False:
-                # An older vLLM refuses to start with the flag: leave it out, say so.
+            listed = supports_flag(executable, PER_REQUEST_METRICS_FLAG, env, PER_REQUEST_KEYWORD)
+            # Only asked when the help does not list the flag (the version is another CLI
+            # start for an executable that is not a console script).
+            absent = None
+            if not listed:
+                absent = spec_metrics_absence(installed_version(executable, env), listed)
+            if absent is not None:
+                # Such a vLLM refuses to start with the flag: leave it out, say so.
                 notes.append(
-                    f"{executable} has no --{PER_REQUEST_METRICS_FLAG}: started without it "
-                    "(per-category AL falls back to tokens per chunk, an estimate)"
+                    f"left out --{PER_REQUEST_METRICS_FLAG}: {absent} (per-category AL falls "
+                    "back to tokens per chunk, an estimate)"
                 )
                 config = config.model_copy(update={"per_request_spec_decode_metrics": False})
         timing = _asks_timing(config, executable, env, notes)
