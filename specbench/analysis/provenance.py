@@ -72,8 +72,8 @@ def _servers(manifest: Manifest) -> Table:
                 "driver": inventory.get("driver"),
                 "rocm_version": inventory.get("rocm_version"),
                 "cuda_version": inventory.get("cuda_version"),
-                # Old manifests recorded the command here (`amd-smi list`).
-                "gpu_inventory": inventory.get("tool"),
+                # Old manifests recorded the command (`amd-smi list`); unchecked starts say so.
+                "gpu_inventory": inventory.get("tool") or _unchecked(recorded.get("gpu_check")),
             }
         )
     columns = (
@@ -104,9 +104,15 @@ def _servers(manifest: Manifest) -> Table:
             "Command and environment as the manifest recorded them at the last start, "
             "secret values redacted (`launch.provenance`).",
             "GPU, VRAM, driver and ROCm/CUDA as the tool under GPU inventory listed them "
-            "before that start (`launch.gpus`: amd-smi, else rocm-smi, else nvidia-smi).",
+            "before that start (`launch.gpus`: amd-smi, else rocm-smi, else nvidia-smi); "
+            "unchecked: no tool answered and --gpus-unchecked started it anyway.",
         ),
     )
+
+
+def _unchecked(check: Any) -> str | None:
+    """`unchecked` for a start no GPU tool answered for (`gpu_check` says so), else None."""
+    return "unchecked" if isinstance(check, str) and check.startswith("unchecked") else None
 
 
 def _prepared(source: str | None) -> Path | None:

@@ -157,6 +157,13 @@ def release(version: str | None) -> tuple[int, ...] | None:
     return tuple(int(part) for part in match.groups() if part is not None)
 
 
+def is_cpu_build(version: str | None) -> bool:
+    """Whether a vLLM version names a CPU build (`0.32.0+cpu`: the label platform detection
+    reads), which uses no GPU."""
+    _, _, label = (version or "").partition("+")
+    return "cpu" in re.split(r"[.\-_]", label.lower())
+
+
 def spec_metrics_absence(version: str | None, listed: bool | None) -> str | None:
     """Why a vLLM goes without `--per-request-spec-decode-metrics`, or None to add it.
 

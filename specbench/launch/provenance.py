@@ -61,6 +61,12 @@ class ServerProvenance(Frozen):
         description="What amd-smi, rocm-smi or nvidia-smi reported (`launch.gpus`); None "
         "when none answered."
     )
+    gpu_check: str | None = Field(
+        default=None,
+        description="How the GPUs were checked before the start, one line: the inventory's "
+        "summary, `unchecked: no GPU tool answered (...)` (--gpus-unchecked), or a CPU build "
+        "that uses none; None for the emulator and older results.",
+    )
     gpus_used: int = Field(description="TP × PP × DP: the divisor of output tok/s per GPU.")
     base_url: str = Field(description="http://host:port of the server.")
     served_model_name: str = Field(description="Model id requests are sent with.")

@@ -68,11 +68,11 @@ def test_help_is_in_panels_and_reads_at_80_columns(command: str) -> None:
     assert not words & {"--no-force", "--no-dry-run", "--no-fail-fast"}
 
 
-def test_run_help_lists_20_options_instead_of_35() -> None:
+def test_run_help_lists_21_options_instead_of_35() -> None:
     text = help_text("run")
-    assert len(shown("run")) == 20
+    assert len(shown("run")) == 21  # 20, and --gpus-unchecked (issue 42)
     rows = [line for line in text.splitlines() if re.match(r"│ (\*\s+)?--[a-z]", line)]
-    assert len(rows) == 21  # and --help
+    assert len(rows) == 22  # and --help
     for flag in ("--partition", "--time", "--sbatch-option", "--estimate-from", "--pilot"):
         assert flag not in text
 
@@ -90,6 +90,7 @@ def test_each_run_option_help_is_the_run_options_description() -> None:
         "workload": "workloads",
         "endpoint": "endpoints",
         "accept_server_values": "accept_server_values",
+        "gpus_unchecked": "gpus_unchecked",
     }
     for option, field in pairs.items():
         description = RunOptions.model_fields[field].description
