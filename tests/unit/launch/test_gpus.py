@@ -7,15 +7,15 @@ from pathlib import Path
 
 from gpu_tools import AMD_SMI_24, AMD_SMI_26, FIXTURES, NVIDIA_SMI, ROCM_SMI, stand_in
 
-from specbench.launch.gpus import (
+from specbench.launch.gpu_output import (
     GpuFacts,
     parse_amd_smi_static,
     parse_amd_smi_version,
     parse_nvidia_smi_query,
     parse_nvidia_smi_version,
     parse_rocm_smi,
-    probe_gpus,
 )
+from specbench.launch.gpus import probe_gpus
 
 
 def fixture(name: str) -> str:
