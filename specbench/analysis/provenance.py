@@ -50,6 +50,7 @@ def _servers(manifest: Manifest) -> Table:
         recorded = server.provenance or {}
         argv = recorded.get("argv")
         env = recorded.get("env") or {}
+        inventory = recorded.get("gpu_inventory") or {}
         records.append(
             {
                 "server": name,
@@ -66,7 +67,13 @@ def _servers(manifest: Manifest) -> Table:
                 "model": server.model,
                 "command": shlex.join(argv) if argv else recorded.get("command"),
                 "env": " ".join(f"{k}={v}" for k, v in sorted(env.items())),
-                "gpu_inventory": (recorded.get("gpu_inventory") or {}).get("tool"),
+                "gpu_product": inventory.get("product"),
+                "vram_mib": inventory.get("vram_mib"),
+                "driver": inventory.get("driver"),
+                "rocm_version": inventory.get("rocm_version"),
+                "cuda_version": inventory.get("cuda_version"),
+                # Old manifests recorded the command (`amd-smi list`); unchecked starts say so.
+                "gpu_inventory": inventory.get("tool") or _unchecked(recorded.get("gpu_check")),
             }
         )
     columns = (
@@ -78,6 +85,11 @@ def _servers(manifest: Manifest) -> Table:
         "Model",
         "Command (redacted)",
         "Environment (redacted)",
+        "GPU",
+        "VRAM per GPU (MiB)",
+        "Driver",
+        "ROCm",
+        "CUDA",
         "GPU inventory",
     )
     rows = tuple(tuple(_text(r[k]) for k in r) for r in records)
@@ -87,12 +99,20 @@ def _servers(manifest: Manifest) -> Table:
         columns=columns,
         rows=rows,
         data=_frame(records),
-        align=tuple("left" for _ in columns),
+        align=tuple("right" if column.startswith("VRAM") else "left" for column in columns),
         footnotes=(
             "Command and environment as the manifest recorded them at the last start, "
             "secret values redacted (`launch.provenance`).",
+            "GPU, VRAM, driver and ROCm/CUDA as the tool under GPU inventory listed them "
+            "before that start (`launch.gpus`: amd-smi, else rocm-smi, else nvidia-smi); "
+            "unchecked: no tool answered and --gpus-unchecked started it anyway.",
         ),
     )
+
+
+def _unchecked(check: Any) -> str | None:
+    """`unchecked` for a start no GPU tool answered for (`gpu_check` says so), else None."""
+    return "unchecked" if isinstance(check, str) and check.startswith("unchecked") else None
 
 
 def _prepared(source: str | None) -> Path | None:

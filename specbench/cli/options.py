@@ -159,6 +159,10 @@ AcceptServerValues = Annotated[
     bool,
     typer.Option("--accept-server-values", help=text.ACCEPT_SERVER_VALUES, rich_help_panel=SERVERS),
 ]
+GpusUnchecked = Annotated[
+    bool,
+    typer.Option("--gpus-unchecked", help=text.GPUS_UNCHECKED, rich_help_panel=SERVERS),
+]
 VllmBin = Annotated[
     str | None, typer.Option(metavar="PATH", help=text.VLLM_BIN, rich_help_panel=SERVERS)
 ]

@@ -34,6 +34,7 @@ def run(
     endpoint: o.Endpoints = None,
     accept_server_values: o.AcceptServerValues = False,
     vllm_bin: o.VllmBin = None,
+    gpus_unchecked: o.GpusUnchecked = False,
     ready_timeout: o.ReadyTimeout = o.READY_TIMEOUT_S,
     max_restarts: o.MaxRestarts = o.MAX_RESTARTS,
     api_key_env: o.ApiKeyEnv = None,
@@ -85,6 +86,7 @@ def run(
             ready_timeout_s=ready_timeout,
             api_key_env=api_key_env,
             accept_server_values=accept_server_values,
+            gpus_unchecked=gpus_unchecked,
         )
         slurm_settings = moved.slurm_overrides(ctx)
         if dry_run and executor == "local":

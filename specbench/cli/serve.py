@@ -19,6 +19,7 @@ def serve(
     suite: Annotated[Path, typer.Argument(help="Suite TOML file.")],
     config: Annotated[str, typer.Option("--config", help="Server config name in the suite.")],
     vllm_bin: o.VllmBin = None,
+    gpus_unchecked: o.GpusUnchecked = False,
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int | None, typer.Option(help="Port (default: a free one).")] = None,
     log_dir: Annotated[Path, typer.Option(help="Folder for the server log.")] = Path(
@@ -50,4 +51,5 @@ def serve(
         port=port,
         log_dir=log_dir,
         ready_timeout_s=ready_timeout_s,
+        gpus_unchecked=gpus_unchecked,
     )

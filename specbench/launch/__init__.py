@@ -14,9 +14,10 @@ from specbench.launch.config import (
     SpeculativeConfig,
     SpeculativeMethod,
 )
+from specbench.launch.gpus import GpuInventory
 from specbench.launch.host import find_vllm_executable
 from specbench.launch.process import ServerProcess
-from specbench.launch.provenance import GpuInventory, ServerProvenance
+from specbench.launch.provenance import ServerProvenance
 
 __all__ = [
     "EmulatorOverrides",

@@ -10,14 +10,21 @@ flag exists and "No group or arguments matching ..." when it does not; it exits 
 cases (vLLM 0.32, /work/handoff/probes/REPORT.md §3), so the text decides. The name
 after `--help=` is a keyword: vLLM lists every flag containing it, so one question
 (`--help=per-request`) answers for both per-request flags.
+
+The version comes from the executable's Python (`importlib.metadata`, a fraction of a
+second) when `vllm` is a console script, else from `vllm --version` (a whole CLI start).
+`--per-request-spec-decode-metrics` came in vLLM 0.29 (absent from 0.27.1 and 0.28.0, whose
+`serve` refuses it): `spec_metrics_absence` says why a server goes without it.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import threading
 from collections.abc import Callable, Hashable, Mapping
+from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -29,6 +36,9 @@ PER_REQUEST_TIMING_FLAG = "enable-per-request-metrics"
 #: The `--help=` keyword that lists both per-request flags.
 PER_REQUEST_KEYWORD = "per-request"
 HELP_TIMEOUT_S = 180.0
+#: The first vLLM release with `--per-request-spec-decode-metrics`.
+PER_REQUEST_METRICS_SINCE = (0, 29)
+_METADATA_VERSION = "from importlib.metadata import version; print(version('vllm'))"
 
 
 def parse_flag_help(text: str, flag: str = PER_REQUEST_METRICS_FLAG) -> bool | None:
@@ -93,19 +103,43 @@ def supports_flag(
     return None if text is None else parse_flag_help(text, flag)
 
 
+def _console_script_python(executable: str) -> str | None:
+    """The interpreter of a Python console script (`#!/venv/bin/python`), else None."""
+    try:
+        with Path(executable).open("rb") as script:
+            first = script.readline(512).decode(errors="replace").strip()
+    except OSError:
+        return None
+    if not first.startswith("#!"):
+        return None
+    interpreter = first[2:].strip().split(" ")[0]
+    if not Path(interpreter).name.startswith("python") or not os.access(interpreter, os.X_OK):
+        return None
+    return interpreter
+
+
+def _last_line(done: subprocess.CompletedProcess[str] | None) -> str | None:
+    if done is None or done.returncode != 0:
+        return None
+    lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
+    return lines[-1] if lines else None
+
+
 def _version(executable: str, env_items: tuple[tuple[str, str], ...]) -> str | None:
     def ask() -> str | None:
-        done = _ask([executable, "--version"], env_items)
-        if done is None:
-            return None
-        lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
-        return lines[-1] if done.returncode == 0 and lines else None
+        python = _console_script_python(executable)
+        if python is not None:
+            found = _last_line(_ask([python, "-c", _METADATA_VERSION], env_items))
+            if found is not None:
+                return found
+        return _last_line(_ask([executable, "--version"], env_items))
 
     return _once(("version", executable, env_items), ask)
 
 
 def installed_version(executable: str, env: Mapping[str, str]) -> str | None:
-    """What `executable --version` prints (vLLM: `0.32.0+cpu`); None: it did not say. Cached."""
+    """The vLLM release `executable` runs (`0.32.0+cpu`), as its Python's package metadata
+    or `executable --version` says; None: neither said. Cached."""
     return _version(executable, tuple(sorted(env.items())))
 
 
@@ -113,3 +147,37 @@ def version_matches(pinned: str, reported: str | None) -> bool:
     """Whether a server reporting `reported` is the suite's `vllm_version = pinned`: the
     same, or the same release with a local label (`0.32.0` is met by `0.32.0+cpu`)."""
     return reported is not None and (reported == pinned or reported.startswith(pinned + "+"))
+
+
+def release(version: str | None) -> tuple[int, ...] | None:
+    """The release numbers a version starts with (`0.27.1+rocm` → (0, 27, 1)); None if none."""
+    match = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", (version or "").strip())
+    if match is None:
+        return None
+    return tuple(int(part) for part in match.groups() if part is not None)
+
+
+def is_cpu_build(version: str | None) -> bool:
+    """Whether a vLLM version names a CPU build (`0.32.0+cpu`: the label platform detection
+    reads), which uses no GPU."""
+    _, _, label = (version or "").partition("+")
+    return "cpu" in re.split(r"[.\-_]", label.lower())
+
+
+def spec_metrics_absence(version: str | None, listed: bool | None) -> str | None:
+    """Why a vLLM goes without `--per-request-spec-decode-metrics`, or None to add it.
+
+    `listed` is what its `serve --help` says (None: could not tell). A vLLM that lists the
+    flag has it, whatever its version (a nightly before 0.29 may); otherwise a release
+    before 0.29 lacks it, and so does a vLLM whose help lists no such flag. Unknown on both
+    counts: the flag is added, as a suite asks by default.
+    """
+    if listed is True:
+        return None
+    found = release(version)
+    since = ".".join(str(part) for part in PER_REQUEST_METRICS_SINCE)
+    if found is not None and found < PER_REQUEST_METRICS_SINCE:
+        return f"vLLM {version} predates {since}, the release that added it"
+    if listed is False:
+        return "its `serve --help` lists no such flag"
+    return None

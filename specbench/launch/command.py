@@ -2,10 +2,13 @@
 
 `ServerProcess` starts exactly this, and `run --dry-run` prints it, so the dry run shows
 the command the launch really uses (one source for both). Resolving checks what can be
-checked without starting anything: the vllm executable exists, enough GPUs are visible,
-and whether the executable knows `--per-request-spec-decode-metrics` (left out, with a
-note, when it does not) and `--enable-per-request-metrics` (the server's own per-request
-timing, which decode rates prefer to the client's clock: added whenever it is known and
+checked without starting anything: the vllm executable exists; the GPUs (`launch.gpus`):
+enough of them, as the vendor's tool lists them; when no tool answers, a CPU build of vLLM
+(`0.32.0+cpu`) needs none, and any other start is refused unless `--gpus-unchecked`
+acknowledges it (then it says so in one line); whether the executable has
+`--per-request-spec-decode-metrics` (by its version and its help: left out, with a note,
+when it does not) and `--enable-per-request-metrics` (the server's own per-request timing,
+which decode rates prefer to the client's clock: added whenever it is known and
 `--disable-log-stats`, which vLLM refuses beside it, is not in extra_args; the emulator
 always gets it).
 """
@@ -23,18 +26,18 @@ from specbench.launch.capabilities import (
     PER_REQUEST_METRICS_FLAG,
     PER_REQUEST_TIMING_FLAG,
     installed_version,
+    is_cpu_build,
+    spec_metrics_absence,
     supports_flag,
     version_matches,
 )
 from specbench.launch.config import ServerConfig
+from specbench.launch.gpus import GpuInventory, GpuProbe, available_gpus, probe_gpus
 from specbench.launch.host import find_vllm_executable
-from specbench.launch.provenance import (
-    GpuInventory,
-    available_gpus,
-    gpu_inventory,
-    redact_argv,
-    redact_value,
-)
+from specbench.launch.provenance import redact_argv, redact_value
+
+#: The option that starts vLLM servers on a node where no GPU tool answers.
+GPUS_UNCHECKED_OPTION = "--gpus-unchecked"
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,10 @@ class LaunchCommand:
     inventory: GpuInventory | None
     #: `--enable-per-request-metrics` is added (the server times each request itself).
     per_request_timing: bool = False
+    #: How the GPUs were checked, one line (None: the emulator, which uses none).
+    gpu_check: str | None = None
+    #: No GPU tool answered and --gpus-unchecked started it anyway.
+    gpus_unchecked: bool = False
 
     def argv_at(self, host: str, port: int) -> list[str]:
         """The argv with the address the server binds."""
@@ -72,42 +79,83 @@ def launch_command(
     name: str,
     vllm_bin: str | Path | None,
     base_env: Mapping[str, str],
+    gpus_unchecked: bool = False,
 ) -> LaunchCommand:
-    """Resolve `config` for starting; bad input (no executable, too few GPUs) is one line."""
+    """Resolve `config` for starting; bad input (no executable, too few GPUs, no GPU tool
+    answering without `gpus_unchecked`) is one line."""
     env = build_env(config, base_env)
+    if config.engine != "vllm":
+        argv = build_argv(config, per_request_timing=True)
+        return LaunchCommand(config, "vllm", argv, env, (), None, True)
     notes: list[str] = []
-    inventory = gpu_inventory() if config.engine == "vllm" else None
-    executable = "vllm"
-    timing = config.engine == "emulator"
-    if config.engine == "vllm":
-        executable = find_vllm_executable(vllm_bin, env)
-        visible = available_gpus(env, inventory)
-        if visible is not None and config.gpus > visible:
+    executable = find_vllm_executable(vllm_bin, env)
+    probe = probe_gpus(env)
+    check, unchecked = _check_gpus(config, name, env, probe, executable, gpus_unchecked)
+    if config.vllm_version is not None:
+        installed = installed_version(executable, env)
+        if not version_matches(config.vllm_version, installed):
             raise SpecbenchError(
-                f"server {name!r} needs TP × PP × DP = {config.tensor_parallel_size} × "
-                f"{config.pipeline_parallel_size} × {config.data_parallel_size} = "
-                f"{config.gpus} GPUs, only {visible} visible"
+                f"server {name!r}: the suite asks vllm_version = {config.vllm_version!r}, "
+                f"`{executable} --version` says {installed!r}; install that vLLM, point "
+                "--vllm-bin at it, or change vllm_version"
             )
-        if config.vllm_version is not None:
-            installed = installed_version(executable, env)
-            if not version_matches(config.vllm_version, installed):
-                raise SpecbenchError(
-                    f"server {name!r}: the suite asks vllm_version = {config.vllm_version!r}, "
-                    f"`{executable} --version` says {installed!r}; install that vLLM, point "
-                    "--vllm-bin at it, or change vllm_version"
-                )
-        if config.is_speculative and config.per_request_spec_decode_metrics:
-            known = supports_flag(executable, PER_REQUEST_METRICS_FLAG, env, PER_REQUEST_KEYWORD)
-            if known is False:
-                # An older vLLM refuses to start with the flag: leave it out, say so.
-                notes.append(
-                    f"{executable} has no --{PER_REQUEST_METRICS_FLAG}: started without it "
-                    "(per-category AL falls back to tokens per chunk, an estimate)"
-                )
-                config = config.model_copy(update={"per_request_spec_decode_metrics": False})
-        timing = _asks_timing(config, executable, env, notes)
+    if config.is_speculative and config.per_request_spec_decode_metrics:
+        listed = supports_flag(executable, PER_REQUEST_METRICS_FLAG, env, PER_REQUEST_KEYWORD)
+        # Only asked when the help does not list the flag (the version is another CLI start
+        # for an executable that is not a console script).
+        absent = None
+        if not listed:
+            absent = spec_metrics_absence(installed_version(executable, env), listed)
+        if absent is not None:
+            # Such a vLLM refuses to start with the flag: leave it out, say so.
+            notes.append(
+                f"left out --{PER_REQUEST_METRICS_FLAG}: {absent} (per-category AL falls "
+                "back to tokens per chunk, an estimate)"
+            )
+            config = config.model_copy(update={"per_request_spec_decode_metrics": False})
+    timing = _asks_timing(config, executable, env, notes)
     argv = build_argv(config, vllm_executable=executable, per_request_timing=timing)
-    return LaunchCommand(config, executable, argv, env, tuple(notes), inventory, timing)
+    return LaunchCommand(
+        config,
+        executable,
+        argv,
+        env,
+        tuple(notes),
+        probe.inventory,
+        timing,
+        gpu_check=check,
+        gpus_unchecked=unchecked,
+    )
+
+
+def _check_gpus(
+    config: ServerConfig,
+    name: str,
+    env: Mapping[str, str],
+    probe: GpuProbe,
+    executable: str,
+    gpus_unchecked: bool,
+) -> tuple[str, bool]:
+    """The GPU check's line and whether the start goes unchecked; one line of bad input
+    when the server cannot have its GPUs."""
+    asks = (
+        f"TP × PP × DP = {config.tensor_parallel_size} × {config.pipeline_parallel_size} × "
+        f"{config.data_parallel_size} = {config.gpus} GPUs"
+    )
+    visible = available_gpus(env, probe.inventory)
+    if visible is not None and config.gpus > visible:
+        raise SpecbenchError(f"server {name!r} needs {asks}, only {visible} visible")
+    if probe.inventory is not None:
+        return probe.inventory.summary(), False
+    version = installed_version(executable, env)
+    if is_cpu_build(version):
+        return f"none used: vLLM {version} is a CPU build; {probe.unanswered()}", False
+    if not gpus_unchecked:
+        raise SpecbenchError(
+            f"server {name!r} needs {asks} and {probe.unanswered()}: run where one of them "
+            f"works, or pass {GPUS_UNCHECKED_OPTION} to start it without the check"
+        )
+    return f"unchecked: {probe.unanswered()}; started anyway ({GPUS_UNCHECKED_OPTION})", True
 
 
 def _asks_timing(

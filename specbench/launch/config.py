@@ -254,7 +254,8 @@ class ServerConfig(Frozen):
         default=True,
         description=(
             "Add `--per-request-spec-decode-metrics summary` when speculating (true or "
-            '"summary"; vLLM >= 0.32; false for older vLLMs). "detailed" adds the per-step '
+            '"summary"; vLLM >= 0.29: the launch leaves it out, and says so, on an older one). '
+            '"detailed" adds the per-step '
             "accepted/drafted arrays, which count steps exactly for the official AL's "
             "merged-chunk check."
         ),

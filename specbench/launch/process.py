@@ -64,6 +64,7 @@ class ServerProcess:
         stop_grace_s: float = DEFAULT_STOP_GRACE_S,
         base_env: Mapping[str, str] | None = None,
         on_spawn: Callable[[int], None] | None = None,
+        gpus_unchecked: bool = False,
     ) -> None:
         self.config = config
         #: What was changed from the config at start, and why (e.g. a flag left out).
@@ -75,6 +76,7 @@ class ServerProcess:
         self.stop_grace_s = stop_grace_s
         self._requested_port = port
         self._vllm_bin = vllm_bin
+        self._gpus_unchecked = gpus_unchecked
         self._base_env = dict(os.environ if base_env is None else base_env)
         self._process: subprocess.Popen[bytes] | None = None
         #: Called with the pid right after spawn, before readiness (to record it at once).
@@ -116,9 +118,15 @@ class ServerProcess:
         if self._process is not None:
             raise ServerError(f"server {self.name!r} is already started")
         launch = launch_command(
-            self.config, name=self.name, vllm_bin=self._vllm_bin, base_env=self._base_env
+            self.config,
+            name=self.name,
+            vllm_bin=self._vllm_bin,
+            base_env=self._base_env,
+            gpus_unchecked=self._gpus_unchecked,
         )
         self.notes.extend(launch.notes)
+        if launch.gpus_unchecked and launch.gpu_check:
+            self.notes.append(f"GPUs {launch.gpu_check}")
         config = launch.config
         if self._requested_port is None:
             self.port = free_port(self.host)
@@ -150,6 +158,7 @@ class ServerProcess:
             command=command,
             env=recorded_env(launch.env),
             gpu_inventory=launch.inventory,
+            gpu_check=launch.gpu_check,
             gpus_used=config.gpus,
             base_url=self.base_url,
             served_model_name=config.api_model_name,

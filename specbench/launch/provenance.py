@@ -1,4 +1,5 @@
-"""How a server was started, for the results manifest: version, argv, env, GPUs.
+"""How a server was started, for the results manifest: version, argv, env, GPUs (the
+inventory itself comes from `launch.gpus`).
 
 Secrets never reach the manifest nor the screen: any variable or flag whose name looks like
 a key, token, secret or password, any variable the user lists in `SPECBENCH_REDACT_ENV`
@@ -11,8 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,6 +19,7 @@ from pydantic import Field
 
 from specbench.common.model import Frozen
 from specbench.launch.config import Engine, ServerConfig
+from specbench.launch.gpus import GpuInventory
 
 REDACTED = "<redacted>"
 #: Comma-separated names of further variables to redact, for secrets no pattern recognizes.
@@ -44,28 +44,6 @@ _SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL
 _NOT_SECRET_PARTS = ("TOKENS", "TOKENIZER")
 #: Keys of a persisted config whose value is a command line.
 _ARGV_KEYS = frozenset({"argv", "extra_args"})
-_VISIBLE_DEVICE_VARS = (
-    "CUDA_VISIBLE_DEVICES",
-    "HIP_VISIBLE_DEVICES",
-    "ROCR_VISIBLE_DEVICES",
-)
-#: GPU inventory tools, tried in order: (command, how to count GPUs in its output).
-_GPU_TOOLS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
-    (("amd-smi", "list"), re.compile(r"^GPU: *\d+", re.MULTILINE)),
-    (("rocm-smi", "--showproductname"), re.compile(r"^GPU\[\d+\].*Card (?:series|SKU)", re.M)),
-    (
-        ("nvidia-smi", "--query-gpu=index,name,memory.total,driver_version", "--format=csv"),
-        re.compile(r"^\d+, ", re.MULTILINE),
-    ),
-)
-
-
-class GpuInventory(Frozen):
-    """What the GPU vendor tool reported on the node."""
-
-    tool: str = Field(description="Command that produced the inventory (amd-smi, ...).")
-    output: str = Field(description="Its standard output, verbatim (truncated to 20,000 chars).")
-    num_gpus: int | None = Field(description="GPUs counted in the output; None if unparsed.")
 
 
 class ServerProvenance(Frozen):
@@ -79,7 +57,16 @@ class ServerProvenance(Frozen):
     env: dict[str, str] = Field(
         description="VLLM_*, HIP_*, ROCM_*, CUDA_*, *_VISIBLE_DEVICES of the server, redacted."
     )
-    gpu_inventory: GpuInventory | None = Field(description="None when no vendor tool exists.")
+    gpu_inventory: GpuInventory | None = Field(
+        description="What amd-smi, rocm-smi or nvidia-smi reported (`launch.gpus`); None "
+        "when none answered."
+    )
+    gpu_check: str | None = Field(
+        default=None,
+        description="How the GPUs were checked before the start, one line: the inventory's "
+        "summary, `unchecked: no GPU tool answered (...)` (--gpus-unchecked), or a CPU build "
+        "that uses none; None for the emulator and older results.",
+    )
     gpus_used: int = Field(description="TP × PP × DP: the divisor of output tok/s per GPU.")
     base_url: str = Field(description="http://host:port of the server.")
     served_model_name: str = Field(description="Model id requests are sent with.")
@@ -184,45 +171,3 @@ def _looks_secret(value: str, *, after: str) -> bool:
     if after.startswith("--") and after.endswith("revision"):
         return False
     return bool(_SECRET_VALUE.match(value))
-
-
-def visible_device_count(env: Mapping[str, str]) -> int | None:
-    """GPUs a `*_VISIBLE_DEVICES` variable allows, or None if none is set (non-empty)."""
-    for name in _VISIBLE_DEVICE_VARS:
-        value = env.get(name, "").strip()
-        if value:
-            return len([item for item in value.split(",") if item.strip()])
-    return None
-
-
-def gpu_inventory(timeout_s: float = 15.0) -> GpuInventory | None:
-    """Ask amd-smi, rocm-smi or nvidia-smi (first found) what GPUs exist; None if none is."""
-    for command, counter in _GPU_TOOLS:
-        executable = shutil.which(command[0])
-        if executable is None:
-            continue
-        try:
-            done = subprocess.run(
-                [executable, *command[1:]],
-                capture_output=True,
-                text=True,
-                timeout=timeout_s,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if done.returncode != 0:
-            continue
-        count = len(counter.findall(done.stdout))
-        return GpuInventory(
-            tool=" ".join(command), output=done.stdout[:20_000], num_gpus=count or None
-        )
-    return None
-
-
-def available_gpus(env: Mapping[str, str], inventory: GpuInventory | None) -> int | None:
-    """GPUs a server may use: the visible-devices list, else the inventory; None if unknown."""
-    visible = visible_device_count(env)
-    if visible is not None:
-        return visible
-    return inventory.num_gpus if inventory is not None else None

@@ -1,6 +1,8 @@
-"""What `run --dry-run` prints: the cells the filters select, which are complete, each server
-to start with its exact command (from the function the launch uses), attached servers as
-attached with what they answered. Everything shown passed preflight.
+"""What `run --dry-run` prints: the cells the filters select, which are complete, the GPUs
+the vLLM servers start on (one line: what the vendor's tool lists, or that none answered and
+--gpus-unchecked starts them anyway), each server to start with its exact command (from the
+function the launch uses) and the flags left out of it and why, attached servers as attached
+with what they answered. Everything shown passed preflight.
 """
 
 from __future__ import annotations
@@ -37,8 +39,12 @@ def describe_dry_run(checked: Checked, output: Path, *, force: bool = False) -> 
         f"{len(complete)} already complete in {output}"
         + (" (measured again: --force)" if force and complete else "")
         + f"; {measured} to measure",
-        "servers:",
     ]
+    checks = dict.fromkeys(
+        launch.command.gpu_check for launch in checked.launches if launch.command.gpu_check
+    )
+    lines += [f"GPUs: {check}" for check in checks]
+    lines.append("servers:")
     for server_name in dict.fromkeys(c.server for c in cells):
         server = plan.servers[server_name]
         count = sum(1 for c in cells if c.server == server_name)
@@ -57,7 +63,12 @@ def describe_dry_run(checked: Checked, output: Path, *, force: bool = False) -> 
         config = server.config
         role = _role(config) if config is not None else ""
         starts = f", {len(launches)} starts" if plan.launches > 1 else ""
-        lines.append(f"  {server_name} [{role}{server.gpus} GPU(s), {count} cells{starts}]")
+        unchecked = (
+            " unchecked" if any(launch.command.gpus_unchecked for launch in launches) else ""
+        )
+        lines.append(
+            f"  {server_name} [{role}{server.gpus} GPU(s){unchecked}, {count} cells{starts}]"
+        )
         if not launches:
             lines.append("    not started: every cell is complete")
         for launch in launches:

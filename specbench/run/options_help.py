@@ -14,6 +14,11 @@ API_KEY_ENV = "Environment variable holding the API key."
 SERVERS = "Run only this server config (repeatable)."
 WORKLOADS = "Run only this workload key (repeatable)."
 ENDPOINTS = "Attach to this running server instead of starting one (repeatable)."
+GPUS_UNCHECKED = (
+    "Start vLLM servers even where no GPU tool (amd-smi, rocm-smi, nvidia-smi) answers, "
+    "e.g. in a container without them: their GPUs go unchecked, and the dry run and the "
+    "run say so in one line."
+)
 ACCEPT_SERVER_VALUES = (
     "An attached server that is not its suite entry (model, speculation, K): measure it "
     "and record its values instead of refusing."

@@ -305,6 +305,7 @@ class _Runner:
                 name=server.name,
                 log_dir=self.options.log_dir or self.options.output / "logs",
                 vllm_bin=self.options.vllm_bin,
+                gpus_unchecked=self.options.gpus_unchecked,
                 ready_timeout_s=self.options.ready_timeout_s,
                 # Recorded before the (long) wait for readiness.
                 on_spawn=lambda pid: self.journal.server_spawned(server.name, pid, launch),

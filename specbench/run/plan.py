@@ -59,6 +59,7 @@ class RunOptions(Frozen):
         default=None, description="Server logs; None is OUTPUT/logs (Slurm shards use their own)."
     )
     accept_server_values: bool = Field(default=False, description=options_help.ACCEPT_SERVER_VALUES)
+    gpus_unchecked: bool = Field(default=False, description=options_help.GPUS_UNCHECKED)
 
     def api_key(self) -> str | None:
         """The API key from `api_key_env`; one line when that variable is not set."""

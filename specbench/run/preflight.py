@@ -143,7 +143,11 @@ def server_launches(plan: Plan, cells: Sequence[Cell], options: RunOptions) -> l
         if plan.servers[name].attached or config is None:
             continue
         command = launch_command(
-            launch_config(config), name=name, vllm_bin=options.vllm_bin, base_env=os.environ
+            launch_config(config),
+            name=name,
+            vllm_bin=options.vllm_bin,
+            base_env=os.environ,
+            gpus_unchecked=options.gpus_unchecked,
         )
         launches.append(Launch(name, command, tuple(group), launch))
     return launches

@@ -25,6 +25,7 @@ def serve_suite_config(
     port: int | None = None,
     log_dir: Path = Path("results/serve"),
     ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S,
+    gpus_unchecked: bool = False,
 ) -> None:
     """Start `config_name`, call `on_ready`, then block until Ctrl-C/SIGTERM or the server dies.
 
@@ -43,6 +44,7 @@ def serve_suite_config(
         host=host,
         port=port,
         ready_timeout_s=ready_timeout_s,
+        gpus_unchecked=gpus_unchecked,
     )
     with server:
         assert server.provenance is not None

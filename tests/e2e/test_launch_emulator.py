@@ -93,6 +93,9 @@ def fake_vllm(tmp_path: Path) -> Iterator[Path]:
             if any(arg.startswith("--help") for arg in args):  # as vLLM: help, then exit
                 print("usage: vllm serve [options]", flush=True)
                 sys.exit(0)
+            if args == ["--version"]:  # a CPU build: no GPU tool needed to start it
+                print("0.32.0+cpu", flush=True)
+                sys.exit(0)
             if "--fail" in args:
                 print("starting", flush=True)
                 sys.exit("vllm serve: error: unrecognized arguments: --fail")
@@ -126,7 +129,7 @@ def test_speculative_emulator_ready_provenance_and_clean_exit(tmp_path: Path) ->
         assert provenance.engine == "emulator"
         assert provenance.vllm_version == "0.32.0"
         assert provenance.gpus_used == 1
-        assert provenance.gpu_inventory is None
+        assert provenance.gpu_inventory is None and provenance.gpu_check is None
         assert provenance.argv[:4] == [sys.executable, "-m", "specbench.cli.main", "emulate"]
         assert provenance.argv[-4:] == ["--host", "127.0.0.1", "--port", str(server.port)]
         assert "--acceptance" in provenance.argv

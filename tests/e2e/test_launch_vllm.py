@@ -97,6 +97,9 @@ def test_baseline_serves_without_spec_counters_and_leaves_no_process(
     ]
     assert provenance.env["VLLM_CPU_KVCACHE_SPACE"] == "1"
     assert provenance.gpus_used == 1 and provenance.gpu_inventory is None
+    # No GPU tool here, and none needed: the CPU build says so by its version's label.
+    assert provenance.gpu_check is not None
+    assert provenance.gpu_check.startswith("none used: vLLM 0.32.0+cpu is a CPU build; ")
     served = json.loads(get(f"{server.base_url}/v1/models"))["data"]
     assert [model["id"] for model in served] == ["tiny-target"]
     answer = complete(server.base_url, "tiny-target")

@@ -4,6 +4,7 @@ and a server that cannot start counted as one failure (emulator servers, stand-i
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -146,7 +147,15 @@ def test_a_server_that_cannot_start_is_one_failure_with_its_log_and_exit_3(tmp_p
     vllm.chmod(0o755)
     suite = vllm_suite(tmp_path, Path(__file__).parents[1] / "fixtures/custom/tiny.jsonl")
     out = tmp_path / "results"
-    result = run(suite, "--output", out, "--vllm-bin", vllm)
+    # No GPU tool on PATH, and the stand-in is no CPU build: refused before any start...
+    (tmp_path / "no-tools").mkdir()
+    env = {**os.environ, "PATH": str(tmp_path / "no-tools")}
+    refused = run_cli("run", suite, "--output", out, "--vllm-bin", vllm, env=env)
+    assert refused.returncode == 2, refused.stderr
+    (line,) = error_lines(refused)
+    assert "needs TP × PP × DP = 1 × 1 × 1 = 1 GPUs and no GPU tool answered" in line
+    # ...unless acknowledged: then it is started, and its start fails as on a GPU-less node.
+    result = run_cli("run", suite, "--output", out, "--vllm-bin", vllm, "--gpus-unchecked", env=env)
     assert result.returncode == 3, result.stderr
     (line,) = error_lines(result)
     for name in ("baseline", "eagle3"):

@@ -230,11 +230,15 @@ def test_an_endpoint_refusing_connections(
 
 
 def fake_vllm(folder: Path, tag: str, body: str) -> Path:
-    """A `vllm` stand-in whose path holds `tag`: answers `--help` probes, else runs `body`."""
+    """A `vllm` stand-in whose path holds `tag`: answers `--help` probes, and `--version` as
+    a CPU build (which starts where no GPU tool answers), else runs `body`."""
     script = folder / f"vllm-{tag}"
     script.write_text(
         f"#!{sys.executable}\nimport sys, time\n"
-        "if any(a.startswith('--help') for a in sys.argv):\n    sys.exit(0)\n" + body + "\n"
+        "if any(a.startswith('--help') for a in sys.argv):\n    sys.exit(0)\n"
+        "if sys.argv[1:] == ['--version']:\n    print('0.32.0+cpu')\n    sys.exit(0)\n"
+        + body
+        + "\n"
     )
     script.chmod(0o755)
     return script

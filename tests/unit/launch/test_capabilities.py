@@ -1,5 +1,6 @@
 """Detection of vLLM's per-request flags from `vllm serve --help=<keyword>`, and the launch
-command that adds `--enable-per-request-metrics` when the server has it."""
+command that adds `--enable-per-request-metrics` when the server has it (started with
+--gpus-unchecked: the stand-in vllm is no CPU build and the GPUs are not what is tested)."""
 
 from __future__ import annotations
 
@@ -84,7 +85,9 @@ def _fake_vllm(tmp_path: Path, help_text: Path | None) -> Path:
 
 def test_a_vllm_with_the_flag_gets_it_asking_once_for_both_flags(tmp_path: Path) -> None:
     fake = _fake_vllm(tmp_path, KEYWORD_FIXTURE)
-    command = launch_command(EAGLE3, name="eagle3", vllm_bin=str(fake), base_env={})
+    command = launch_command(
+        EAGLE3, name="eagle3", vllm_bin=str(fake), base_env={}, gpus_unchecked=True
+    )
     argv = command.argv_at("127.0.0.1", 8000)
     assert argv[-7:] == [
         "--per-request-spec-decode-metrics",
@@ -97,15 +100,17 @@ def test_a_vllm_with_the_flag_gets_it_asking_once_for_both_flags(tmp_path: Path)
     ]
     assert command.argv == argv[:-4] and command.notes == ()
     baseline = ServerConfig(model="org/target", baseline=True)
-    assert launch_command(baseline, name="b", vllm_bin=str(fake), base_env={}).argv[-1] == (
-        "--enable-per-request-metrics"
-    )
+    assert launch_command(
+        baseline, name="b", vllm_bin=str(fake), base_env={}, gpus_unchecked=True
+    ).argv[-1] == ("--enable-per-request-metrics")
     assert (tmp_path / "asked").read_text().split() == [f"--help={PER_REQUEST_KEYWORD}"]
 
 
 def test_an_older_vllm_starts_without_it_and_says_so(tmp_path: Path) -> None:
     fake = _fake_vllm(tmp_path, None)
-    command = launch_command(EAGLE3, name="eagle3", vllm_bin=str(fake), base_env={})
+    command = launch_command(
+        EAGLE3, name="eagle3", vllm_bin=str(fake), base_env={}, gpus_unchecked=True
+    )
     assert "--enable-per-request-metrics" not in command.argv
     assert "--per-request-spec-decode-metrics" not in command.argv
     assert f"{fake} has no --enable-per-request-metrics: decode times come from the client's " in (
@@ -116,14 +121,18 @@ def test_an_older_vllm_starts_without_it_and_says_so(tmp_path: Path) -> None:
 def test_disable_log_stats_or_the_suites_own_choice_keeps_it_out(tmp_path: Path) -> None:
     fake = _fake_vllm(tmp_path, KEYWORD_FIXTURE)
     quiet = EAGLE3.model_copy(update={"extra_args": ["--disable-log-stats"]})
-    command = launch_command(quiet, name="eagle3", vllm_bin=str(fake), base_env={})
+    command = launch_command(
+        quiet, name="eagle3", vllm_bin=str(fake), base_env={}, gpus_unchecked=True
+    )
     assert "--enable-per-request-metrics" not in command.argv
     assert command.notes == (
         "--disable-log-stats in extra_args: started without --enable-per-request-metrics "
         "(vLLM refuses both); decode times come from the client's clock",
     )
     off = EAGLE3.model_copy(update={"extra_args": ["--no-enable-per-request-metrics"]})
-    argv = launch_command(off, name="eagle3", vllm_bin=str(fake), base_env={}).argv
+    argv = launch_command(
+        off, name="eagle3", vllm_bin=str(fake), base_env={}, gpus_unchecked=True
+    ).argv
     assert argv.count("--enable-per-request-metrics") == 0 and argv[-1] == "summary"
 
 

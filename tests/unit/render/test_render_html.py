@@ -77,9 +77,18 @@ def test_provenance_shows_the_manifest_and_the_prepared_data_manifest(tmp_path: 
                 "provenance": {
                     "argv": ["vllm", "serve", "m", "--api-key", "<redacted>"],
                     "env": {"HF_TOKEN": "<redacted>", "VLLM_USE_V1": "1"},
+                    "gpu_inventory": {
+                        "tool": "amd-smi", "output": "$ amd-smi static ...", "num_gpus": 8,
+                        "product": "AMD Instinct MI355X", "vram_mib": 294896,
+                        "driver": "6.16.6", "rocm_version": "7.2.0", "cuda_version": None,
+                    },
+                    "gpu_check": "8 × AMD Instinct MI355X, ... (amd-smi)",
                 },
             },
-            "baseline": {"baseline": True, "gpus": 8},
+            "baseline": {"baseline": True, "gpus": 8, "provenance": {
+                "gpu_inventory": None,
+                "gpu_check": "unchecked: no GPU tool answered (amd-smi: not found; ...)",
+            }},
         },
         "workloads": {
             "qual": {"spec": {"dataset": "speed-bench:qualitative"},
@@ -95,6 +104,12 @@ def test_provenance_shows_the_manifest_and_the_prepared_data_manifest(tmp_path: 
     assert eagle[1:5] == ("speculative", "n/a", "0.32.0", "8")
     assert eagle[6] == "vllm serve m --api-key '<redacted>'"
     assert eagle[7] == "HF_TOKEN=<redacted> VLLM_USE_V1=1"
+    # The GPUs as amd-smi listed them; a start no GPU tool answered for says it went unchecked.
+    assert eagle[8:] == ("AMD Instinct MI355X", "294896", "6.16.6", "7.2.0", "n/a", "amd-smi")
+    assert servers.columns[8:] == ("GPU", "VRAM per GPU (MiB)", "Driver", "ROCm", "CUDA",
+                                   "GPU inventory")  # fmt: skip
+    baseline = next(row for row in servers.rows if row[0] == "baseline")
+    assert baseline[8:] == ("n/a", "n/a", "n/a", "n/a", "n/a", "unchecked")
     assert [row[-1] for row in workloads.rows] == ["none", "below"]  # mt, qual (sorted)
     assert ("487aa718" in workloads.rows[1]) and record.notes == ()
     assert record.prepared == (("qual", json.dumps({"config": "qualitative", "rows": 880},

@@ -58,7 +58,9 @@ def test_the_dry_run_command_is_the_launch_command_with_dev_mode(tmp_path: Path)
     vllm.write_text("#!/bin/sh\nexit 0\n")
     vllm.chmod(0o755)
     config = EAGLE3.model_copy(update={"env": {"HF_TOKEN": "hf_secret"}})
-    command = launch_command(launch_config(config), name="eagle3", vllm_bin=str(vllm), base_env={})
+    command = launch_command(
+        launch_config(config), name="eagle3", vllm_bin=str(vllm), base_env={}, gpus_unchecked=True
+    )
     assert command.env == {"HF_TOKEN": "hf_secret", "VLLM_SERVER_DEV_MODE": "1"}
     shown = command.shown()
     assert shown.startswith(f"HF_TOKEN='<redacted>' VLLM_SERVER_DEV_MODE=1 {vllm} serve org/target")
