@@ -10,6 +10,9 @@ flag exists and "No group or arguments matching ..." when it does not; it exits 
 cases (vLLM 0.32, /work/handoff/probes/REPORT.md §3), so the text decides. The name
 after `--help=` is a keyword: vLLM lists every flag containing it, so one question
 (`--help=per-request`) answers for both per-request flags.
+
+The executable is a command: `/usr/bin/vllm`, or a container launcher's argv followed by
+`vllm` (`docker run ... IMAGE vllm`), so a server started in a container is asked inside it.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import re
 import subprocess
 import threading
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -42,6 +45,9 @@ def parse_flag_help(text: str, flag: str = PER_REQUEST_METRICS_FLAG) -> bool | N
         return False
     return None
 
+
+#: The vllm executable, or the argv that runs it (a container launcher's, then `vllm`).
+Executable = str | Sequence[str]
 
 _answers: dict[Hashable, object] = {}
 _asking: dict[Hashable, threading.Lock] = {}
@@ -76,37 +82,54 @@ def _ask(
         return None
 
 
-def _help(executable: str, keyword: str, env_items: tuple[tuple[str, str], ...]) -> str | None:
+def _words(executable: Executable) -> tuple[str, ...]:
+    return (executable,) if isinstance(executable, str) else tuple(executable)
+
+
+def _help(
+    executable: tuple[str, ...], keyword: str, env_items: tuple[tuple[str, str], ...]
+) -> str | None:
     def ask() -> str | None:
-        done = _ask([executable, "serve", f"--help={keyword}"], env_items)
+        done = _ask([*executable, "serve", f"--help={keyword}"], env_items)
         return None if done is None else done.stdout + done.stderr
 
     return _once(("help", executable, keyword, env_items), ask)
 
 
 def supports_flag(
-    executable: str, flag: str, env: Mapping[str, str], keyword: str | None = None
+    executable: Executable, flag: str, env: Mapping[str, str], keyword: str | None = None
 ) -> bool | None:
     """Whether `executable serve` knows `--flag` (None: could not tell), asking
     `--help=<keyword>` (default: the flag itself) once per executable and keyword."""
-    text = _help(executable, keyword or flag, tuple(sorted(env.items())))
+    text = _help(_words(executable), keyword or flag, tuple(sorted(env.items())))
     return None if text is None else parse_flag_help(text, flag)
 
 
-def _version(executable: str, env_items: tuple[tuple[str, str], ...]) -> str | None:
-    def ask() -> str | None:
-        done = _ask([executable, "--version"], env_items)
+def _version(
+    executable: tuple[str, ...], env_items: tuple[tuple[str, str], ...]
+) -> tuple[str | None, str]:
+    def ask() -> tuple[str | None, str]:
+        done = _ask([*executable, "--version"], env_items)
         if done is None:
-            return None
+            return None, f"it could not run, or took longer than {HELP_TIMEOUT_S:.0f} s"
         lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
-        return lines[-1] if done.returncode == 0 and lines else None
+        if done.returncode == 0 and lines:
+            return lines[-1], lines[-1]
+        said = [line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+        return None, f"exit {done.returncode}: {said[-1] if said else 'no output'}"
 
     return _once(("version", executable, env_items), ask)
 
 
-def installed_version(executable: str, env: Mapping[str, str]) -> str | None:
+def installed_version(executable: Executable, env: Mapping[str, str]) -> str | None:
     """What `executable --version` prints (vLLM: `0.32.0+cpu`); None: it did not say. Cached."""
-    return _version(executable, tuple(sorted(env.items())))
+    return _version(_words(executable), tuple(sorted(env.items())))[0]
+
+
+def version_answer(executable: Executable, env: Mapping[str, str]) -> tuple[str | None, str]:
+    """`installed_version`, and what the command said: the version, or its exit status and
+    last line of output when it gave none (for the line that refuses it). Cached."""
+    return _version(_words(executable), tuple(sorted(env.items())))
 
 
 def version_matches(pinned: str, reported: str | None) -> bool:
