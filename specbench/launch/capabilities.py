@@ -15,6 +15,10 @@ The version comes from the executable's Python (`importlib.metadata`, a fraction
 second) when `vllm` is a console script, else from `vllm --version` (a whole CLI start).
 `--per-request-spec-decode-metrics` came in vLLM 0.29 (absent from 0.27.1 and 0.28.0, whose
 `serve` refuses it): `spec_metrics_absence` says why a server goes without it.
+
+The executable is a command: `/usr/bin/vllm`, or a container launcher's argv followed by
+`vllm` (`docker run ... IMAGE vllm`), so a server started in a container is asked inside it
+(there by `vllm --version`: the image's Python is not this machine's).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import os
 import re
 import subprocess
 import threading
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -52,6 +56,9 @@ def parse_flag_help(text: str, flag: str = PER_REQUEST_METRICS_FLAG) -> bool | N
         return False
     return None
 
+
+#: The vllm executable, or the argv that runs it (a container launcher's, then `vllm`).
+Executable = str | Sequence[str]
 
 _answers: dict[Hashable, object] = {}
 _asking: dict[Hashable, threading.Lock] = {}
@@ -86,20 +93,26 @@ def _ask(
         return None
 
 
-def _help(executable: str, keyword: str, env_items: tuple[tuple[str, str], ...]) -> str | None:
+def _words(executable: Executable) -> tuple[str, ...]:
+    return (executable,) if isinstance(executable, str) else tuple(executable)
+
+
+def _help(
+    executable: tuple[str, ...], keyword: str, env_items: tuple[tuple[str, str], ...]
+) -> str | None:
     def ask() -> str | None:
-        done = _ask([executable, "serve", f"--help={keyword}"], env_items)
+        done = _ask([*executable, "serve", f"--help={keyword}"], env_items)
         return None if done is None else done.stdout + done.stderr
 
     return _once(("help", executable, keyword, env_items), ask)
 
 
 def supports_flag(
-    executable: str, flag: str, env: Mapping[str, str], keyword: str | None = None
+    executable: Executable, flag: str, env: Mapping[str, str], keyword: str | None = None
 ) -> bool | None:
     """Whether `executable serve` knows `--flag` (None: could not tell), asking
     `--help=<keyword>` (default: the flag itself) once per executable and keyword."""
-    text = _help(executable, keyword or flag, tuple(sorted(env.items())))
+    text = _help(_words(executable), keyword or flag, tuple(sorted(env.items())))
     return None if text is None else parse_flag_help(text, flag)
 
 
@@ -125,22 +138,38 @@ def _last_line(done: subprocess.CompletedProcess[str] | None) -> str | None:
     return lines[-1] if lines else None
 
 
-def _version(executable: str, env_items: tuple[tuple[str, str], ...]) -> str | None:
-    def ask() -> str | None:
-        python = _console_script_python(executable)
+def _version(
+    executable: tuple[str, ...], env_items: tuple[tuple[str, str], ...]
+) -> tuple[str | None, str]:
+    def ask() -> tuple[str | None, str]:
+        # A console script on this machine: its package metadata, without a CLI start.
+        python = _console_script_python(executable[0]) if len(executable) == 1 else None
         if python is not None:
             found = _last_line(_ask([python, "-c", _METADATA_VERSION], env_items))
             if found is not None:
-                return found
-        return _last_line(_ask([executable, "--version"], env_items))
+                return found, found
+        done = _ask([*executable, "--version"], env_items)
+        if done is None:
+            return None, f"it could not run, or took longer than {HELP_TIMEOUT_S:.0f} s"
+        lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
+        if done.returncode == 0 and lines:
+            return lines[-1], lines[-1]
+        said = [line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+        return None, f"exit {done.returncode}: {said[-1] if said else 'no output'}"
 
     return _once(("version", executable, env_items), ask)
 
 
-def installed_version(executable: str, env: Mapping[str, str]) -> str | None:
+def installed_version(executable: Executable, env: Mapping[str, str]) -> str | None:
     """The vLLM release `executable` runs (`0.32.0+cpu`), as its Python's package metadata
     or `executable --version` says; None: neither said. Cached."""
-    return _version(executable, tuple(sorted(env.items())))
+    return _version(_words(executable), tuple(sorted(env.items())))[0]
+
+
+def version_answer(executable: Executable, env: Mapping[str, str]) -> tuple[str | None, str]:
+    """`installed_version`, and what the command said: the version, or its exit status and
+    last line of output when it gave none (for the line that refuses it). Cached."""
+    return _version(_words(executable), tuple(sorted(env.items())))
 
 
 def version_matches(pinned: str, reported: str | None) -> bool:

@@ -11,10 +11,16 @@ when it does not) and `--enable-per-request-metrics` (the server's own per-reque
 which decode rates prefer to the client's clock: added whenever it is known and
 `--disable-log-stats`, which vLLM refuses beside it, is not in extra_args; the emulator
 always gets it).
+
+A config with a `launcher` is started in a container (`launch.container`): the argv is
+the launcher's, with the container's name and `-e NAME` per variable, then `vllm serve
+...`; every question (`--version`, `--help=`) is asked of the image's vllm, and the image
+must exist and answer `vllm --version` before anything starts.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,13 +31,16 @@ from specbench.launch.capabilities import (
     PER_REQUEST_KEYWORD,
     PER_REQUEST_METRICS_FLAG,
     PER_REQUEST_TIMING_FLAG,
+    Executable,
     installed_version,
     is_cpu_build,
     spec_metrics_absence,
     supports_flag,
+    version_answer,
     version_matches,
 )
 from specbench.launch.config import ServerConfig
+from specbench.launch.container import ContainerStart, resolve_container
 from specbench.launch.gpus import GpuInventory, GpuProbe, available_gpus, probe_gpus
 from specbench.launch.host import find_vllm_executable
 from specbench.launch.provenance import redact_argv, redact_value
@@ -56,10 +65,13 @@ class LaunchCommand:
     gpu_check: str | None = None
     #: No GPU tool answered and --gpus-unchecked started it anyway.
     gpus_unchecked: bool = False
+    #: The container it starts in (a `launcher`); None: a process on this machine.
+    container: ContainerStart | None = None
 
     def argv_at(self, host: str, port: int) -> list[str]:
         """The argv with the address the server binds."""
-        return build_argv(
+        prefix = self.container.prefix() if self.container is not None else []
+        return prefix + build_argv(
             self.config,
             vllm_executable=self.executable,
             host=host,
@@ -88,24 +100,39 @@ def launch_command(
         argv = build_argv(config, per_request_timing=True)
         return LaunchCommand(config, "vllm", argv, env, (), None, True)
     notes: list[str] = []
-    executable = find_vllm_executable(vllm_bin, env)
+    container: ContainerStart | None = None
+    executable = "vllm"
+    asked: Executable
+    if config.launcher is not None:
+        container = resolve_container(
+            config.launcher, server=name, env_names=list(config.env), env=env
+        )
+        asked = container.probe()
+        _check_vllm_inside(container, asked, name, env)
+    else:
+        executable = asked = find_vllm_executable(vllm_bin, env)
     probe = probe_gpus(env)
-    check, unchecked = _check_gpus(config, name, env, probe, executable, gpus_unchecked)
+    check, unchecked = _check_gpus(config, name, env, probe, asked, gpus_unchecked)
     if config.vllm_version is not None:
-        installed = installed_version(executable, env)
+        installed = installed_version(asked, env)
         if not version_matches(config.vllm_version, installed):
+            where = (
+                "use an image with that vLLM in launcher"
+                if container
+                else "install that vLLM, point --vllm-bin at it"
+            )
             raise SpecbenchError(
                 f"server {name!r}: the suite asks vllm_version = {config.vllm_version!r}, "
-                f"`{executable} --version` says {installed!r}; install that vLLM, point "
-                "--vllm-bin at it, or change vllm_version"
+                f"`{_shown(asked)} --version` says {installed!r}; {where}, or change "
+                "vllm_version"
             )
     if config.is_speculative and config.per_request_spec_decode_metrics:
-        listed = supports_flag(executable, PER_REQUEST_METRICS_FLAG, env, PER_REQUEST_KEYWORD)
+        listed = supports_flag(asked, PER_REQUEST_METRICS_FLAG, env, PER_REQUEST_KEYWORD)
         # Only asked when the help does not list the flag (the version is another CLI start
         # for an executable that is not a console script).
         absent = None
         if not listed:
-            absent = spec_metrics_absence(installed_version(executable, env), listed)
+            absent = spec_metrics_absence(installed_version(asked, env), listed)
         if absent is not None:
             # Such a vLLM refuses to start with the flag: leave it out, say so.
             notes.append(
@@ -113,8 +140,10 @@ def launch_command(
                 "back to tokens per chunk, an estimate)"
             )
             config = config.model_copy(update={"per_request_spec_decode_metrics": False})
-    timing = _asks_timing(config, executable, env, notes)
+    timing = _asks_timing(config, asked, env, notes)
     argv = build_argv(config, vllm_executable=executable, per_request_timing=timing)
+    if container is not None:
+        argv = container.prefix() + argv
     return LaunchCommand(
         config,
         executable,
@@ -125,7 +154,26 @@ def launch_command(
         timing,
         gpu_check=check,
         gpus_unchecked=unchecked,
+        container=container,
     )
+
+
+def _shown(executable: Executable) -> str:
+    """The executable as a note or error names it: its path, or the container's command."""
+    return executable if isinstance(executable, str) else shlex.join(executable)
+
+
+def _check_vllm_inside(
+    container: ContainerStart, asked: Executable, name: str, env: Mapping[str, str]
+) -> None:
+    """The image's vllm must answer `--version` before any server starts."""
+    version, said = version_answer(asked, env)
+    if version is None:
+        raise SpecbenchError(
+            f"server {name!r}: launcher: `vllm --version` in image "
+            f"{container.launcher.image!r} gave no version ({said}); use an image with "
+            "vLLM installed (e.g. rocm/vllm), or fix launcher"
+        )
 
 
 def _check_gpus(
@@ -133,7 +181,7 @@ def _check_gpus(
     name: str,
     env: Mapping[str, str],
     probe: GpuProbe,
-    executable: str,
+    executable: Executable,
     gpus_unchecked: bool,
 ) -> tuple[str, bool]:
     """The GPU check's line and whether the start goes unchecked; one line of bad input
@@ -159,7 +207,7 @@ def _check_gpus(
 
 
 def _asks_timing(
-    config: ServerConfig, executable: str, env: Mapping[str, str], notes: list[str]
+    config: ServerConfig, executable: Executable, env: Mapping[str, str], notes: list[str]
 ) -> bool:
     """Whether to add `--enable-per-request-metrics` to a vLLM start (a note when not)."""
     given = {arg.split("=", 1)[0] for arg in config.extra_args}
@@ -174,7 +222,7 @@ def _asks_timing(
     known = supports_flag(executable, PER_REQUEST_TIMING_FLAG, env, PER_REQUEST_KEYWORD)
     if not known:
         notes.append(
-            f"{executable} has no {PER_REQUEST_TIMING_ARG}"
+            f"{_shown(executable)} has no {PER_REQUEST_TIMING_ARG}"
             + (" (or could not tell)" if known is None else "")
             + ": decode times come from the client's clock"
         )

@@ -272,6 +272,18 @@ class ServerConfig(Frozen):
         json_schema_extra=server_role(hash_neutral=True),
     )
 
+    launcher: str | None = Field(
+        default=None,
+        description="Command prefix the server is started under, ending with the image: "
+        "'docker run --rm --device=/dev/kfd --device=/dev/dri --group-add video --ipc=host "
+        "--network=host -v /models:/models rocm/vllm:TAG' (docker or podman, host network; "
+        "specbench adds --name and the env's -e NAME), or 'apptainer exec --rocm vllm.sif'. "
+        "specbench appends `vllm serve ...` (the image's vllm; --vllm-bin is not used). "
+        "Preflight checks the runtime, the image and `vllm --version` inside; the manifest "
+        "records the image's id and digests. None: vllm on this machine.",
+        json_schema_extra=server_role(hash_neutral=True),
+    )
+
     @field_validator("env", mode="before")
     @classmethod
     def _numbers_as_text(cls, value: Any) -> Any:
@@ -304,6 +316,8 @@ class ServerConfig(Frozen):
     def _check_engine_fields(self) -> ServerConfig:
         if self.engine == "vllm" and self.emulator is not None:
             raise ValueError("an `emulator` table needs engine = 'emulator'")
+        if self.engine == "emulator" and self.launcher is not None:
+            raise ValueError("a `launcher` starts vllm in a container: it needs engine = 'vllm'")
         return self
 
     @property

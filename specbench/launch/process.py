@@ -7,6 +7,10 @@ during start-up. Teardown sends SIGTERM to the whole process group (vLLM forks e
 workers), waits a grace period, then SIGKILLs what is left. The group's leader carries a
 parent-death signal (Linux `PR_SET_PDEATHSIG`, SIGTERM): if specbench is killed outright
 (kill -9), the server still stops.
+
+A server started through a container launcher (`launch.container`) is stopped by name
+first (`docker stop -t GRACE NAME`: the container is the daemon's, not in the group), then
+its client's group as above.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from specbench.common.defaults import READY_TIMEOUT_S
 from specbench.common.errors import ServerError
 from specbench.launch.command import launch_command
 from specbench.launch.config import ServerConfig
+from specbench.launch.container import ContainerStart, stop_container
 from specbench.launch.health import server_version, wait_ready
 from specbench.launch.host import (
     check_port_free,
@@ -63,7 +68,7 @@ class ServerProcess:
         ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S,
         stop_grace_s: float = DEFAULT_STOP_GRACE_S,
         base_env: Mapping[str, str] | None = None,
-        on_spawn: Callable[[int], None] | None = None,
+        on_spawn: Callable[[int, ContainerStart | None], None] | None = None,
         gpus_unchecked: bool = False,
     ) -> None:
         self.config = config
@@ -79,8 +84,12 @@ class ServerProcess:
         self._gpus_unchecked = gpus_unchecked
         self._base_env = dict(os.environ if base_env is None else base_env)
         self._process: subprocess.Popen[bytes] | None = None
-        #: Called with the pid right after spawn, before readiness (to record it at once).
+        #: Called with the pid (and the container, if any) right after spawn, before
+        #: readiness (to record it at once).
         self._on_spawn = on_spawn
+        #: The container the server runs in (a `launcher`), once resolved.
+        self.container: ContainerStart | None = None
+        self._unstopped_container: ContainerStart | None = None
         self.port: int | None = None
         self.argv: list[str] = []
         self.provenance: ServerProvenance | None = None
@@ -127,6 +136,7 @@ class ServerProcess:
         self.notes.extend(launch.notes)
         if launch.gpus_unchecked and launch.gpu_check:
             self.notes.append(f"GPUs {launch.gpu_check}")
+        self.container = self._unstopped_container = launch.container
         config = launch.config
         if self._requested_port is None:
             self.port = free_port(self.host)
@@ -139,7 +149,7 @@ class ServerProcess:
         log_offset, start_ns = self._spawn(launch.env, f"{started_at} {self.name}: {command}")
         assert self._process is not None
         if self._on_spawn is not None:
-            self._on_spawn(self._process.pid)
+            self._on_spawn(self._process.pid, self.container)
         wait_ready(
             self._process,
             base_url=self.base_url,
@@ -166,6 +176,7 @@ class ServerProcess:
             log_path=str(self.log_path),
             started_at_utc=started_at,
             startup_s=round(startup_s, 3),
+            container=None if self.container is None else self.container.provenance(redact_argv),
         )
         return self.provenance
 
@@ -201,7 +212,8 @@ class ServerProcess:
             raise ServerError(f"server {self.name!r} exited with code {code}; see {self.log_path}")
 
     def stop(self) -> None:
-        """SIGTERM the process group, wait `stop_grace_s`, then SIGKILL; idempotent."""
+        """Stop the container by name (if any), then SIGTERM the process group, wait
+        `stop_grace_s`, then SIGKILL; idempotent."""
         process = self._process
         if process is None:
             return
@@ -209,6 +221,10 @@ class ServerProcess:
         # lost: it is held until the group is gone, then delivered to the restored handler.
         masked, pending = self._defer_signals()
         try:
+            container, self._unstopped_container = self._unstopped_container, None
+            if container is not None and container.name is not None:
+                # Also when the client is gone: a container outlives its client.
+                stop_container(container.launcher.executable, container.name, self.stop_grace_s)
             pgid = process.pid  # start_new_session: the leader's PID is the group id
             self._signal_group(pgid, signal.SIGTERM)
             if not self._wait_group_gone(process, pgid, self.stop_grace_s):

@@ -19,6 +19,7 @@ from pydantic import Field
 
 from specbench.common.model import Frozen
 from specbench.launch.config import Engine, ServerConfig
+from specbench.launch.container import ContainerProvenance
 from specbench.launch.gpus import GpuInventory
 
 REDACTED = "<redacted>"
@@ -74,6 +75,9 @@ class ServerProvenance(Frozen):
     log_path: str = Field(description="Server log file.")
     started_at_utc: str = Field(description="Launch wall-clock time, UTC ISO-8601.")
     startup_s: float = Field(description="From spawn to ready (health and model listed).")
+    container: ContainerProvenance | None = Field(
+        default=None, description="The container it ran in (a `launcher`); None: none."
+    )
 
 
 def is_secret_name(name: str) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 from specbench.data.loader import Workload
 from specbench.launch import ServerConfig, ServerProvenance
 from specbench.launch.argv import prefix_caching_off
+from specbench.launch.container import ContainerStart
 from specbench.launch.host import process_identity
 from specbench.run.plan import Plan, PlanServer
 from specbench.run.resume import bind, check_resume
@@ -120,10 +121,18 @@ class Journal:
         if self._bound:  # else recorded when the run starts
             update_manifest(self.output, lambda m: _with_loaded(m, key, loaded))
 
-    def server_spawned(self, name: str, pid: int, launch: int = 0) -> None:
-        """A server process exists: its identity, so a rerun can stop it if this run dies,
-        and its place in the order of server starts (which launch it serves)."""
+    def server_spawned(
+        self, name: str, pid: int, launch: int = 0, container: ContainerStart | None = None
+    ) -> None:
+        """A server process exists: its identity, so a rerun can stop it if this run dies
+        (with its container's runtime and name, which outlives the process), and its place in
+        the order of server starts (which launch it serves)."""
         identity = process_identity(pid)
+        if identity is not None and container is not None and container.name is not None:
+            identity["container"] = {
+                "runtime": container.launcher.executable,
+                "name": container.name,
+            }
         ticks = identity.get("start_ticks") if identity else None
         start = LaunchStart(
             server=name,

@@ -27,6 +27,7 @@ from specbench.common.errors import ServerError, ServerStartFailed, SpecbenchErr
 from specbench.data.loader import Workload
 from specbench.launch import ServerConfig, ServerProcess
 from specbench.launch.argv import launch_config
+from specbench.launch.container import stop_left_container
 from specbench.launch.host import left_running, stop_group
 from specbench.launch.live import LiveServer
 from specbench.measure.cell import CellOutcome, CellProgress, run_cell
@@ -179,9 +180,16 @@ def _launch_rounds(plan: Plan, runner: _Runner) -> tuple[launch_rounds.PointDeci
 
 
 def _stop_left_servers(manifest: Manifest, journal: Journal, progress: RunProgress) -> None:
-    """Stop the servers a dead campaign left running (its pid and start time recorded)."""
+    """Stop the servers a dead campaign left running (its pid and start time recorded), and
+    the container each ran in (its runtime and name recorded): it outlives its client."""
     recorded = {n: s.process for n, s in manifest.servers.items() if s.process is not None}
     for name, identity in recorded.items():
+        container = stop_left_container(identity)
+        if container is not None:
+            progress.warn(
+                f"server {name!r}: container {container}, started by an earlier run that "
+                "died, was still running; stopped it"
+            )
         if left_running(identity):
             pid = identity["pid"]
             stopped = stop_group(pid)
@@ -308,7 +316,9 @@ class _Runner:
                 gpus_unchecked=self.options.gpus_unchecked,
                 ready_timeout_s=self.options.ready_timeout_s,
                 # Recorded before the (long) wait for readiness.
-                on_spawn=lambda pid: self.journal.server_spawned(server.name, pid, launch),
+                on_spawn=lambda pid, container: self.journal.server_spawned(
+                    server.name, pid, launch, container
+                ),
             ) as process:
                 provenance = process.provenance
                 assert provenance is not None

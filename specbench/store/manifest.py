@@ -68,8 +68,9 @@ class ServerRecord(Frozen):
     process: dict[str, Any] | None = Field(
         default=None,
         description="While started by a run: its process-group leader's pid, host, boot id "
-        "and start time (clock ticks after boot); cleared when stopped. A rerun stops a "
-        "server a dead campaign left running.",
+        "and start time (clock ticks after boot), and `container` (runtime, name) when it "
+        "runs in a docker or podman container; cleared when stopped. A rerun stops a "
+        "server (and its container) a dead campaign left running.",
     )
 
 
