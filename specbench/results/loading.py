@@ -150,7 +150,8 @@ def _failure_reason(path: Path) -> str:
 
 def _scan(results_dir: Path) -> tuple[list[tuple[Path, dict[str, Any]]], list[FailedCell]]:
     if not results_dir.is_dir():
-        raise SpecbenchError(f"results directory {results_dir} does not exist")
+        what = "is a file, not a directory" if results_dir.exists() else "does not exist"
+        raise SpecbenchError(f"results directory {results_dir} {what}")
     raws = [(p, _read_raw(p)) for p in summaries_below(results_dir)]
     failures = [
         FailedCell(results_dir, p, _failure_reason(p)) for p in failed_cells_below(results_dir)

@@ -152,6 +152,13 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert result.stderr.strip().count("\n") == 0
     assert "no summary.json found" in result.stderr
     assert "Traceback" not in result.stderr
+    for given, said in (("nowhere", "does not exist"), ("file", "is a file, not a directory")):
+        (tmp_path / "file").write_text("x")
+        result = _cli(str(tmp_path / given))
+        assert (result.returncode, result.stderr) == (
+            2,
+            f"error: results directory {tmp_path / given} {said}\n",
+        )
 
     results = write_campaign(tmp_path / "campaign")
     result = _cli(str(results), "--concurrency", "64", "--format", "md")
