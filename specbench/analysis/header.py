@@ -74,6 +74,8 @@ def _gpus(manifest: Manifest) -> list[str]:
             text = "not recorded"
         elif product:
             text = f"{count} × {product}"
+        elif str(provenance.get("gpu_check") or "").startswith("none used"):
+            text = f"none ({provenance['gpu_check'].split(';')[0].removeprefix('none used: ')})"
         else:
             tool = inventory.get("tool")
             seen = f"; the node's GPU tool ({tool}) named no product" if tool else ""

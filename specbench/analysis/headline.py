@@ -68,9 +68,12 @@ def _serving_rows(table: Table) -> list[tuple[str, str]]:
     ]
 
 
-def headline(al_table: Table | None, serving_table: Table | None, labels: Sequence[str]) -> Table:
-    """The headline from the first AL by domain table and the first serving table; raises
-    ValueError when neither was built (the report then opens with its tables)."""
+def headline(
+    al_table: Table | None, serving_tables: Sequence[Table], labels: Sequence[str]
+) -> Table:
+    """The headline from the first AL by domain table and the serving tables (one per
+    comparison, on the first dataset); raises ValueError when neither was built (the
+    report then opens with its tables)."""
     import pandas as pd
 
     rows: list[tuple[str, str]] = []
@@ -79,9 +82,11 @@ def headline(al_table: Table | None, serving_table: Table | None, labels: Sequen
         al_rows, al_notes = _al_rows(al_table, labels)
         rows += al_rows
         notes.append(f"AL: {CARD_AL}; " + "; ".join(al_notes) + ".")
-    if serving_table is not None:
+    for serving_table in serving_tables:
         rows += _serving_rows(serving_table)
-        notes.append(f"Throughput and speedup: “{serving_table.title}” below, where its ± is said.")
+    if serving_tables:
+        titles = ", ".join(f"“{t.title}”" for t in serving_tables)
+        notes.append(f"Throughput and speedup: {titles} below, where the ± is said.")
     if not rows:
         raise ValueError("no AL by domain and no serving table to lead with")
     return Table(

@@ -281,11 +281,16 @@ def _lead(outcome: ReportOutcome, selection: Selection, options: ReportOptions) 
             None,
         )
 
+    # One serving table per comparison, each on the dataset its first table is of.
+    serving: dict[tuple[str, ...], Table] = {}
+    for table in outcome.tables:
+        if outcome.section_of.get(table.name) == "serving" and table.name.startswith("serving_"):
+            serving.setdefault(table.columns[1:3], table)
     try:
         lead.append(
             headline(
                 first("al_by_domain", "al_by_domain"),
-                first("serving", "serving_"),
+                list(serving.values()),
                 selection.speculative,
             )
         )

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pandas as pd
-from analysis_fixtures import write_campaign
+from analysis_fixtures import QUALITATIVE, spec_decode, summary, write_campaign, write_cell
 
 from specbench.analysis.table import Table
 from specbench.render.html import table_html
@@ -179,3 +179,36 @@ def test_a_folded_table_shows_the_cards_rows_and_the_rest_one_click_away() -> No
     first, _, folded = page.partition("<details")
     assert first.count("<tr>") == 3  # the header and the two rows at 48
     assert folded.count("<tr>") == 7 and "Shown: concurrency 48: all 6 rows" in folded
+
+
+def test_the_headline_has_each_comparisons_speedup_and_a_cpu_build_says_it_used_no_gpu(
+    tmp_path: Path,
+) -> None:
+    results = write_campaign(tmp_path / "campaign")
+    _manifest(results)
+    manifest = json.loads((results / "manifest.json").read_text())
+    for server in manifest["servers"].values():  # as a CPU build's start records it
+        server["provenance"] = {
+            "gpu_inventory": None,
+            "gpu_check": "none used: vLLM 0.32.0+cpu is a CPU build; no GPU tool answered (…)",
+        }
+    (results / "manifest.json").write_text(json.dumps(manifest))
+    for repeat, tok in enumerate((350.0, 351.0)):
+        write_cell(
+            results,
+            summary(
+                label="ngram",
+                dataset=QUALITATIVE,
+                concurrency=48,
+                repeat=repeat,
+                tok_s_per_gpu=tok,
+                spec=spec_decode(1000, [700, 400, 200]),
+            ),
+        )
+    outcome = build_report(ReportOptions((results,), formats=("md",)))
+    header, headline = outcome.tables[:2]
+    assert dict(header.rows)["GPUs"] == "baseline, eagle3: none (vLLM 0.32.0+cpu is a CPU build)"
+    assert [row for row in headline.rows if row[0].startswith("Speedup")] == [
+        ("Speedup at concurrency 48, eagle3 vs baseline", "1.47×"),
+        ("Speedup at concurrency 48, ngram vs baseline", "1.24×"),
+    ]
