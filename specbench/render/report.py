@@ -266,34 +266,20 @@ def _compared(selection: Selection) -> str:
 
 
 def _lead(outcome: ReportOutcome, selection: Selection, options: ReportOptions) -> None:
-    """The report's first tables: what was measured (`card_header`) and the headline,
-    from the first AL by domain and serving tables built."""
+    """The report's first tables: what was measured (`card_header`) and the headline, from
+    the first AL by domain table and each comparison's first serving table."""
     names = display_names(options.results_dirs)
     lead = [card_header(options.results_dirs, names, _compared(selection))]
-
-    def first(section: str, prefix: str) -> Table | None:
-        return next(
-            (
-                t
-                for t in outcome.tables
-                if outcome.section_of.get(t.name) == section and t.name.startswith(prefix)
-            ),
-            None,
-        )
-
-    # One serving table per comparison, each on the dataset its first table is of.
-    serving: dict[tuple[str, ...], Table] = {}
+    al_table: Table | None = None
+    serving: dict[tuple[str, ...], Table] = {}  # (speculative, baseline) → its first table
     for table in outcome.tables:
-        if outcome.section_of.get(table.name) == "serving" and table.name.startswith("serving_"):
+        section = outcome.section_of.get(table.name)
+        if section == "al_by_domain" and al_table is None:
+            al_table = table
+        elif section == "serving" and table.name.startswith("serving_"):
             serving.setdefault(table.columns[1:3], table)
     try:
-        lead.append(
-            headline(
-                first("al_by_domain", "al_by_domain"),
-                list(serving.values()),
-                selection.speculative,
-            )
-        )
+        lead.append(headline(al_table, list(serving.values()), selection.speculative))
     except ValueError as why:
         outcome.not_built.append(f"headline: {why}")
     outcome.tables[:0] = lead
