@@ -43,7 +43,8 @@ def _al_rows(table: Table, labels: Sequence[str]) -> tuple[list[tuple[str, str]]
         if official is not None and overall[official].replace("**", "") not in ("n/a", ""):
             rows.append((f"AL overall{who} (official, SPEED-Bench)", overall[official]))
             notes += [
-                n.removeprefix(f"{label} official: ").rstrip(".")
+                (f"{label}: " if several else "")
+                + n.removeprefix(f"{label} official: ").rstrip(".")
                 for n in table.footnotes
                 if n.startswith(f"{label} official:")
             ]
@@ -85,7 +86,7 @@ def headline(
     for serving_table in serving_tables:
         rows += _serving_rows(serving_table)
     if serving_tables:
-        titles = ", ".join(f"“{t.title}”" for t in serving_tables)
+        titles = ", ".join(dict.fromkeys(f"“{t.title}”" for t in serving_tables))
         notes.append(f"Throughput and speedup: {titles} below, where the ± is said.")
     if not rows:
         raise ValueError("no AL by domain and no serving table to lead with")
