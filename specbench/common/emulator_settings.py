@@ -124,6 +124,32 @@ class EmulatorSettings:
         ge=0,
         le=_MAX_STEP_MS,
     )
+    draft_step_ms: float = setting(
+        0.0,
+        "Extra duration of a step per draft token K (the drafter's forward passes); "
+        "0 = drafting is free.",
+        suite=True,
+        hash_neutral=True,
+        ge=0,
+        le=_MAX_STEP_MS,
+    )
+    verify_token_ms: float = setting(
+        0.0,
+        "Extra duration per token the step verifies beyond --compute-knee-tokens "
+        "(n requests × (1 + K) tokens): the compute-bound regime; 0 = verification is free.",
+        suite=True,
+        hash_neutral=True,
+        ge=0,
+        le=_MAX_STEP_MS,
+    )
+    compute_knee_tokens: int = setting(
+        0,
+        "Tokens a step verifies before each further one costs --verify-token-ms "
+        "(below it a step is memory-bound).",
+        suite=True,
+        hash_neutral=True,
+        ge=0,
+    )
     max_model_len: int = setting(4096, "Context limit in fake tokens (prompt + output).", ge=2)
     max_num_seqs: int = setting(
         256, "Most requests running at once; the rest wait.", cli=None, ge=1

@@ -5,6 +5,10 @@ Time model (per engine step, as vLLM's scheduler batches work):
   `prefill_ms` when the step admits (prefills) any new request and `step_ms` otherwise;
   so at concurrency 1, TTFT = `prefill_ms` and each decode step = `step_ms` exactly,
   and every further request sharing a step makes it `per_request_step_ms` longer;
+- a step that verifies drafts (speculation on, n ≥ 1 decoding requests) also pays
+  `draft_step_ms × K + verify_token_ms × max(0, n × (1 + K) − compute_knee_tokens)`: the
+  drafter's K passes, and the verified tokens beyond the compute knee (`step_cost_ms`;
+  all three 0 by default, so K costs nothing unless a suite prices it);
 - a new request's first step is its prefill and yields its first token; later steps
   are decode steps, one chunk per request per step, whatever the tokens it carries;
 - steps are scheduled against a monotonic deadline: while the engine is busy the next
@@ -52,6 +56,24 @@ class _PlannedStep:
     generation_tokens: int
     num_drafts: int
     accepted_per_position: list[int]
+
+
+def step_cost_ms(config: EmulatorConfig, admitted: int, decoding: int, k: int) -> float:
+    """One engine step's duration (ms) with `admitted` prefills and `decoding` requests
+    that each verify `k` drafts (0: no speculation, or no decoding request):
+
+        base + per_request_step_ms · (n − 1) + draft_step_ms · k
+             + verify_token_ms · max(0, decoding · (1 + k) − compute_knee_tokens)
+
+    base = prefill_ms when the step admits a request, else step_ms; n = every request in
+    the step. The draft and verify terms are the issue's price of K (`emulator.truth`)."""
+    base_ms = config.prefill_ms if admitted else config.step_ms
+    duration_ms = base_ms + config.per_request_step_ms * (admitted + decoding - 1)
+    if k and decoding:
+        verified = decoding * (1 + k)
+        duration_ms += config.draft_step_ms * k
+        duration_ms += config.verify_token_ms * max(0, verified - config.compute_knee_tokens)
+    return duration_ms
 
 
 # The selector's timeout is rounded up to whole milliseconds, so a plain sleep wakes up to
@@ -202,9 +224,9 @@ class Engine:
 
     def _plan(self, admitted: list[EngineRequest], decoding: list[EngineRequest]) -> _PlannedStep:
         config = self.config
-        base_ms = config.prefill_ms if admitted else config.step_ms
-        in_step = len(admitted) + len(decoding)
-        duration_ms = base_ms + config.per_request_step_ms * (in_step - 1)
+        duration_ms = step_cost_ms(
+            config, len(admitted), len(decoding), self._num_spec_tokens if decoding else 0
+        )
         deliveries: list[tuple[EngineRequest, StepOutput]] = []
         prompt_tokens = 0
         generation_tokens = 0
