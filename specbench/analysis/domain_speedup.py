@@ -30,7 +30,7 @@ from statistics import mean
 from specbench import store
 from specbench.analysis.table import Table
 from specbench.analysis.tables import TableUnavailable
-from specbench.analysis.wording import marked, under_loaded
+from specbench.analysis.wording import marked, under_loaded_note
 from specbench.client.record import RequestRecord
 from specbench.common.text import fixed
 from specbench.data.categories import category_name
@@ -308,7 +308,7 @@ def domain_speedup(cells: Sequence[LoadedCell], comparison: Comparison, workload
         )
         notes.append(_timing_note(point, comparison))
         if point.under_loaded is not None:
-            notes.append(under_loaded(concurrency, point.under_loaded))
+            notes.append(under_loaded_note(concurrency, point.under_loaded))
         names = [*sorted(set(point.spec.timed_by) & set(point.base.timed_by) - {OVERALL}), OVERALL]
         for name in names:
             record, row = _domain(point, name, comparison, workload)

@@ -181,5 +181,5 @@ def cell_health(frame: pd.DataFrame) -> Table:
         data=data,
         align=("left", "left", *(("right",) * 9)),
         footnotes=_notes({cell for row in rows for cell in row})
-        + tuple(W.under_loaded(c, n) for c, n in sorted(loads)),
+        + tuple(W.under_loaded_note(c, n) for c, n in sorted(loads)),
     )

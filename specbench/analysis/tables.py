@@ -491,7 +491,7 @@ def serving(
             )
     name = W.dataset_name(view, _split(frame, view))
     if fewest is not None:
-        notes.insert(0, W.under_loaded(concurrency, fewest))
+        notes.insert(0, W.under_loaded_note(concurrency, fewest))
     return Table(
         name=f"serving_c{concurrency}_{slug(comparison.speculative)}"
         f"_vs_{slug(comparison.baseline)}{_suffix(view, frame, VIEW)}",
@@ -546,7 +546,7 @@ def concurrency_sweep(
     if not per_gpu:
         notes.append(PER_SERVER_NOTE)
     notes += [
-        W.under_loaded(int(r[CONCURRENCY]), int(r[D.UNDER_LOADED_CONVERSATIONS]))
+        W.under_loaded_note(int(r[CONCURRENCY]), int(r[D.UNDER_LOADED_CONVERSATIONS]))
         for r in records
         if _finite(r.get(D.UNDER_LOADED_CONVERSATIONS))
     ]

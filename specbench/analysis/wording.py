@@ -34,7 +34,7 @@ AL_NAMES = {
 UNDER_LOADED = "\u2020"
 
 
-def under_loaded(concurrency: int, conversations: int) -> str:
+def under_loaded_note(concurrency: int, conversations: int) -> str:
     """The note for an under-loaded cell, beside its mark (`UNDER_LOADED`)."""
     return (
         f"{UNDER_LOADED} under-loaded: concurrency {concurrency} exceeds the {conversations} "
