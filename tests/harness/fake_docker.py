@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from specbench.launch.host import group_alive
+
 STATE = Path(os.environ["FAKE_DOCKER_STATE"])
 #: docker run options that take a value as the next word (the rest are switches).
 VALUED = {
@@ -47,20 +49,6 @@ def say(line: str, stream: TextIO = sys.stdout) -> None:
 
 def images() -> dict[str, dict[str, object]]:
     return json.loads((STATE / "images.json").read_text())
-
-
-def alive(pid: int) -> bool:
-    """Whether any non-zombie process is left in process group `pid`."""
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rfind(")") + 2 :].split()
-            if fields[0] != "Z" and int(fields[2]) == pid:
-                return True
-    return False
 
 
 def inspect(image: str) -> int:
@@ -103,7 +91,7 @@ def run(words: list[str]) -> int:
             return 127
         command = [str(known["vllm"]), *command[1:]]
     record = STATE / "containers" / (name or "")
-    if name is not None and record.exists() and alive(int(record.read_text())):
+    if name is not None and record.exists() and group_alive(int(record.read_text())):
         say(f'Conflict. The container name "/{name}" is already in use', sys.stderr)
         return 125
     container = subprocess.Popen(command, env=env, start_new_session=True)
@@ -120,16 +108,16 @@ def stop(words: list[str], signum: int) -> int:
     name = words[-1]
     record = STATE / "containers" / name
     pid = int(record.read_text()) if record.exists() else None
-    if pid is None or not alive(pid):
+    if pid is None or not group_alive(pid):
         say(f"Error response from daemon: No such container: {name}", sys.stderr)
         return 1
     os.killpg(pid, signum)
     deadline = time.monotonic() + grace
-    while alive(pid) and time.monotonic() < deadline:
+    while group_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    if alive(pid):
+    if group_alive(pid):
         os.killpg(pid, signal.SIGKILL)
-    while alive(pid):
+    while group_alive(pid):
         time.sleep(0.1)
     record.unlink(missing_ok=True)
     say(name)
