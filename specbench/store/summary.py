@@ -265,6 +265,65 @@ class CellErrors(Frozen):
     )
 
 
+EnergyReason = Literal[
+    "off",
+    "unavailable",
+    "no_device",
+    "unreachable",
+    "no_energy_counter",
+    "gpu_missing",
+    "counter_reset",
+    "counter_backwards",
+    "counter_frozen",
+    "no_output_tokens",
+]
+
+
+class EnergySummary(Frozen):
+    """GPU board energy over the window (`specbench.energy`), from `energy.jsonl`.
+
+    The counter of each counted GPU is read at the same instants as `metrics_before.prom`
+    and `metrics_after.prom`; joules are the deltas summed over those GPUs. A power sampler
+    (≥ 1 Hz, trapezoid rule) cross-checks them. Board energy only: CPU, memory, network
+    and cooling are not in it. A figure that cannot be given is null with its `reason`,
+    never 0.
+    """
+
+    definition: Literal["gpu_board_energy"] = "gpu_board_energy"
+    source: str = Field(description='"amdsmi", "nvml", the exporter URL, or "off".')
+    source_detail: str | None = Field(
+        default=None, description="Why this source (or none) was chosen, in words."
+    )
+    gpus: list[str] = Field(description="The GPUs counted, in the source's numbering.")
+    valid: bool = Field(description="True when joules and every figure from it are given.")
+    reason: EnergyReason | None = Field(description="Why not valid; None when valid.")
+    detail: str | None = Field(default=None, description="The reason in words.")
+    window_s: float | None = Field(
+        description="Seconds between the two counter reads (the window's scrapes)."
+    )
+    output_tokens: int | None = Field(
+        description="Δ vllm:generation_tokens_total over the window (the divisor)."
+    )
+    joules: float | None = Field(description="Σ over the counted GPUs of the counter delta, J.")
+    joules_per_output_token: float | None = Field(description="joules / output_tokens.")
+    output_tokens_per_joule: float | None = Field(description="output_tokens / joules.")
+    mean_power_w_per_gpu: float | None = Field(description="joules / window_s / len(gpus).")
+    per_gpu_joules: dict[str, float] | None = Field(
+        default=None, description="Each counted GPU's counter delta, J."
+    )
+    samples: int = Field(default=0, description="Power samples taken inside the window.")
+    sampled_joules: float | None = Field(
+        default=None,
+        description="Σ over the counted GPUs of sampled power integrated by the trapezoid "
+        "rule from the first read to the last; None with fewer than two samples or no power.",
+    )
+    counter_power_agree: bool | None = Field(
+        default=None,
+        description="|joules − sampled_joules| ≤ 5% of sampled_joules; None when either is "
+        "missing.",
+    )
+
+
 class CellSummary(Frozen):
     """One measured cell: one server config × dataset × concurrency × repeat."""
 
@@ -415,4 +474,9 @@ class CellSummary(Frozen):
         default=None,
         description="Standard error of each gated figure from within the run; None in "
         "results written before it was recorded (the gate then uses its older rule).",
+    )
+    energy: EnergySummary | None = Field(
+        default=None,
+        description="GPU board energy over the window; None in results written before it "
+        "was recorded.",
     )
