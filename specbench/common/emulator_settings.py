@@ -27,6 +27,10 @@ _MAX_STEP_MS = 600_000
 #: How `specbench emulate` takes a setting: "option" passes `--name` through unchanged,
 #: "parsed" is declared and parsed by the command itself, None is not on its command line.
 CliRole = Literal["option", "parsed"]
+#: The text the emulator's GPU exporter serves: AMD Device Metrics Exporter's or DCGM's.
+ExporterFormat = Literal["amd", "dcgm"]
+#: What goes wrong with the exporter on demand (`emulator.power.PowerMeter`).
+ExporterFault = Literal["none", "reset", "backwards", "frozen", "missing_gpu", "unreachable"]
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,8 @@ class Setting:
     also reads it from the environment. `suite`: a suite server's `[emulator]` table may
     set it. `drafting`: only passed when the server speculates. `in_argv` False: the argv
     builder writes it itself (merged with a server field). `hash_neutral`: added after
-    schema 2, left out of the suite hash at its default.
+    schema 2, left out of the suite hash at its default. `needs`: another setting that must
+    leave its default before this one may (the exporter's settings need `exporter_port`).
     """
 
     help: str
@@ -52,6 +57,7 @@ class Setting:
     drafting: bool
     in_argv: bool
     hash_neutral: bool
+    needs: str | None
 
 
 def setting(
@@ -66,11 +72,22 @@ def setting(
     drafting: bool = False,
     in_argv: bool = True,
     hash_neutral: bool = False,
+    needs: str | None = None,
     **bounds: float,
 ) -> Any:
     """One row of the table: a dataclass field whose metadata holds its `Setting`."""
     declared = Setting(
-        help, bounds, cli, cli_type, required, envvar, suite, drafting, in_argv, hash_neutral
+        help,
+        bounds,
+        cli,
+        cli_type,
+        required,
+        envvar,
+        suite,
+        drafting,
+        in_argv,
+        hash_neutral,
+        needs,
     )
     return field(default=default, metadata={"setting": declared})
 
@@ -237,6 +254,86 @@ class EmulatorSettings:
     )
     acceptance_decay_tokens: int = setting(
         256, "Output tokens per acceptance decay interval.", suite=True, ge=1
+    )
+    exporter_port: int = setting(
+        0,
+        "Also serve a GPU metrics exporter (`/metrics`, AMD or DCGM text) with a known power "
+        "model on this port of the same host; 0 = no exporter.",
+        suite=True,
+        hash_neutral=True,
+        ge=0,
+        le=65535,
+    )
+    # `setting` makes a dataclass field; ruff sees a Literal alias as a mutable default.
+    exporter_format: ExporterFormat = setting(  # noqa: RUF009
+        "amd",
+        "The exporter's text: amd (Device Metrics Exporter: gpu_energy_consumed µJ, "
+        "gpu_package_power W) or dcgm (DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION mJ, "
+        "DCGM_FI_DEV_POWER_USAGE W).",
+        cli_type=str,
+        suite=True,
+        hash_neutral=True,
+        needs="exporter_port",
+    )
+    exporter_gpus: int = setting(
+        8,
+        "GPUs the exporter lists (ids 0 to N-1); each draws --power-idle-w all the time.",
+        suite=True,
+        hash_neutral=True,
+        needs="exporter_port",
+        ge=1,
+        le=1024,
+    )
+    exporter_work_gpus: str = setting(
+        "0",
+        "Comma-separated ids of the listed GPUs the server's work lands on (e.g. 0,1,2,3); "
+        "token energy is spread evenly over them.",
+        suite=True,
+        hash_neutral=True,
+        needs="exporter_port",
+    )
+    power_idle_w: float = setting(
+        100.0,
+        "Watts each listed GPU draws whatever the load.",
+        suite=True,
+        hash_neutral=True,
+        needs="exporter_port",
+        ge=0,
+    )
+    energy_per_generated_token_j: float = setting(
+        0.05,
+        "Joules each generated (output) token adds, spread over the work GPUs.",
+        suite=True,
+        hash_neutral=True,
+        needs="exporter_port",
+        ge=0,
+    )
+    energy_per_drafted_token_j: float = setting(
+        0.03,
+        "Joules each drafted token adds, spread over the work GPUs.",
+        suite=True,
+        hash_neutral=True,
+        needs="exporter_port",
+        ge=0,
+    )
+    exporter_fault: ExporterFault = setting(  # noqa: RUF009
+        "none",
+        "A fault of the exporter from its Nth GET on (N = --exporter-fault-after-reads): reset "
+        "(counters restart at 0), backwards (each read lower than the last), frozen "
+        "(counters stop; power still moves), missing_gpu (the first work GPU leaves the "
+        "listing), unreachable (503).",
+        cli_type=str,
+        suite=True,
+        hash_neutral=True,
+        needs="exporter_port",
+    )
+    exporter_fault_after_reads: int = setting(
+        1,
+        "The exporter GET (1-based, every GET counted) from which --exporter-fault holds.",
+        suite=True,
+        hash_neutral=True,
+        needs="exporter_fault",
+        ge=1,
     )
 
 

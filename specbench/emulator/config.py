@@ -19,6 +19,7 @@ from specbench.common.errors import SpecbenchError
 # Conditional acceptance probabilities for positions beyond the third continue this
 # ramp down (0.65, 0.60, ...), floored at 0.05, so any K has a usable default.
 _DEFAULT_ACCEPTANCE_HEAD = (0.8, 0.75, 0.7)
+_DEFAULTS = {row.name: row.default for row in ROWS}
 
 
 def default_acceptance(num_speculative_tokens: int) -> tuple[float, ...]:
@@ -56,6 +57,29 @@ class EmulatorConfig(EmulatorSettings):
             raise ValueError(
                 "--reasoning-tokens 1 cannot hold both <think> and </think>; give 0 or at least 2"
             )
+        for row in ROWS:
+            needs = declared(row).needs
+            if (
+                needs is not None
+                and getattr(self, row.name) != row.default
+                and getattr(self, needs) == _DEFAULTS[needs]
+            ):
+                raise ValueError(
+                    f"{flag_of(row.name)} needs {flag_of(needs)} "
+                    f"(left at {_DEFAULTS[needs]!r}, which turns it off)"
+                )
+        if self.exporter_port:
+            if self.exporter_port == self.port:
+                raise ValueError(
+                    f"--exporter-port {self.exporter_port} is also --port; "
+                    "give the exporter a port of its own"
+                )
+            parse_work_gpus(self.exporter_work_gpus, self.exporter_gpus)
+
+    @property
+    def work_gpus(self) -> tuple[int, ...]:
+        """The listed GPUs the exporter puts the server's work on (`--exporter-work-gpus`)."""
+        return parse_work_gpus(self.exporter_work_gpus, self.exporter_gpus)
 
     @property
     def conditional_acceptance(self) -> tuple[float, ...]:
@@ -79,6 +103,25 @@ class EmulatorConfig(EmulatorSettings):
             survive *= probability
             total += survive
         return total
+
+
+def parse_work_gpus(text: str, gpus: int) -> tuple[int, ...]:
+    """`--exporter-work-gpus 0,1,2,3` as ids, each listed (below `gpus`) and given once."""
+    listed = f"--exporter-gpus {gpus} lists ids 0 to {gpus - 1}"
+    ids: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not (part.isascii() and part.isdigit()):
+            raise ValueError(
+                f"--exporter-work-gpus {text!r}: expected comma-separated GPU ids, e.g. 0,1,2,3"
+            )
+        gpu = int(part)
+        if gpu >= gpus:
+            raise ValueError(f"--exporter-work-gpus {text!r}: GPU {gpu} is not listed ({listed})")
+        if gpu in ids:
+            raise ValueError(f"--exporter-work-gpus {text!r}: GPU {gpu} is given twice")
+        ids.append(gpu)
+    return tuple(ids)
 
 
 def parse_acceptance(text: str, option: str = "--acceptance") -> tuple[float, ...]:

@@ -87,6 +87,15 @@ class _Series:
         return [family.labels(*self.labels, value) for value in values]
 
 
+def _total(counter: Counter) -> float:
+    """A labelled counter's `_total` sample, read through the collector API."""
+    for family in counter.collect():
+        for sample in family.samples:
+            if sample.name.endswith("_total"):
+                return float(sample.value)
+    raise ValueError(f"counter {counter!r} has no _total sample")
+
+
 class EmulatorMetrics:
     """Counters and gauges of one emulated engine, with a text exposition."""
 
@@ -198,6 +207,14 @@ class EmulatorMetrics:
             self.spec_decode_num_accepted_tokens_per_pos, accepted_per_position, strict=True
         ):
             counter.inc(count)
+
+    def token_totals(self) -> tuple[float, float]:
+        """Generated and drafted tokens so far: the values behind
+        `vllm:generation_tokens_total` and `vllm:spec_decode_num_draft_tokens_total`
+        (drafted 0 without speculation), which the GPU exporter's power model reads."""
+        generated = _total(self.generation_tokens)
+        drafted = _total(self.spec_decode_num_draft_tokens) if self.speculative else 0.0
+        return generated, drafted
 
     def exposition(self) -> bytes:
         """The Prometheus text format of every series."""

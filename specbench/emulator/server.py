@@ -1,7 +1,8 @@
 """The emulator's HTTP face: vLLM 0.32's routes on aiohttp, and the blocking entry point.
 
 `build_app(config)` gives an `aiohttp.web.Application` (tests run it in-process);
-`serve_emulator(config)` listens on `config.host:config.port` until SIGINT or SIGTERM.
+`serve_emulator(config)` listens on `config.host:config.port` until SIGINT or SIGTERM, and
+with `--exporter-port` also serves the GPU exporter (`exporter`) there, on the same engine.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from aiohttp import web
 from specbench.common.errors import SpecbenchError
 from specbench.emulator.config import EmulatorConfig
 from specbench.emulator.engine import Engine
+from specbench.emulator.exporter import build_exporter_app
 from specbench.emulator.metrics import EXPOSITION_CONTENT_TYPE, EmulatorMetrics
 from specbench.emulator.prefix_cache import PrefixCache
 from specbench.emulator.protocol import ParsedRequest, RequestError, parse_request
@@ -291,23 +293,45 @@ def build_app(config: EmulatorConfig) -> web.Application:
     return app
 
 
+async def _listen(runner: web.AppRunner, host: str, port: int, flag: str) -> None:
+    """Start `runner`'s site on host:port, or fail with one line naming `flag`."""
+    site = web.TCPSite(runner, host, port, backlog=1024, reuse_address=True)
+    try:
+        await site.start()
+    except OSError as error:
+        raise SpecbenchError(
+            f"{flag} {port}: cannot listen on {host}:{port} ({error.strerror or error})"
+        ) from None
+
+
 async def _serve(config: EmulatorConfig) -> None:
+    app = build_app(config)
     runner = web.AppRunner(
-        build_app(config),
-        handle_signals=False,
-        access_log=None,
-        shutdown_timeout=SHUTDOWN_TIMEOUT_S,
+        app, handle_signals=False, access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S
     )
     await runner.setup()
+    runners = [runner]
     try:
-        site = web.TCPSite(runner, config.host, config.port, backlog=1024, reuse_address=True)
-        try:
-            await site.start()
-        except OSError as error:
-            raise SpecbenchError(
-                f"--port {config.port}: cannot listen on {config.host}:{config.port} "
-                f"({error.strerror or error})"
-            ) from None
+        if config.exporter_port:
+            # The exporter listens first: once /health answers, both ports do.
+            exporter = web.AppRunner(
+                build_exporter_app(config, app[STATE_KEY].metrics.token_totals),
+                handle_signals=False,
+                access_log=None,
+                shutdown_timeout=SHUTDOWN_TIMEOUT_S,
+            )
+            await exporter.setup()
+            runners.append(exporter)
+            await _listen(exporter, config.host, config.exporter_port, "--exporter-port")
+            logger.info(
+                "GPU exporter (%s, %d GPUs, work on %s) on http://%s:%d/metrics",
+                config.exporter_format,
+                config.exporter_gpus,
+                config.exporter_work_gpus,
+                config.host,
+                config.exporter_port,
+            )
+        await _listen(runner, config.host, config.port, "--port")
         logger.info(
             "emulating vLLM %s as %r on http://%s:%d (speculative=%s, K=%d, expected AL %.3f)",
             VLLM_VERSION,
@@ -329,7 +353,8 @@ async def _serve(config: EmulatorConfig) -> None:
                 with contextlib.suppress(Exception):
                     loop.remove_signal_handler(signum)
     finally:
-        await runner.cleanup()
+        for started in reversed(runners):
+            await started.cleanup()
 
 
 def serve_emulator(config: EmulatorConfig) -> None:

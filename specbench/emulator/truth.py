@@ -9,7 +9,20 @@ conditional acceptance of each draft position), so the output rate is
 
 (K = 0: the baseline, AL 1, no draft or verify cost). Prefill steps and the drain tail are
 left out: it is the steady state a long cell approaches, and what advice about K is tested
-against. Pure; nothing here starts a server.
+against.
+
+Energy (the exporter's power model, `emulator.power`): over a window that finds the server
+idle at both edges, the counted GPUs G use exactly
+
+    E = idle_w · |G| · Δt + (J/generated · ΔG + J/drafted · ΔD) · |G ∩ work| / |work|
+
+and in the steady state a verify step drafts K tokens per AL(K) it emits, so
+
+    J/token(c, K) = idle_w · |G| / rate(c, K) + J/generated + J/drafted · K / AL(K)
+
+(all work GPUs counted). Speculation shortens the time each token holds the idle draw and
+pays for its drafts: it saves energy where it raises the rate enough, and costs energy once
+verification makes it slower (`energy_crossover`). Pure; nothing here starts a server.
 """
 
 from __future__ import annotations
@@ -63,3 +76,58 @@ def best_k(
     best = ranked[0]
     margin = (rates[best] - rates[ranked[1]]) / rates[ranked[1]] if len(ranked) > 1 else 0.0
     return BestK(concurrency, rates, best, margin)
+
+
+def _work_share(config: EmulatorConfig, counted_gpus: Sequence[int]) -> float:
+    """The fraction of the work GPUs among the counted ones (token energy is spread evenly)."""
+    work = config.work_gpus
+    return len(set(work) & set(counted_gpus)) / len(work)
+
+
+def window_energy_j(
+    config: EmulatorConfig,
+    duration_s: float,
+    generated: float,
+    drafted: float,
+    counted_gpus: Sequence[int],
+) -> float:
+    """The counted GPUs' energy over a window of `duration_s` in which the engine generated
+    `generated` and drafted `drafted` tokens: E of the module docstring, exact."""
+    idle = config.power_idle_w * len(set(counted_gpus)) * duration_s
+    work = config.energy_per_generated_token_j * generated
+    work += config.energy_per_drafted_token_j * drafted
+    return idle + work * _work_share(config, counted_gpus)
+
+
+def joules_per_output_token(
+    config: EmulatorConfig,
+    concurrency: int,
+    k: int,
+    acceptance: Sequence[float],
+    counted_gpus: Sequence[int],
+) -> float:
+    """The counted GPUs' steady-state joules per output token at `concurrency`, each step
+    verifying `k` drafts (0: the baseline): J/token(c, K) of the module docstring."""
+    rate = steady_rate_tok_s(config, concurrency, k, acceptance)
+    drafted_per_token = k / expected_acceptance_length(acceptance, k)
+    per_token = config.energy_per_generated_token_j
+    per_token += config.energy_per_drafted_token_j * drafted_per_token
+    idle = config.power_idle_w * len(set(counted_gpus)) / rate
+    return idle + per_token * _work_share(config, counted_gpus)
+
+
+def energy_crossover(
+    config: EmulatorConfig,
+    concurrencies: Sequence[int],
+    k: int,
+    acceptance: Sequence[float],
+    counted_gpus: Sequence[int],
+) -> int | None:
+    """The first of `concurrencies` (in the order given) at which speculation with `k`
+    drafts uses more joules per output token than the baseline; None if it never does."""
+    for concurrency in concurrencies:
+        speculative = joules_per_output_token(config, concurrency, k, acceptance, counted_gpus)
+        baseline = joules_per_output_token(config, concurrency, 0, acceptance, counted_gpus)
+        if speculative > baseline:
+            return concurrency
+    return None
