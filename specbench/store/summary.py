@@ -312,6 +312,11 @@ class EnergySummary(Frozen):
         default=None, description="Each counted GPU's counter delta, J."
     )
     samples: int = Field(default=0, description="Power samples taken inside the window.")
+    sample_errors: int = Field(
+        default=0,
+        description="Power samples that failed inside the window; they lower the sampling "
+        "rate but do not invalidate the window (its two edge reads decide).",
+    )
     sampled_joules: float | None = Field(
         default=None,
         description="Σ over the counted GPUs of sampled power integrated by the trapezoid "

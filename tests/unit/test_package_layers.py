@@ -20,6 +20,7 @@ ORDER = (
     "launch",
     "suite",
     "store",
+    "energy",
     "measure",
     "run",
     "slurm",
