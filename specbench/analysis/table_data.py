@@ -49,6 +49,7 @@ from specbench.results.columns import (
     OFFICIAL_TRIMMED_ACCEPTANCE_LENGTH,
     OUTPUT_TOK_S,
     OUTPUT_TOK_S_PER_GPU,
+    OUTPUT_TOKENS_PER_JOULE,
     REPEAT,
     SPLIT,
     VIEW,
@@ -80,6 +81,10 @@ SUFFIX_CI_KIND = "_ci_kind"
 SUFFIX_LAUNCHES = "_launches"
 SUFFIX_CI_LOW = "_ci_low"
 SUFFIX_CI_HIGH = "_ci_high"
+#: Columns of `sweep_data` (and of the energy table's data): each side's mean output tokens
+#: per joule of GPU board energy, NaN where not measured.
+SPECULATIVE_TOKENS_PER_JOULE = "speculative_tokens_per_joule"
+BASELINE_TOKENS_PER_JOULE = "baseline_tokens_per_joule"
 #: Column of `context_input_data`: Σ input tokens / Σ successful requests.
 MEAN_INPUT_TOKENS = "mean_input_tokens"
 
@@ -318,7 +323,7 @@ def serving_metrics(throughput: str) -> tuple[str, ...]:
     return tuple(f.name for f in serving_rows(per_gpu=throughput == OUTPUT_TOK_S_PER_GPU))
 
 
-def _means(frame: pd.DataFrame, label: str, view: str, metrics: Sequence[str]) -> pd.DataFrame:
+def label_means(frame: pd.DataFrame, label: str, view: str, metrics: Sequence[str]) -> pd.DataFrame:
     cells = mixed_cells(frame)
     cells = cells[(cells[LABEL] == label) & (cells[VIEW] == view)]
     if not len(cells):
@@ -351,7 +356,7 @@ def under_loaded(frame: pd.DataFrame, labels: Sequence[str], view: str) -> dict[
     return found
 
 
-def _intervals(
+def label_intervals(
     frame: pd.DataFrame, label: str, view: str, metric: str, calibration: Calibration | None
 ) -> dict[int, Interval]:
     """The launch-level interval of `metric` of one label and view at each concurrency."""
@@ -405,8 +410,8 @@ def serving_data(
 
     pair = [comparison.speculative, comparison.baseline]
     metrics = serving_metrics(throughput_column(frame, pair))
-    spec = _means(frame, comparison.speculative, view, metrics).loc[concurrency].to_dict()
-    base = _means(frame, comparison.baseline, view, metrics).loc[concurrency].to_dict()
+    spec = label_means(frame, comparison.speculative, view, metrics).loc[concurrency].to_dict()
+    base = label_means(frame, comparison.baseline, view, metrics).loc[concurrency].to_dict()
     rows = []
     for metric in metrics:
         rows.append(
@@ -424,10 +429,10 @@ def serving_data(
                 BASELINE + SUFFIX_MAX: base[metric + SUFFIX_MAX],
                 ci_column(BASELINE): base[ci_column(metric)],
                 **interval_columns(
-                    _intervals(frame, comparison.speculative, view, metric, calibration).get(
+                    label_intervals(frame, comparison.speculative, view, metric, calibration).get(
                         concurrency
                     ),
-                    _intervals(frame, comparison.baseline, view, metric, calibration).get(
+                    label_intervals(frame, comparison.baseline, view, metric, calibration).get(
                         concurrency
                     ),
                 ),
@@ -452,13 +457,13 @@ def sweep_data(
     import pandas as pd
 
     tok = throughput_column(frame, [comparison.speculative, comparison.baseline])
-    metrics = serving_metrics(tok)
-    spec = _means(frame, comparison.speculative, view, metrics)
-    base = _means(frame, comparison.baseline, view, metrics)
+    metrics = (*serving_metrics(tok), OUTPUT_TOKENS_PER_JOULE)
+    spec = label_means(frame, comparison.speculative, view, metrics)
+    base = label_means(frame, comparison.baseline, view, metrics)
     concurrencies = sorted(set(spec.index) | set(base.index))
     loads = under_loaded(frame, [comparison.speculative, comparison.baseline], view)
-    spec_intervals = _intervals(frame, comparison.speculative, view, tok, calibration)
-    base_intervals = _intervals(frame, comparison.baseline, view, tok, calibration)
+    spec_intervals = label_intervals(frame, comparison.speculative, view, tok, calibration)
+    base_intervals = label_intervals(frame, comparison.baseline, view, tok, calibration)
     rows = []
     for c in concurrencies:
         s = float(spec.loc[c, tok]) if c in spec.index else float("nan")
@@ -471,10 +476,22 @@ def sweep_data(
                 RATIO: s / b if b else float("nan"),
                 THROUGHPUT_METRIC: tok,
                 UNDER_LOADED_CONVERSATIONS: loads.get(int(c), float("nan")),
+                SPECULATIVE_TOKENS_PER_JOULE: _at(spec, c, OUTPUT_TOKENS_PER_JOULE),
+                BASELINE_TOKENS_PER_JOULE: _at(base, c, OUTPUT_TOKENS_PER_JOULE),
                 **interval_columns(spec_intervals.get(int(c)), base_intervals.get(int(c))),
             }
         )
     columns = [CONCURRENCY, SPECULATIVE, BASELINE, RATIO, THROUGHPUT_METRIC]
-    columns.append(UNDER_LOADED_CONVERSATIONS)
+    columns += [UNDER_LOADED_CONVERSATIONS, SPECULATIVE_TOKENS_PER_JOULE, BASELINE_TOKENS_PER_JOULE]
     columns += list(interval_columns(None, None))
     return pd.DataFrame(rows, columns=columns)
+
+
+def _at(means: pd.DataFrame, concurrency: int, column: str) -> float:
+    """One point's mean of `column`; NaN where the label did not run it or has no value."""
+    if concurrency not in means.index or column not in means.columns:
+        return float("nan")
+    value = means.loc[concurrency, column]
+    return (
+        float(value) if isinstance(value, (int, float)) and math.isfinite(value) else float("nan")
+    )

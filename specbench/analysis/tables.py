@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard
 
+from specbench.analysis import energy as E
 from specbench.analysis import table_data as D
 from specbench.analysis import wording as W
 from specbench.analysis.aggregate import N_CELLS
@@ -28,6 +29,8 @@ from specbench.results.columns import (
     CONTEXT_K,
     DRAFT_ACCEPTANCE_RATE,
     DRAFTED_STEP_SHARE,
+    ENERGY_DETAIL,
+    ENERGY_SOURCE,
     GROUP,
     LABEL,
     MERGED_CHUNKS,
@@ -345,11 +348,13 @@ _WORDINGS: dict[Wording, Callable[[float, str], str]] = {
     "rate": W.rate,
     "seconds": lambda value, _: W.seconds_from_ms(value),
     "milliseconds": lambda value, _: W.milliseconds(value),
+    "significant": W.significant,
 }
 _CHANGES: dict[ChangeWording, Callable[[float, float], str]] = {
     "ratio": W.throughput_change,
     "latency": W.latency_change,
     "percent_latency": W.percent_latency_change,
+    "percent_energy": W.percent_energy_change,
 }
 
 
@@ -460,7 +465,13 @@ def serving(
     by_metric = data.set_index(D.METRIC).to_dict(orient="index")
     per_gpu = OUTPUT_TOK_S_PER_GPU in by_metric
     tok = by_metric[OUTPUT_TOK_S_PER_GPU if per_gpu else OUTPUT_TOK_S]
-    rows = tuple(_serving_row(f, by_metric[f.name]) for f in serving_rows(per_gpu))
+    shown = [
+        f
+        for f in serving_rows(per_gpu)
+        if not f.only_where_measured
+        or any(_finite(by_metric[f.name][side]) for side in (D.SPECULATIVE, D.BASELINE))
+    ]
+    rows = tuple(_serving_row(f, by_metric[f.name]) for f in shown)
     sides = ((D.SPECULATIVE, comparison.speculative, int(tok[D.N_SPECULATIVE])),
              (D.BASELINE, comparison.baseline, int(tok[D.N_BASELINE])))  # fmt: skip
     launches = {side: _launches(tok, side) for side, _, _ in sides}
@@ -477,6 +488,8 @@ def serving(
         notes.append(interval_note)
     if not per_gpu:
         notes.append(PER_SERVER_NOTE)
+    if any(f.only_where_measured for f in shown):
+        notes.append(f"Energy per output token (GPU board): {ENERGY_NOTE}")
     what = f"throughput{'/GPU' if per_gpu else ' per server'}"
     for side, label, n in sides:
         if n >= 2 and launches[side] > 1:  # its interval is the launch-level one above
@@ -647,3 +660,92 @@ def _suffix(name: str, frame: pd.DataFrame, column: str) -> str:
         taken[key] = taken.get(key, 0) + 1
         keys[str(value)] = key if taken[key] == 1 else f"{key}-{taken[key]}"
     return "_" + keys[name]
+
+
+#: What every energy figure is, in the tables' footnotes.
+ENERGY_NOTE = (
+    "GPU board energy: Σ over each server's GPUs of its energy counter's delta over the "
+    "cell's window (read beside the window's /metrics scrapes) / Δ vllm:generation_tokens_total; "
+    "CPU, memory, network and cooling are not in it (docs/energy.md)."
+)
+
+
+def energy_per_token(
+    frame: pd.DataFrame,
+    comparison: Comparison,
+    view: str,
+    calibration: Calibration | None = None,
+) -> Table:
+    """GPU board energy per output token of both configs at every concurrency, the Change,
+    tokens per joule, and where speculation's energy per token crosses the baseline's; a
+    point without a figure shows `—` and its reason, never 0."""
+    cells = E.pair_cells(frame, comparison, view)
+    sources = E.measured_sources(cells)
+    if not sources:
+        what = f"energy per output token of {comparison.speculative} vs {comparison.baseline}"
+        if ENERGY_SOURCE not in cells or cells[ENERGY_SOURCE].isna().all():
+            raise TableUnavailable(f"{what}: not in these results (written before energy was)")
+        details = sorted({str(d) for d in cells[ENERGY_DETAIL].dropna()})
+        why = f" ({details[0]})" if len(details) == 1 else ""
+        raise TableUnavailable(f"{what}: not measured, GPU telemetry off{why}")
+    data = E.energy_data(frame, comparison, view, calibration)
+    missing = E.missing_cells(cells)
+    labels = {D.SPECULATIVE: comparison.speculative, D.BASELINE: comparison.baseline}
+
+    def side_text(row: Mapping[Any, Any], side: str) -> str:
+        if _finite(row[side]):
+            return _shown_value(W.significant, row, side, "J/token")
+        reasons = sorted(
+            {
+                m.reason
+                for m in missing
+                if m.label == labels[side] and m.concurrency == row[CONCURRENCY]
+            }
+        )
+        return f"— ({', '.join(reasons)})" if reasons else "—"
+
+    rows = tuple(
+        (
+            str(int(r[CONCURRENCY])),
+            side_text(r, D.SPECULATIVE),
+            side_text(r, D.BASELINE),
+            W.percent_energy_change(r[D.SPECULATIVE], r[D.BASELINE]),
+            W.number(r[E.SPECULATIVE_TOKENS_PER_JOULE], 2),
+            W.number(r[E.BASELINE_TOKENS_PER_JOULE], 2),
+        )
+        for r in data.to_dict(orient="records")
+    )
+    notes = [f"{ENERGY_NOTE} Source: {', '.join(sources)}."]
+    cross = E.crossover(data)
+    if cross is not None:
+        before, after = ("below", "above") if cross.lower_before else ("above", "below")
+        notes.append(
+            f"Crossover: {comparison.speculative} spends {before} the baseline's energy per "
+            f"token at concurrency {cross.below} and {after} it at {cross.above}."
+        )
+    else:
+        notes.append("No crossover: speculation stays on one side of the baseline's energy.")
+    for m in missing[:8]:
+        notes.append(
+            f"— {m.label} at concurrency {m.concurrency} (launch {m.launch + 1}, repeat "
+            f"{m.repeat + 1}): {m.reason}" + (f": {m.detail}" if m.detail else "")
+        )
+    if len(missing) > 8:
+        notes.append(f"… and {len(missing) - 8} more cells without an energy figure.")
+    name = W.dataset_name(view, _split(frame, view))
+    return Table(
+        name=f"energy_{slug(comparison.speculative)}_vs_{slug(comparison.baseline)}"
+        f"{_suffix(view, frame, VIEW)}",
+        title=f"Energy per output token vs concurrency (GPU board energy), {name}",
+        columns=(
+            "Concurrency",
+            f"{comparison.speculative} J/token",
+            f"{comparison.baseline} J/token",
+            "Change",
+            f"{comparison.speculative} tok/J",
+            f"{comparison.baseline} tok/J",
+        ),
+        rows=rows,
+        data=data,
+        footnotes=tuple(notes),
+    )

@@ -108,13 +108,22 @@ def latency_change(speculative: float, baseline: float) -> str:
     return f"{speculative / baseline:.2f}{TIMES} slower"
 
 
-def percent_latency_change(speculative: float, baseline: float) -> str:
-    """`+18.5% latency` (speculative slower) or `−5.0% latency` (faster), as for TTFT."""
+def _percent_change(speculative: float, baseline: float, what: str) -> str:
     if not _defined(speculative, baseline):
         return "n/a"
     percent = round((speculative / baseline - 1.0) * 100.0, 1)
     sign = MINUS if percent < 0 else "+"
-    return f"{sign}{abs(percent):.1f}% latency"
+    return f"{sign}{abs(percent):.1f}% {what}"
+
+
+def percent_latency_change(speculative: float, baseline: float) -> str:
+    """`+18.5% latency` (speculative slower) or `−5.0% latency` (faster), as for TTFT."""
+    return _percent_change(speculative, baseline, "latency")
+
+
+def percent_energy_change(speculative: float, baseline: float) -> str:
+    """`−12.3% energy` (speculation spends less per token) or `+4.0% energy` (more)."""
+    return _percent_change(speculative, baseline, "energy")
 
 
 def speedup(speculative: float, baseline: float) -> float:
@@ -141,6 +150,11 @@ def ratio_range(low: float, high: float) -> str:
 def rate(value: float, unit: str) -> str:
     """`415.2 tok/s`: one decimal, thousands grouped, then `unit`."""
     return "—" if not math.isfinite(value) else f"{value:,.1f} {unit}"
+
+
+def significant(value: float, unit: str) -> str:
+    """`0.412 J/token`: three significant digits, then `unit`."""
+    return "—" if not math.isfinite(value) else f"{value:.3g} {unit}"
 
 
 def tok_s(value: float) -> str:

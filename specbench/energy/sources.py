@@ -1,48 +1,28 @@
 """Which energy source a `gpu_telemetry` setting opens: "amdsmi", "nvml", an exporter's
 http(s) URL, or "auto" (amdsmi, then NVML: the first that reads every counted GPU).
 
-"off" opens nothing; `check_setting` is the one place that says which values are allowed.
+"off" opens nothing; `common.telemetry.check_setting` says which values are allowed.
 """
 
 from __future__ import annotations
 
-import urllib.parse
 from collections.abc import Callable, Sequence
 
+from specbench.common.telemetry import AUTO as AUTO
+from specbench.common.telemetry import LIBRARY_NAMES
+from specbench.common.telemetry import OFF as OFF
+from specbench.common.telemetry import check_setting as check_setting  # re-exported
 from specbench.energy.amdsmi_source import AmdSmiSource
 from specbench.energy.exporter import ExporterSource
 from specbench.energy.nvml_source import NvmlSource
 from specbench.energy.reading import EnergySource, TelemetryUnavailable
 
-AUTO = "auto"
-OFF = "off"
-#: The libraries "auto" tries, in order: a ROCm node first (the project's main users).
+#: The libraries "auto" tries, in `LIBRARY_NAMES`' order.
 LIBRARIES: dict[str, Callable[[Sequence[str]], EnergySource]] = {
     "amdsmi": AmdSmiSource,
     "nvml": NvmlSource,
 }
-ALLOWED = f"{AUTO}, {OFF}, {', '.join(LIBRARIES)} or an exporter URL http(s)://host:port[/path]"
-
-
-def check_setting(value: str) -> str | None:
-    """The one-line problem with a `gpu_telemetry` value, or None when it is allowed.
-
-    The caller prefixes the field and file it came from.
-    """
-    if value in (AUTO, OFF, *LIBRARIES):
-        return None
-    if "://" not in value:
-        return f"{value!r} is not one of {ALLOWED}"
-    try:
-        parts = urllib.parse.urlsplit(value)
-        port = parts.port
-    except ValueError as error:
-        return f"{value!r} is not a URL ({error}); allowed: {ALLOWED}"
-    if parts.scheme not in ("http", "https"):
-        return f"{value!r}: the exporter URL must be http or https, not {parts.scheme!r}"
-    if not parts.hostname or port is None:
-        return f"{value!r}: the exporter URL needs a host and a port (http://host:5000/metrics)"
-    return None
+assert tuple(LIBRARIES) == LIBRARY_NAMES
 
 
 def open_source(setting: str, gpu_ids: Sequence[str]) -> EnergySource:

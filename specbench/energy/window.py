@@ -172,13 +172,28 @@ def counter_problem(
                     f"GPU {gpu}'s energy counter fell from {previous:.3f} J to {value:.3f} J "
                     f"at t = {t_s:.3f} s"
                 )
-    if window_s >= FROZEN_AFTER_S:
-        for gpu in gpus:
-            if energy(after, gpu) == energy(before, gpu):
-                return "counter_frozen", (
-                    f"GPU {gpu}'s energy counter stayed at {energy(before, gpu):.3f} J over "
-                    f"{window_s:.3f} s"
-                )
+    for gpu in gpus:
+        still = _still_span(series, gpu)
+        if still is not None:
+            start, end, value = still
+            return "counter_frozen", (
+                f"GPU {gpu}'s energy counter stayed at {value:.3f} J from t = {start:.3f} s to "
+                f"{end:.3f} s (window {window_s:.3f} s)"
+            )
+    return None
+
+
+def _still_span(series: Sequence[LogReading], gpu: str) -> tuple[float, float, float] | None:
+    """The first span of at least FROZEN_AFTER_S over which `gpu`'s counter did not move
+    (a counter that stopped mid-window counts, not only one still from edge to edge):
+    (start, end, value), or None."""
+    values = [(r.t_s, e) for r in series if (e := energy(r, gpu)) is not None]
+    start = 0
+    for index in range(1, len(values)):
+        if values[index][1] != values[start][1]:
+            start = index
+        elif values[index][0] - values[start][0] >= FROZEN_AFTER_S:
+            return values[start][0], values[index][0], values[start][1]
     return None
 
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, create_model, field_validator, model_vali
 
 from specbench.common.emulator_settings import ROWS, TYPES, declared
 from specbench.common.model import Frozen
+from specbench.common.telemetry import check_setting
 
 #: Speculative methods specbench knows how to describe; vLLM accepts more, add them here.
 SpeculativeMethod = Literal["eagle3", "eagle", "ngram", "mtp", "draft_model"]
@@ -283,6 +284,44 @@ class ServerConfig(Frozen):
         "records the image's id and digests. None: vllm on this machine.",
         json_schema_extra=server_role(hash_neutral=True),
     )
+
+    gpu_telemetry: str = Field(
+        default="auto",
+        description='Where the GPU board energy of each cell is read (docs/energy.md): "amdsmi", '
+        '"nvml", an exporter\'s "http://HOST:PORT/metrics" (AMD Device Metrics Exporter or '
+        'DCGM), "off", or "auto": amdsmi, then nvml, the first that reads the server\'s GPUs, '
+        "else off with the reason recorded.",
+        json_schema_extra=server_role(hash_neutral=True),
+    )
+    gpu_ids: list[int] | None = Field(
+        default=None,
+        description="The GPUs whose energy is counted, in the source's numbering (an attached "
+        "server's, which specbench never launches). None: the launch's *_VISIBLE_DEVICES, "
+        "else the first TP × PP × DP devices.",
+        json_schema_extra=server_role(hash_neutral=True),
+    )
+
+    @field_validator("gpu_telemetry")
+    @classmethod
+    def _known_telemetry(cls, value: str) -> str:
+        problem = check_setting(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("gpu_ids")
+    @classmethod
+    def _distinct_gpu_ids(cls, value: list[int] | None) -> list[int] | None:
+        if value is None:
+            return value
+        if not value:
+            raise ValueError("gpu_ids is empty: name the server's GPUs, or leave it out")
+        if any(i < 0 for i in value):
+            raise ValueError(f"gpu_ids {value}: a GPU id is 0 or more")
+        repeated = sorted({i for i in value if value.count(i) > 1})
+        if repeated:
+            raise ValueError(f"gpu_ids {value}: {repeated} named twice; each GPU once")
+        return value
 
     @field_validator("env", mode="before")
     @classmethod

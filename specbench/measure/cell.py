@@ -1,7 +1,8 @@
 """Measure one cell: warm up, scrape when idle, run the load, scrape when idle, store.
 
-Files land in the cell's folder in this order: `metrics_before.prom`, `requests.jsonl`
-(appended per request), `metrics_after.prom`, then `summary.json` atomically, last: its
+Files land in the cell's folder in this order: `metrics_before.prom`, `energy.jsonl` (its
+header and before reading, then power samples), `requests.jsonl` (appended per request),
+`metrics_after.prom`, the after reading, then `summary.json` atomically, last: its
 presence is what marks the cell complete, so a crash at any point leaves a cell that a
 rerun measures again, and loses at most the requests in flight.
 """
@@ -27,6 +28,7 @@ from specbench.common import interrupt
 from specbench.common.errors import ServerError
 from specbench.data.conversation import Conversation
 from specbench.measure.checks import invalid_cell
+from specbench.measure.energy import CellEnergy, EnergyMeter
 from specbench.measure.history import Replay, replay_for
 from specbench.measure.loop import run_closed_loop
 from specbench.measure.precision import StoppingRule, stratified_order
@@ -80,6 +82,7 @@ async def run_cell(
     api_key: str | None = None,
     progress: CellProgress | None = None,
     failure_details: Callable[[], Awaitable[dict[str, Any]]] | None = None,
+    energy: EnergyMeter | None = None,
 ) -> CellOutcome:
     """Skip a complete cell (unless `force`), else measure it; ServerError → `failure.json`."""
     if store.is_complete(directory) and not force:
@@ -91,7 +94,14 @@ async def run_cell(
     (directory / store.SUMMARY).unlink(missing_ok=True)
     try:
         summary = await measure_cell(
-            spec, conversations, session, sender, directory, api_key=api_key, progress=progress
+            spec,
+            conversations,
+            session,
+            sender,
+            directory,
+            api_key=api_key,
+            progress=progress,
+            energy=energy,
         )
     except ServerError as error:
         details = await failure_details() if failure_details else {}
@@ -114,14 +124,42 @@ async def measure_cell(
     *,
     api_key: str | None = None,
     progress: CellProgress | None = None,
+    energy: EnergyMeter | None = None,
 ) -> CellSummary:
-    """Warm up, reset the prefix cache, scrape, run the window, scrape, summarize, store."""
+    """Warm up, reset the prefix cache, scrape, run the window, scrape, summarize, store.
+
+    With an `energy` meter, each counted GPU's energy counter is read right after each
+    scrape and power is sampled between them (`measure.energy`).
+    """
+    meter = CellEnergy(energy, directory) if energy is not None else None
+    try:
+        return await _measure(
+            spec, conversations, session, sender, directory, api_key, progress, meter
+        )
+    finally:
+        if meter is not None:
+            meter.close()
+
+
+async def _measure(
+    spec: CellSpec,
+    conversations: Sequence[Conversation],
+    session: aiohttp.ClientSession,
+    sender: Sender,
+    directory: Path,
+    api_key: str | None,
+    progress: CellProgress | None,
+    energy: CellEnergy | None,
+) -> CellSummary:
     progress = progress or CellProgress()
     replay = replay_for(spec.settings.history, spec.settings.tokenizer)
     await _warm_up(spec, conversations, sender, replay)
     prefix_cache = await _reset_prefix_cache(spec, session, api_key)
     before = await scrape_when_idle(session, spec.endpoint, api_key)
     store.write_atomic(directory / store.METRICS_BEFORE, before.text)
+    if energy is not None:
+        await energy.edge("before")
+        energy.start_sampling()
 
     records: list[RequestRecord] = []
     writer = store.RecordWriter(directory / store.REQUESTS)
@@ -157,6 +195,9 @@ async def measure_cell(
     _check_requests(records)
     after = await scrape_when_idle(session, spec.endpoint, api_key)
     store.write_atomic(directory / store.METRICS_AFTER, after.text)
+    if energy is not None:
+        await energy.edge("after")
+        energy.stop_sampling()
     window = Window(
         started_at=started_at,
         finished_at=finished_at,
@@ -164,6 +205,10 @@ async def measure_cell(
     )
     check_same_server(before.snapshot, after.snapshot)  # a restart inside the window
     summary = summarize_cell(records, before.snapshot, after.snapshot, spec, window, prefix_cache)
+    if energy is not None:
+        summary = summary.model_copy(
+            update={"energy": energy.summary(summary.server_generation_tokens)}
+        )
     problem = invalid_cell(summary)
     if problem is not None:
         raise ServerError(problem)

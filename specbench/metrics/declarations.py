@@ -37,11 +37,13 @@ Aggregation = Literal["mean", "pooled", "mean_acceptance"]
 #: statistic of a distribution, declared for its own use; `family`: numbered members.
 Shape = Literal["scalar", "distribution", "statistic", "family"]
 #: How a table words a value: `rate`, one decimal and the table's unit (`415.2 tok/s`);
-#: `seconds`, a duration in ms shown in seconds (`9.68 s`); `milliseconds` (`154 ms`).
-Wording = Literal["rate", "seconds", "milliseconds"]
+#: `seconds`, a duration in ms shown in seconds (`9.68 s`); `milliseconds` (`154 ms`);
+#: `significant`, three significant digits and the unit (`0.412 J/token`).
+Wording = Literal["rate", "seconds", "milliseconds", "significant"]
 #: How a table words speculative against baseline: `ratio` (`1.47×`, higher is better),
-#: `latency` (`1.36× faster`), `percent_latency` (`+18.5% latency`).
-ChangeWording = Literal["ratio", "latency", "percent_latency"]
+#: `latency` (`1.36× faster`), `percent_latency` (`+18.5% latency`), `percent_energy`
+#: (`−12.3% energy`).
+ChangeWording = Literal["ratio", "latency", "percent_latency", "percent_energy"]
 
 #: Statistics stored for each distribution, in the summary's order.
 STATISTICS = ("mean", "median", "p90", "p99")
@@ -138,6 +140,9 @@ class Figure:
     #: The report gives it a 95% interval over launches (`analysis/intervals.py`): a
     #: distribution, for each of `INTERVAL_STATISTICS`.
     interval: bool = False
+    #: A serving row shown only where a side measured it (energy: most servers have no
+    #: telemetry, and a row of dashes in every card table says nothing).
+    only_where_measured: bool = False
 
     def statistic_of(self, statistic: str, **uses: object) -> Figure:
         """This distribution's `statistic` as a figure of its own, with `uses` set."""
@@ -309,6 +314,39 @@ INTERACTIVITY = Figure(
     interval=True,
 )
 
+#: GPU board energy (`energy/window.py`, docs/energy.md): the counted GPUs' energy counters
+#: over the window; CPU, memory, network and cooling are not in it. Off the gate's default
+#: rules (a rules file may watch it): few servers have telemetry.
+_BOARD = "GPU board energy: Σ over the server's GPUs of the energy counter's delta"
+ENERGY_JOULES = Figure("energy_joules", "J", None, f"{_BOARD} over the window", "mean")
+JOULES_PER_OUTPUT_TOKEN = Figure(
+    "joules_per_output_token",
+    "J/token",
+    "lower",
+    f"{_BOARD} / Δ vllm:generation_tokens_total over the window (energy/window.py)",
+    "mean",
+    table=TableFormat(
+        "Energy per output token (GPU board)", "significant", "percent_energy", "J/token"
+    ),
+    serving_row=5,
+    interval=True,
+    only_where_measured=True,
+)
+OUTPUT_TOKENS_PER_JOULE = Figure(
+    "output_tokens_per_joule",
+    "tokens/J",
+    "higher",
+    f"Δ vllm:generation_tokens_total / {_BOARD} over the window",
+    "mean",
+)
+MEAN_POWER_W_PER_GPU = Figure(
+    "mean_power_w_per_gpu",
+    "W/GPU",
+    None,
+    f"{_BOARD} / window seconds / GPUs counted",
+    "mean",
+)
+
 #: Every figure. Within one aggregation this is the order of the stored figures (the
 #: gate's snapshots); the order of the gate's default rules (ceilings last).
 FIGURES: tuple[Figure, ...] = (
@@ -333,6 +371,10 @@ FIGURES: tuple[Figure, ...] = (
     E2E_MS_MEDIAN,
     STEP_GAP_MS,
     INTERACTIVITY,
+    ENERGY_JOULES,
+    JOULES_PER_OUTPUT_TOKEN,
+    OUTPUT_TOKENS_PER_JOULE,
+    MEAN_POWER_W_PER_GPU,
 )
 
 _BY_NAME = {figure.name: figure for figure in FIGURES}

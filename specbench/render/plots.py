@@ -176,6 +176,60 @@ def throughput_vs_concurrency(
     return figure
 
 
+def energy_vs_concurrency(
+    energy: pd.DataFrame, speculative: str, baseline: str, title: str
+) -> Figure:
+    """GPU board energy per output token vs concurrency (log2 axis), both configs, with the
+    concurrencies between which speculation crosses the baseline shaded and labelled.
+
+    `energy` is `analysis.energy.energy_data`'s frame: concurrency, speculative, baseline.
+    """
+    from specbench.analysis.energy import crossover
+
+    figure, axes = _new()
+    data = energy.sort_values(CONCURRENCY)
+    x = [int(c) for c in data[CONCURRENCY]]
+    spec = [float(v) for v in data[D.SPECULATIVE]]
+    base = [float(v) for v in data[D.BASELINE]]
+    axes.plot(x, spec, marker="o", color=_COLORS[0], linewidth=2, label=speculative)
+    axes.plot(x, base, marker="s", color=_BASELINE_COLOR, linewidth=2, label=baseline)
+    for side, color in ((D.SPECULATIVE, _COLORS[0]), (D.BASELINE, _BASELINE_COLOR)):
+        _error_bars(axes, data, side, color)
+    for c, value, color in [*zip(x, spec, [_COLORS[0]] * len(x), strict=True),
+                            *zip(x, base, [_BASELINE_COLOR] * len(x), strict=True)]:  # fmt: skip
+        if math.isfinite(value):
+            axes.annotate(
+                f"{value:.3g}", (c, value), textcoords="offset points", xytext=(0, 6),
+                ha="center", va="bottom", fontsize=8, color=color,
+            )  # fmt: skip
+    # Invisible hover targets `point-<row>-<side>`, as on the throughput figure.
+    for row, (c, s_value, b_value) in enumerate(zip(x, spec, base, strict=True)):
+        for side, value in (("speculative", s_value), ("baseline", b_value)):
+            if math.isfinite(value):
+                axes.plot(
+                    [c], [value], marker="o", markersize=14, alpha=0.0, linestyle="none",
+                    gid=f"point-{row}-{side}",
+                )  # fmt: skip
+    cross = crossover(data)
+    if cross is not None:
+        axes.axvspan(cross.below, cross.above, color="#ffdd99", alpha=0.35, gid="crossover")
+        axes.text(
+            math.sqrt(cross.below * cross.above), 0.97, "crossover",
+            transform=axes.get_xaxis_transform(), ha="center", va="top", fontsize=8,
+            color="#8a4b00",
+        )  # fmt: skip
+    ticks = sorted(set(x))
+    _log2_axis(axes, ticks)
+    finite = [v for v in spec + base if math.isfinite(v)]
+    if finite:
+        axes.set_ylim(0, max(finite) * 1.2)
+    axes.set_xlabel("Concurrency (requests in flight, log₂ scale)")
+    axes.set_ylabel("GPU board energy per output token (J)")
+    _title(axes, title)
+    axes.legend(loc="upper right", frameon=False)
+    return figure
+
+
 def al_by_domain(domain: pd.DataFrame, labels: Sequence[str], title: str) -> Figure:
     """Horizontal AL bars per domain (highest on top), each label's Overall as a line.
 

@@ -264,6 +264,37 @@ def _domain_speedup(inputs: ReportInputs) -> Iterator[Part]:
             yield TablePart(partial(_folded, build, inputs.options.concurrency))
 
 
+def _energy(inputs: ReportInputs) -> Iterator[Part]:
+    """Energy per output token vs concurrency of each pair, where a server measured it."""
+    frame = inputs.frame
+    mixed = mixed_cells(frame)
+    for comparison in inputs.selection.comparisons:
+        pair = [comparison.speculative, comparison.baseline]
+        for dataset in ordered_datasets(mixed, C.VIEW):
+            if not set(pair) <= set(mixed.loc[mixed[C.VIEW] == dataset, C.LABEL]):
+                continue
+            figures = partial(_energy_figure, frame, comparison, dataset)
+            build = partial(T.energy_per_token, frame, comparison, dataset, inputs.calibration)
+            yield TablePart(build, figures)
+
+
+def _energy_figure(
+    frame: pd.DataFrame, comparison: Comparison, dataset: str, table: Table
+) -> list[FigureSpec]:
+    """Energy per output token vs concurrency, when a side has two measured points."""
+    measured = table.data[[D.SPECULATIVE, D.BASELINE]].notna().sum()
+    if measured.max() < 2:
+        return []
+    title = table.title.replace(" vs concurrency (GPU board energy),", " vs concurrency,")
+    draw = partial(
+        P.energy_vs_concurrency, table.data, comparison.speculative, comparison.baseline, title
+    )
+    pair = [comparison.speculative, comparison.baseline]
+    basis = figure_cells(frame[frame[C.VIEW] == dataset], pair)
+    name = table.name.replace("energy_", "energy_vs_concurrency_", 1)
+    return [FigureSpec(name, title, draw, FigureShown(basis=basis, points=points(table)))]
+
+
 def _folded(build: Callable[[], Table], requested: int | None) -> Table:
     """A per-concurrency table folded to the card's concurrency (`pick_concurrency`): a
     page shows those rows first and the rest one click away; its files keep every row."""
@@ -282,6 +313,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("al_by_domain", _al_by_domain),
     Section("al_by_context", _al_by_context),
     Section("serving", _serving),
+    Section("energy", _energy),
     Section("cell_health", _cell_health),
     Section("acceptance_summary", _acceptance_summary),
     _cut("al_by_position", al_by_position, P.al_by_position),

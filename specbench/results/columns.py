@@ -55,6 +55,15 @@ OUTPUT_TOK_S = figures.OUTPUT_TOK_S.name
 OUTPUT_TOK_S_PER_GPU = figures.OUTPUT_TOK_S_PER_GPU.name
 REQUEST_PER_S = figures.REQUEST_PER_S.name
 SERVER_GENERATION_TOKENS = "server_generation_tokens"
+# -- GPU board energy (summary `energy`, flattened; NaN/None where not measured) --
+ENERGY_JOULES = figures.ENERGY_JOULES.name
+JOULES_PER_OUTPUT_TOKEN = figures.JOULES_PER_OUTPUT_TOKEN.name
+OUTPUT_TOKENS_PER_JOULE = figures.OUTPUT_TOKENS_PER_JOULE.name
+MEAN_POWER_W_PER_GPU = figures.MEAN_POWER_W_PER_GPU.name
+ENERGY_VALID = "energy_valid"
+ENERGY_REASON = "energy_reason"
+ENERGY_SOURCE = "energy_source"
+ENERGY_DETAIL = "energy_detail"
 DISTRIBUTIONS = figures.distributions()
 DISTRIBUTION_STATS = (*figures.STATISTICS, "count")
 TTFT_MS_MEDIAN = figures.TTFT_MS_MEDIAN.name

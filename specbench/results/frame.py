@@ -13,6 +13,9 @@ A results directory holds `manifest.json` and, per cell,
 - every scalar field of the summary under its own name (`output_tok_s_per_gpu`, …);
 - each distribution as `<name>_<stat>`: `ttft_ms_median`, `e2e_ms_p99`, `tpot_ms_count`, …;
 - each derived figure of `metrics/declarations.py`, from its source column of the same row;
+- GPU board energy (`summary.energy`; NaN/None where not measured): `energy_joules`,
+  `joules_per_output_token`, `output_tokens_per_joule`, `mean_power_w_per_gpu`,
+  `energy_valid`, `energy_reason`, `energy_source`, `energy_detail` (why not valid);
 - spec decode (NaN when speculation is off): `acceptance_length`, `draft_acceptance_rate`,
   `num_drafts`, `num_draft_tokens`, `num_accepted_tokens`, `acceptance_source`,
   `acceptance_definition`, and per position i = 1..K (K = the largest draft length seen):
@@ -49,12 +52,19 @@ from specbench.results.columns import (
     DISTRIBUTIONS,
     DRAFT_ACCEPTANCE_RATE,
     DRAFTED_STEP_SHARE,
+    ENERGY_DETAIL,
+    ENERGY_JOULES,
+    ENERGY_REASON,
+    ENERGY_SOURCE,
+    ENERGY_VALID,
     FULL_SELECTION,
     GROUP,
     IDENTITY_COLUMNS,
     IS_BASELINE,
+    JOULES_PER_OUTPUT_TOKEN,
     LABEL,
     LAUNCH,
+    MEAN_POWER_W_PER_GPU,
     MERGED_CHUNKS,
     NUM_ACCEPTED_TOKENS,
     NUM_DRAFT_TOKENS,
@@ -69,6 +79,7 @@ from specbench.results.columns import (
     OFFICIAL_NOTE,
     OFFICIAL_TRIMMED_ACCEPTANCE_LENGTH,
     OUTPUT_TOKENS,
+    OUTPUT_TOKENS_PER_JOULE,
     PER_POSITION_PREFIX,
     REPEAT,
     RESULTS_DIR,
@@ -85,6 +96,7 @@ from specbench.results.loading import (
     load_cells,
 )
 from specbench.results.official import CellOfficialFigures, official_figures
+from specbench.store.summary import EnergySummary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -119,7 +131,7 @@ def _flatten(cell: LoadedCell, max_positions: int) -> dict[str, Any]:
         NUM_SUCCEEDED: summary.num_requests - summary.num_failed,
     }
     dumped = summary.model_dump(
-        exclude={"spec_decode", "per_category", "official_acceptance", *DISTRIBUTIONS}
+        exclude={"spec_decode", "per_category", "official_acceptance", "energy", *DISTRIBUTIONS}
     )
     for key, value in dumped.items():
         if key not in (
@@ -162,11 +174,26 @@ def _flatten(cell: LoadedCell, max_positions: int) -> dict[str, Any]:
         row[f"{CONDITIONAL_PREFIX}{i + 1}"] = _at(conditional, i)
         row[f"{ACCEPTED_PER_POSITION_PREFIX}{i + 1}"] = _at(accepted, i)
     row.update(_official_columns(cell))
+    row.update(_energy_columns(summary.energy))
     for figure in derived_figures():
         assert figure.derived is not None
         source = row.get(figure.derived.source)
         row[figure.name] = None if source is None else figure.derived.formula(source)
     return row
+
+
+def _energy_columns(energy: EnergySummary | None) -> dict[str, Any]:
+    """The energy figures as columns: null figures stay null (never 0), with their reason."""
+    return {
+        ENERGY_JOULES: energy.joules if energy else None,
+        JOULES_PER_OUTPUT_TOKEN: energy.joules_per_output_token if energy else None,
+        OUTPUT_TOKENS_PER_JOULE: energy.output_tokens_per_joule if energy else None,
+        MEAN_POWER_W_PER_GPU: energy.mean_power_w_per_gpu if energy else None,
+        ENERGY_VALID: energy.valid if energy else None,
+        ENERGY_REASON: energy.reason if energy else None,
+        ENERGY_SOURCE: energy.source if energy else None,
+        ENERGY_DETAIL: (energy.detail or energy.source_detail) if energy else None,
+    }
 
 
 def _official_columns(cell: LoadedCell) -> dict[str, Any]:

@@ -12,7 +12,9 @@ missing, so a crash or Ctrl-C costs at most the cell in flight. SIGINT and SIGTE
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import os
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -32,6 +34,7 @@ from specbench.launch.host import left_running, stop_group
 from specbench.launch.live import LiveServer
 from specbench.measure.cell import CellOutcome, CellProgress, run_cell
 from specbench.measure.checks import cell_warnings
+from specbench.measure.energy import EnergyMeter, open_meter
 from specbench.measure.loop import run_event_loop
 from specbench.run import launch_rounds, preflight
 from specbench.run.cells import cell_conversations, cell_directory, cell_spec, make_sender
@@ -40,6 +43,7 @@ from specbench.run.plan import Plan, PlanServer, RunOptions
 from specbench.store.failure import FailureRecord, write_failure
 from specbench.store.lock import results_lock
 from specbench.store.manifest import Manifest, RunStatus, new_run, utc_now
+from specbench.store.summary import EnergySummary
 from specbench.suite.model import Cell
 
 
@@ -221,6 +225,8 @@ class _Runner:
         self.api_key = api_key
         self.result = RunResult()
         self.loaded: dict[int, Workload] = {}
+        #: (server, reason) of the energy figures already warned about: once each per run.
+        self.energy_warned: set[tuple[str, str]] = set()
 
     def loaded_workload(self, index: int, loaded: Workload) -> None:
         """A workload's conversations, kept for the run and recorded in the manifest."""
@@ -332,6 +338,18 @@ class _Runner:
         finally:
             self.journal.server_stopped(server.name)
 
+    def _energy_warning(self, server: PlanServer, cell: Cell, energy: EnergySummary | None) -> None:
+        """Once per server and reason: the cell's energy figures are null, and why."""
+        if energy is None or energy.valid or energy.reason in (None, "off"):
+            return
+        if (server.name, energy.reason) in self.energy_warned:
+            return
+        self.energy_warned.add((server.name, energy.reason))
+        self.progress.warn(
+            f"{cell.key}: GPU energy not measured ({energy.reason}): {energy.detail}; its "
+            "energy figures are null (this reason is not repeated for this server)"
+        )
+
     def _done(self, cell: Cell, outcome: CellOutcome) -> None:
         self.result.outcomes[cell] = outcome
         self.progress.cell_done(cell, outcome)
@@ -384,6 +402,11 @@ class _Runner:
             serving = await self._serving(session, server, live)
             senders: dict[int, Sender] = {}
             first = live.process is not None
+            # The launch's source, opened once for its cells (off the loop: a library's
+            # init can take a moment); the env is the one the launch was given.
+            config = self.plan.launch_config(cells[0]) or server.config
+            env = preflight.launch_env(config) if config is not None else dict(os.environ)
+            meter = await asyncio.to_thread(open_meter, config, env)
             try:
                 for index, cell in enumerate(cells):
                     interrupt.check()  # a safe point: the previous cell is saved or failed
@@ -407,7 +430,13 @@ class _Runner:
                             limit,
                         )
                     outcome, alive = await self._cell(
-                        server, live, session, senders[cell.workload_index], cell, first=first
+                        server,
+                        live,
+                        session,
+                        senders[cell.workload_index],
+                        cell,
+                        first=first,
+                        energy=meter,
                     )
                     first = False
                     if outcome.error and not alive:
@@ -415,6 +444,7 @@ class _Runner:
                     if outcome.error and self.options.fail_fast:
                         return []
             finally:
+                meter.close()
                 for sender in senders.values():
                     close = getattr(sender, "close", None)
                     if close:
@@ -430,6 +460,7 @@ class _Runner:
         cell: Cell,
         *,
         first: bool,
+        energy: EnergyMeter,
     ) -> tuple[CellOutcome, bool]:
         """Measure one cell; (its outcome, whether the server still served after a failure)."""
         spec_w = self.plan.workload(cell)
@@ -462,6 +493,7 @@ class _Runner:
             api_key=self.api_key,
             progress=self.progress.cell(cell),
             failure_details=failure_details,
+            energy=energy,
         )
         if not outcome.skipped:
             window = outcome.summary.duration_s if outcome.summary else 0.0
@@ -470,5 +502,6 @@ class _Runner:
         if outcome.summary is not None and not outcome.skipped:
             for message in cell_warnings(outcome.summary):
                 self.progress.warn(f"{cell.key}: {message}")
+            self._energy_warning(server, cell, outcome.summary.energy)
             self.journal.prefix_cache_reset(server.name, outcome.summary)
         return outcome, health.get("alive", True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import urllib.parse
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -25,10 +26,14 @@ import aiohttp
 
 from specbench.client.control import discover_model, scrape, server_version
 from specbench.common.errors import ServerError, SpecbenchError
+from specbench.common.telemetry import AUTO, OFF
 from specbench.data.context import check_context_fit
 from specbench.data.loader import Workload, load_workload
+from specbench.energy.reading import TelemetryUnavailable
+from specbench.energy.select import counted_gpus
+from specbench.energy.sources import open_source
 from specbench.launch import ServerConfig
-from specbench.launch.argv import launch_config
+from specbench.launch.argv import build_env, launch_config
 from specbench.launch.capabilities import version_matches
 from specbench.launch.command import LaunchCommand, launch_command
 from specbench.launch.live import LiveServer
@@ -86,6 +91,7 @@ def preflight(plan: Plan, options: RunOptions, *, accept_server_values: bool = F
     cells = [c for c in plan.cells if options.force or c not in complete]
     workloads = load_workloads(plan, cells)
     launches = tuple(server_launches(plan, cells, options))
+    check_telemetry(plan, cells)
     # Every endpoint given is asked, also one whose cells are complete: the rerun of a run
     # that accepted a server's values resumes only when the plan holds them again.
     attached_names = [
@@ -108,6 +114,54 @@ def preflight(plan: Plan, options: RunOptions, *, accept_server_values: bool = F
             accepted[name] = differences
             plan = _with_server_values(plan, name, answer)
     return Checked(plan, complete, workloads, launches, answers, accepted)
+
+
+def check_telemetry(plan: Plan, cells: Sequence[Cell]) -> None:
+    """A GPU energy source a server names (`gpu_telemetry` other than auto/off) must read
+    every GPU the server counts, before any server starts: one line naming the server and
+    field otherwise. An exporter the emulator serves itself (`exporter_port`) starts with
+    it, so it is read at the first cell instead (a failure there is the cell's reason)."""
+    for name in dict.fromkeys(cell.server for cell in cells):
+        server = plan.servers[name]
+        config = server.config
+        if config is None or config.gpu_telemetry in (AUTO, OFF):
+            continue
+        if not server.attached and _serves_its_own_exporter(config):
+            continue
+        gpus = counted_gpus(config.gpus, launch_env(config), config.gpu_ids)
+        field = f"server {name!r}: gpu_telemetry = {config.gpu_telemetry!r}"
+        try:
+            source = open_source(config.gpu_telemetry, list(gpus.ids))
+            try:
+                reading = source.read()
+            finally:
+                source.close()
+        except TelemetryUnavailable as error:
+            raise SpecbenchError(
+                f"{field} does not answer ({error.reason}: {error}); allowed: a source that "
+                'reads the server\'s GPUs, or "auto" / "off"'
+            ) from error
+        missing = [gpu for gpu in gpus.ids if gpu not in reading.gpus]
+        if missing:
+            raise SpecbenchError(
+                f"{field} lists GPUs {', '.join(sorted(reading.gpus)) or 'none'}, not "
+                f"{', '.join(missing)} of the GPUs counted ({gpus.how}); allowed: gpu_ids "
+                "the source lists"
+            )
+
+
+def launch_env(config: ServerConfig) -> dict[str, str]:
+    """The environment a launch of `config` gets (its variables over specbench's own)."""
+    return build_env(config, os.environ)
+
+
+def _serves_its_own_exporter(config: ServerConfig) -> bool:
+    """An emulator whose `exporter_port` is the port `gpu_telemetry` names on this host."""
+    port = config.emulator.exporter_port if config.emulator is not None else None
+    if config.engine != "emulator" or not port:
+        return False
+    url = urllib.parse.urlsplit(config.gpu_telemetry)
+    return url.port == port and url.hostname in ("127.0.0.1", "localhost", "::1")
 
 
 def preflight_slurm(suite: Suite, cells: Sequence[Cell]) -> None:

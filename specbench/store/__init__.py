@@ -13,6 +13,7 @@ from specbench.store.files import (
     write_json,
 )
 from specbench.store.layout import (
+    ENERGY,
     FAILURE,
     MANIFEST,
     METRICS_AFTER,
@@ -29,6 +30,7 @@ from specbench.store.layout import (
 )
 
 __all__ = [
+    "ENERGY",
     "FAILURE",
     "MANIFEST",
     "METRICS_AFTER",

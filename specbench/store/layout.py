@@ -7,6 +7,7 @@ DIR/<server>/<workload>/c<concurrency>/l<launch>/r<repeat>/ launch 1, 2, … of 
     requests.jsonl      one line per measured request, appended as each finishes
     metrics_before.prom raw /metrics scrape before the window
     metrics_after.prom  raw /metrics scrape after the window
+    energy.jsonl        GPU energy readings: header, before, samples, after (docs/energy.md)
     failure.json        only when the cell failed (a `FailureRecord`)
 
 A cell's identity is its `CellKey`: server, workload key, concurrency, launch and repeat.
@@ -35,6 +36,7 @@ SUMMARY = "summary.json"
 REQUESTS = "requests.jsonl"
 METRICS_BEFORE = "metrics_before.prom"
 METRICS_AFTER = "metrics_after.prom"
+ENERGY = "energy.jsonl"
 FAILURE = "failure.json"
 MANIFEST = "manifest.json"
 

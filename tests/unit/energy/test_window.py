@@ -147,8 +147,23 @@ def test_a_counter_still_over_a_second_is_frozen() -> None:
     records[3] = reading("sample", 1.0, g0=(1250.0, 400.0), g1=(2000.0, 100.0))
     summary = energy_summary(records, output_tokens=4150)
     assert (summary.valid, summary.reason) == (False, "counter_frozen")
-    assert summary.detail == "GPU 1's energy counter stayed at 2000.000 J over 2.000 s"
+    assert summary.detail == (
+        "GPU 1's energy counter stayed at 2000.000 J from t = 0.000 s to 1.000 s (window 2.000 s)"
+    )
     assert summary.joules is None
+
+
+def test_a_counter_that_stops_mid_window_is_frozen_though_its_edges_differ() -> None:
+    records = window()
+    # GPU 0 moves to 1100 J by 0.5 s, then stays there to the after read at 2.0 s.
+    records[2] = reading("sample", 0.5, g0=(1100.0, 400.0), g1=(2100.0, 100.0))
+    records[3] = reading("sample", 1.0, g0=(1100.0, 400.0), g1=(2150.0, 100.0))
+    records[-1] = reading("after", 2.0, g0=(1100.0, 400.0), g1=(2250.0, 100.0))
+    summary = energy_summary(records, output_tokens=4150)
+    assert (summary.valid, summary.reason) == (False, "counter_frozen")
+    assert summary.detail == (
+        "GPU 0's energy counter stayed at 1100.000 J from t = 0.500 s to 2.000 s (window 2.000 s)"
+    )
 
 
 def test_under_a_second_one_still_counter_is_allowed_but_all_still_gives_no_joules() -> None:

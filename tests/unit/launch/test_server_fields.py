@@ -9,11 +9,14 @@ from specbench.launch.config import hash_neutral_defaults
 
 def test_the_hash_neutral_fields_are_the_ones_written_by_hand_before() -> None:
     # As main 408c852 listed them in run/plan.py (HASH_NEUTRAL_SERVER_DEFAULTS), and the
-    # container `launcher` added since (absent: the suite hash of before).
+    # container `launcher` added since (absent: the suite hash of before), and the GPU energy
+    # source and counted GPUs (issue 41; at their defaults a suite's hash is unchanged).
     assert hash_neutral_defaults(ServerConfig) == {
         "pipeline_parallel_size": 1,
         "vllm_version": None,
         "launcher": None,
+        "gpu_telemetry": "auto",
+        "gpu_ids": None,
     }
 
 

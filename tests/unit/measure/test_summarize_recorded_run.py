@@ -88,7 +88,10 @@ def test_the_recorded_summary_is_recomputed_from_its_raw_files(label: str) -> No
         "standard_errors",
         # issue 39: the server launch that measured the cell
         "launch",
+        # issue 41: GPU board energy (None: summarize_cell has no energy.jsonl to read)
+        "energy",
     }
+    assert recomputed["energy"] is None
     # 4 conversations: too few to resample, and the summary says so.
     assert recomputed["standard_errors"]["figures"] == {}
     assert recomputed["standard_errors"]["note"] == "no noise estimate: 4 conversations (< 5)"

@@ -106,6 +106,7 @@ def test_intervals_cover_every_serving_row_and_both_acceptance_lengths() -> None
         "e2e_ms_p90",
         "e2e_ms_p99",
         "interactivity_tok_s_per_user",
+        "joules_per_output_token",
     )
     # Every row of the serving table carries one; a statistic declared on its own is not
     # listed twice.

@@ -34,8 +34,11 @@ def test_the_gate_defaults_use_the_declared_directions():
 
 
 def test_every_gated_quality_metric_has_a_direction():
-    # Counts and durations of the window (num_requests, duration_s, tokens) are not judged.
+    # Counts and durations of the window (num_requests, duration_s, tokens) are not judged,
+    # nor the window's joules and mean power: both grow with the load, not with quality
+    # (energy per output token is the judged energy figure).
     unjudged = {"num_requests", "duration_s", "input_tokens", "output_tokens"}
+    unjudged |= {"energy_joules", "mean_power_w_per_gpu"}
     for metric in (*stored("mean"), *stored("pooled")):
         if metric not in unjudged:
             assert direction_of(metric) in ("higher", "lower"), metric

@@ -47,7 +47,8 @@ def test_interactivity_is_1000_over_the_median_tpot():
 
 def test_the_declaration_makes_it_a_higher_is_better_serving_gated_targeted_figure():
     assert direction_of(NAME) == "higher"
-    assert [f.name for f in serving_rows()][-1] == NAME
+    # The card's fourth row, after tok/s/GPU, E2E and TTFT (energy, where measured, follows).
+    assert [f.name for f in serving_rows()][3] == NAME
     assert [f.name for f in targeted()][-1] == NAME
     rule = DEFAULT_RULES[NAME]
     assert rule.direction == "higher" and rule.describe() == "-5%" and rule.noise
