@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from specbench import store
-from specbench.energy.log import EnergyLogWriter, read_energy_log
+from specbench.energy.log import EnergyLogWriter, LogHeader, read_energy_log
 from specbench.energy.reading import EnergySource, ReasonCode, TelemetryUnavailable
 from specbench.energy.sampler import PowerSampler
 from specbench.energy.select import CountedGpus, counted_gpus
@@ -74,42 +74,52 @@ def open_meter(config: ServerConfig | None, env: Mapping[str, str]) -> EnergyMet
 
 
 class CellEnergy:
-    """The energy readings of one cell's window, written to its `energy.jsonl`."""
+    """The energy readings of one cell's window, written to its `energy.jsonl`.
+
+    With telemetry off (nothing to read, nothing failed) no file is written: the cell's
+    `energy` object says off and why, from the meter alone.
+    """
 
     def __init__(self, meter: EnergyMeter, directory: Path) -> None:
         self.meter = meter
-        self.path = directory / store.ENERGY
-        # A fresh attempt at the cell starts a fresh file, as requests.jsonl does.
-        directory.mkdir(parents=True, exist_ok=True)
-        self.path.unlink(missing_ok=True)
-        self.log = EnergyLogWriter(self.path)
-        self.log.header(meter.name, meter.detail, list(meter.gpus.ids))
+        self.header = LogHeader(meter.name, meter.detail, list(meter.gpus.ids))
+        self.log: EnergyLogWriter | None = None
         self.sampler: PowerSampler | None = None
+        self.path = directory / store.ENERGY
+        # A fresh attempt at the cell starts afresh, as requests.jsonl does.
+        self.path.unlink(missing_ok=True)
+        if meter.source is None and meter.failure is None:
+            return
+        directory.mkdir(parents=True, exist_ok=True)
+        log = self.log = EnergyLogWriter(self.path)
+        log.header(self.header.source, self.header.source_detail, self.header.gpus)
         if meter.source is not None:
             self.sampler = PowerSampler(
                 meter.source,
-                lambda reading: self.log.reading("sample", reading),
-                lambda at_s, reason, message: self.log.error("sample", at_s, reason, message),
+                lambda reading: log.reading("sample", reading),
+                lambda at_s, reason, message: log.error("sample", at_s, reason, message),
                 SAMPLE_INTERVAL_S,
             )
 
     async def edge(self, kind: WindowEdge) -> None:
         """Read every counted GPU now (beside a scrape); a failure is logged, never raised."""
-        source, now = self.meter.source, time.perf_counter
+        source, log, now = self.meter.source, self.log, time.perf_counter
+        if log is None:
+            return
         if source is None:
             if self.meter.failure is not None:
                 reason, message = self.meter.failure
-                self.log.error(kind, now(), reason, message)
+                log.error(kind, now(), reason, message)
             return
         try:
             reading = await asyncio.to_thread(source.read)
         except TelemetryUnavailable as error:
-            self.log.error(kind, now(), error.reason, str(error))
+            log.error(kind, now(), error.reason, str(error))
             return
         except Exception as error:  # noqa: BLE001 - a library's own fault never fails a cell
-            self.log.error(kind, now(), "unavailable", f"{type(error).__name__}: {error}")
+            log.error(kind, now(), "unavailable", f"{type(error).__name__}: {error}")
             return
-        self.log.reading(kind, reading)
+        log.reading(kind, reading)
 
     def start_sampling(self) -> None:
         if self.sampler is not None:
@@ -121,8 +131,10 @@ class CellEnergy:
 
     def close(self) -> None:
         self.stop_sampling()
-        self.log.close()
+        if self.log is not None:
+            self.log.close()
 
     def summary(self, output_tokens: int | None) -> EnergySummary:
         """The cell's energy figures from its file and Δ generation tokens."""
-        return energy_summary(read_energy_log(self.path), output_tokens)
+        records = read_energy_log(self.path) if self.log is not None else [self.header]
+        return energy_summary(records, output_tokens)

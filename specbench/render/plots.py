@@ -195,13 +195,17 @@ def energy_vs_concurrency(
     axes.plot(x, base, marker="s", color=_BASELINE_COLOR, linewidth=2, label=baseline)
     for side, color in ((D.SPECULATIVE, _COLORS[0]), (D.BASELINE, _BASELINE_COLOR)):
         _error_bars(axes, data, side, color)
-    for c, value, color in [*zip(x, spec, [_COLORS[0]] * len(x), strict=True),
-                            *zip(x, base, [_BASELINE_COLOR] * len(x), strict=True)]:  # fmt: skip
-        if math.isfinite(value):
-            axes.annotate(
-                f"{value:.3g}", (c, value), textcoords="offset points", xytext=(0, 6),
-                ha="center", va="bottom", fontsize=8, color=color,
-            )  # fmt: skip
+    for c, s_value, b_value in zip(x, spec, base, strict=True):
+        # The higher point's label above it, the lower one's below: they never collide.
+        spec_on_top = not math.isfinite(b_value) or s_value >= b_value
+        for value, color, on_top in ((s_value, _COLORS[0], spec_on_top),
+                                     (b_value, _BASELINE_COLOR, not spec_on_top)):  # fmt: skip
+            if math.isfinite(value):
+                axes.annotate(
+                    f"{value:.3g}", (c, value), textcoords="offset points",
+                    xytext=(0, 6) if on_top else (0, -8), ha="center",
+                    va="bottom" if on_top else "top", fontsize=8, color=color,
+                )  # fmt: skip
     # Invisible hover targets `point-<row>-<side>`, as on the throughput figure.
     for row, (c, s_value, b_value) in enumerate(zip(x, spec, base, strict=True)):
         for side, value in (("speculative", s_value), ("baseline", b_value)):
