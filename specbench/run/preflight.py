@@ -144,9 +144,9 @@ def check_telemetry(plan: Plan, cells: Sequence[Cell]) -> None:
         missing = [gpu for gpu in gpus.ids if gpu not in reading.gpus]
         if missing:
             raise SpecbenchError(
-                f"{field} lists GPUs {', '.join(sorted(reading.gpus)) or 'none'}, not "
-                f"{', '.join(missing)} of the GPUs counted ({gpus.how}); allowed: gpu_ids "
-                "the source lists"
+                f"{field} does not list GPU {', '.join(missing)} of the GPUs counted "
+                f"({gpus.how}); allowed: GPUs the source lists (gpu_ids, or the launch's "
+                "*_VISIBLE_DEVICES)"
             )
 
 

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from harness import free_port, one_line, run_cli
+from harness import free_port, one_line, run_cli, running_emulator
 
 from specbench.emulator.config import make_emulator_config
 from specbench.emulator.truth import window_energy_j
@@ -46,9 +46,11 @@ def write_suite(
     gpu_ids: str = "",
     speculative: bool = True,
     max_tokens: int = 64,
+    own_exporter: bool = True,
 ) -> Path:
-    emulator = {**TIMES, **PRICES, "exporter_port": port, "exporter_gpus": 1}
-    emulator |= {"exporter_work_gpus": "0", **POWER}
+    emulator: dict[str, object] = {**TIMES, **PRICES}
+    if own_exporter:
+        emulator |= {"exporter_port": port, "exporter_gpus": 1, "exporter_work_gpus": "0", **POWER}
     if fault:
         emulator |= {"exporter_fault": fault, "exporter_fault_after_reads": 3}
     url = telemetry or f"http://127.0.0.1:{port}/metrics"
@@ -239,3 +241,35 @@ def test_a_named_exporter_that_does_not_answer_stops_the_run_before_any_server(
     line = one_line(done.stderr)
     assert line.startswith(f"error: server 'baseline': gpu_telemetry = '{dead}' does not answer")
     assert "starting" not in done.stderr
+
+
+def test_an_exporter_of_its_own_is_read_for_the_named_gpus_and_one_it_lacks_is_refused(
+    tmp_path: Path,
+) -> None:
+    # A separate exporter, as on a GPU node (AMD's runs beside vLLM): two GPUs, the work
+    # of its own (idle) emulator on GPU 0. The suite's servers count GPU 1, idle: its
+    # joules are 50 W over the window, nothing of their tokens.
+    power = [f"--{key.replace('_', '-')}={value}" for key, value in POWER.items()]
+    port = free_port()
+    exporter = ("--exporter-port", str(port), "--exporter-gpus", "2", *power)
+    with running_emulator(*exporter):
+        url = f"http://127.0.0.1:{port}/metrics"
+        lacking = write_suite(
+            tmp_path, port, telemetry=url, gpu_ids="gpu_ids = [5]\n", own_exporter=False
+        )
+        done = run_cli("run", lacking, "--output", tmp_path / "lacking")
+        assert done.returncode == 2, done.stderr
+        line = one_line(done.stderr)
+        assert f"gpu_telemetry = '{url}' does not list GPU 5 of the GPUs counted" in line
+        suite = write_suite(
+            tmp_path, port, telemetry=url, gpu_ids="gpu_ids = [1]\n", own_exporter=False,
+            concurrency=(4,), speculative=False, max_tokens=32,
+        )  # fmt: skip
+        out = tmp_path / "results"
+        done = run_cli("run", suite, "--output", out)
+        assert done.returncode == 0, done.stderr
+    energy = json.loads(next(out.glob("*/*/c4/r0/summary.json")).read_text())["energy"]
+    assert energy["valid"] and energy["gpus"] == ["1"]
+    assert energy["source_detail"].endswith("GPUs: gpu_ids")
+    idle = POWER["power_idle_w"] * energy["window_s"]
+    assert energy["joules"] == pytest.approx(idle, abs=POWER["power_idle_w"] * 0.1)
