@@ -1,7 +1,7 @@
 """`specbench emulate`: serve a fake vLLM 0.32 (no model, no GPU) for tests and demos.
 
 The options that pass through to `EmulatorConfig` unchanged come from its option table
-(`common/emulator_settings.py`), one `--option` per row; the four the CLI parses first are
+(`common/emulator_settings.py`), one `--option` per row; the five the CLI parses first are
 declared here.
 """
 
@@ -42,6 +42,17 @@ def emulate(
             )
         ),
     ] = None,
+    num_speculative_tokens_per_batch_size: Annotated[
+        str | None,
+        typer.Option(
+            help=(
+                "vLLM's dynamic K as JSON, e.g. '[[1,4,5],[5,16,3],[17,1024,1]]': inclusive "
+                "ranges of the requests in a step (prefills included), from 1, sorted, "
+                "non-overlapping; gaps and the tail repeat the previous K; each K clamped to "
+                "--num-speculative-tokens; K = 0 still pays one --draft-step-ms."
+            )
+        ),
+    ] = None,
     reasoning_acceptance: Annotated[
         str | None,
         typer.Option(
@@ -54,6 +65,7 @@ def emulate(
     import logging
 
     from specbench.common.errors import SpecbenchError
+    from specbench.common.k_schedule import parse_schedule
     from specbench.emulator import make_emulator_config, parse_acceptance, serve_emulator
 
     if per_request_spec_decode_metrics is not None:
@@ -63,6 +75,12 @@ def emulate(
                 "expected none, summary or detailed"
             )
         settings["per_request_spec_metrics"] = per_request_spec_decode_metrics != "none"
+    if num_speculative_tokens_per_batch_size is not None:
+        try:
+            schedule = parse_schedule(num_speculative_tokens_per_batch_size)
+        except ValueError as error:
+            raise SpecbenchError(f"--num-speculative-tokens-per-batch-size: {error}") from None
+        settings["num_speculative_tokens_per_batch_size"] = schedule
     config = make_emulator_config(
         **settings,
         speculative=not no_spec,
@@ -92,7 +110,11 @@ def _signature() -> inspect.Signature:
     """The table's options in its order, each CLI-parsed option after the field it shapes."""
     own = dict(inspect.signature(emulate, eval_str=True).parameters)
     placed_after = {
-        "num_speculative_tokens": ("acceptance", "no_spec"),
+        "num_speculative_tokens": (
+            "acceptance",
+            "no_spec",
+            "num_speculative_tokens_per_batch_size",
+        ),
         "prompt_log": ("per_request_spec_decode_metrics",),
         "reasoning_tokens": ("reasoning_acceptance",),
     }

@@ -167,6 +167,18 @@ class EmulatorSettings:
         hash_neutral=True,
         ge=0,
     )
+    num_speculative_tokens_per_batch_size: tuple[tuple[int, int, int], ...] | None = setting(
+        None,
+        "vLLM's dynamic K, [[start, end, K], ...]: inclusive ranges of the requests a step "
+        "schedules (prefills included), the first at 1, sorted, non-overlapping; a gap or "
+        "the tail repeats the previous K; each K is clamped to --num-speculative-tokens; the "
+        "K chosen at a step is verified at the next; K = 0 verifies nothing but still pays one "
+        "--draft-step-ms. JSON on the command line; None = every step drafts the maximum.",
+        cli="parsed",
+        suite=True,
+        drafting=True,
+        hash_neutral=True,
+    )
     max_model_len: int = setting(4096, "Context limit in fake tokens (prompt + output).", ge=2)
     max_num_seqs: int = setting(
         256, "Most requests running at once; the rest wait.", cli=None, ge=1

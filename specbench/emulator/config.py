@@ -15,6 +15,7 @@ from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from specbench.common.emulator_settings import ROWS, TYPES, EmulatorSettings, declared, flag_of
 from specbench.common.errors import SpecbenchError
+from specbench.common.k_schedule import check_schedule
 
 # Conditional acceptance probabilities for positions beyond the third continue this
 # ramp down (0.65, 0.60, ...), floored at 0.05, so any K has a usable default.
@@ -53,6 +54,11 @@ class EmulatorConfig(EmulatorSettings):
             for value in values:
                 if not 0.0 <= value <= 1.0:
                     raise ValueError(f"{flag} value {value} is outside [0, 1]")
+        if self.num_speculative_tokens_per_batch_size is not None:
+            try:
+                check_schedule(self.num_speculative_tokens_per_batch_size)
+            except ValueError as error:
+                raise ValueError(f"--num-speculative-tokens-per-batch-size: {error}") from None
         if self.reasoning_tokens == 1:
             raise ValueError(
                 "--reasoning-tokens 1 cannot hold both <think> and </think>; give 0 or at least 2"
@@ -168,7 +174,7 @@ def make_emulator_config(**options: Any) -> EmulatorConfig:
         location = ".".join(str(part) for part in first["loc"])
         message = first["msg"].removeprefix("Value error, ")
         raise SpecbenchError(
-            f"emulator option {location} ({flag_of(location)}): {message}"
+            f"emulator option {location} ({flag_of(str(first['loc'][0]))}): {message}"
         ) from None
     try:
         return EmulatorConfig(**dict(checked))

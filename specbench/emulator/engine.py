@@ -16,8 +16,15 @@ Time model (per engine step, as vLLM's scheduler batches work):
   idle engine starts the clock at the earliest arrival among the requests it admits
   (when the handler received it), so HTTP parsing does not add to TTFT.
 
+K per step: `--num-speculative-tokens`, or with `--num-speculative-tokens-per-batch-size`
+vLLM's schedule (`common.k_schedule`): the K chosen from a step's request count (prefills
+included) is the K every request verifies at the next step, as vLLM's scheduler drafts
+after a step for the next. A request's first step is its prefill, so each verify step
+follows the step that chose its K. A schedule's K = 0 verifies nothing (no draft counted)
+but the step still pays one `draft_step_ms`: the drafter runs.
+
 Acceptance process (speculation on): in each decode step every running request proposes
-K drafts; draft i is accepted with conditional probability p_i until the first
+the step's K drafts; draft i is accepted with conditional probability p_i until the first
 rejection, where p depends on the step's start position (the request's tokens so far):
 the thinking span's acceptance inside `--reasoning-tokens`, decayed per
 `--acceptance-decay-tokens` (see `emulator.acceptance` for the schedule and its truth);
@@ -26,8 +33,9 @@ With `--per-request-spec-decode-metrics detailed` each step's accepted count is 
 With `--enable-per-request-metrics` a finished request reports vLLM's per-request timing
 from the step clock (each step's planned start and end): the time model's, exact, even
 when the loop runs late and catches up.
-Counters follow vLLM: drafts += 1 and draft_tokens += K per request per decode step,
-accepted += n and per_pos[i] += 1 for i < n, counted before the cap (vLLM also counts
+Counters follow vLLM: drafts += 1 and draft_tokens += K per request per decode step with
+K > 0, accepted += n and per_pos[i] += 1 for i < n (the per-position counter keeps the
+maximum's length), counted before the cap (vLLM also counts
 acceptance before its stop checks). Draws come from a per-request generator
 seeded by (seed, prompt, occurrence of that prompt), so results do not depend on how
 concurrent requests happen to interleave.
@@ -41,6 +49,7 @@ import random
 from collections import deque
 from dataclasses import dataclass
 
+from specbench.common.k_schedule import k_for_batch
 from specbench.emulator.acceptance import step_acceptance
 from specbench.emulator.config import EmulatorConfig
 from specbench.emulator.metrics import EmulatorMetrics
@@ -54,11 +63,16 @@ class _PlannedStep:
     deliveries: list[tuple[EngineRequest, StepOutput]]
     prompt_tokens: int
     generation_tokens: int
+    #: The drafts each decoding request verifies in this step (0: none).
+    k: int
     num_drafts: int
+    num_draft_tokens: int
     accepted_per_position: list[int]
 
 
-def step_cost_ms(config: EmulatorConfig, admitted: int, decoding: int, k: int) -> float:
+def step_cost_ms(
+    config: EmulatorConfig, admitted: int, decoding: int, k: int, *, drafter_runs: bool = False
+) -> float:
     """One engine step's duration (ms) with `admitted` prefills and `decoding` requests
     that each verify `k` drafts (0: no speculation, or no decoding request):
 
@@ -66,13 +80,17 @@ def step_cost_ms(config: EmulatorConfig, admitted: int, decoding: int, k: int) -
              + verify_token_ms · max(0, decoding · (1 + k) − compute_knee_tokens)
 
     base = prefill_ms when the step admits a request, else step_ms; n = every request in
-    the step. The draft and verify terms are the issue's price of K (`emulator.truth`)."""
+    the step. The draft and verify terms are the issue's price of K (`emulator.truth`).
+    `drafter_runs`: a schedule's K = 0 on a speculative server, which is not the baseline:
+    the drafter still runs one forward, so a decoding step pays one `draft_step_ms`."""
     base_ms = config.prefill_ms if admitted else config.step_ms
     duration_ms = base_ms + config.per_request_step_ms * (admitted + decoding - 1)
     if k and decoding:
         verified = decoding * (1 + k)
         duration_ms += config.draft_step_ms * k
         duration_ms += config.verify_token_ms * max(0, verified - config.compute_knee_tokens)
+    elif drafter_runs and decoding:
+        duration_ms += config.draft_step_ms
     return duration_ms
 
 
@@ -104,6 +122,13 @@ class Engine:
         self._acceptance_cache: dict[tuple[bool, int], tuple[float, ...]] = {}
         self._per_step = config.per_step_spec_metrics
         self._num_spec_tokens = config.num_speculative_tokens if config.speculative else 0
+        self._schedule = (
+            config.num_speculative_tokens_per_batch_size if config.speculative else None
+        )
+        # The K drafted after the last step, verified at the next (vLLM's one-step lag). A
+        # request's first step is its prefill, which verifies nothing, so this start value
+        # is never verified: every verify step follows a step that chose its K.
+        self._next_k = self._num_spec_tokens
         self._attach_spec_metrics = config.speculative and config.per_request_spec_metrics
         self._waiting: deque[EngineRequest] = deque()
         self._running: list[EngineRequest] = []
@@ -222,10 +247,22 @@ class Engine:
                 if not request.aborted and request.num_generated < request.max_tokens
             ]
 
+    def _k_after(self, batch_size: int) -> int:
+        """The K drafted after a step of `batch_size` requests (prefills included)."""
+        if self._schedule is None:
+            return self._num_spec_tokens
+        return k_for_batch(self._schedule, batch_size, self._num_spec_tokens)
+
     def _plan(self, admitted: list[EngineRequest], decoding: list[EngineRequest]) -> _PlannedStep:
         config = self.config
+        num_spec = self._next_k if decoding else 0
+        self._next_k = self._k_after(len(admitted) + len(decoding))
         duration_ms = step_cost_ms(
-            config, len(admitted), len(decoding), self._num_spec_tokens if decoding else 0
+            config,
+            len(admitted),
+            len(decoding),
+            num_spec,
+            drafter_runs=bool(self._num_spec_tokens),
         )
         deliveries: list[tuple[EngineRequest, StepOutput]] = []
         prompt_tokens = 0
@@ -235,15 +272,15 @@ class Engine:
             generation_tokens += 1
             deliveries.append((request, self._output(request, request.next_token_ids(1))))
 
-        num_spec = self._num_spec_tokens
-        accepted_per_position = [0] * num_spec
+        # The per-position counter keeps the maximum's length, as vLLM's.
+        accepted_per_position = [0] * self._num_spec_tokens
         num_drafts = 0
         for request in decoding:
             count = 1
             if num_spec:
                 accepted = 0
                 rng_random = request.rng.random
-                for probability in self._acceptance_at(request.num_generated):
+                for probability in self._acceptance_at(request.num_generated)[:num_spec]:
                     if rng_random() >= probability:
                         break
                     accepted_per_position[accepted] += 1
@@ -251,6 +288,7 @@ class Engine:
                 request.histogram[accepted] += 1
                 if self._per_step:
                     request.per_step_accepted.append(accepted)
+                    request.per_step_drafted.append(num_spec)
                 request.num_draft_tokens += num_spec
                 num_drafts += 1
                 count = accepted + 1
@@ -262,7 +300,9 @@ class Engine:
             deliveries=deliveries,
             prompt_tokens=prompt_tokens,
             generation_tokens=generation_tokens,
+            k=num_spec,
             num_drafts=num_drafts,
+            num_draft_tokens=num_drafts * num_spec,
             accepted_per_position=accepted_per_position,
         )
 
@@ -298,7 +338,7 @@ class Engine:
         metrics.generation_tokens.inc(step.generation_tokens)
         if self._num_spec_tokens and step.num_drafts:
             metrics.observe_spec_step(
-                step.num_drafts, step.num_drafts * self._num_spec_tokens, step.accepted_per_position
+                step.num_drafts, step.num_draft_tokens, step.accepted_per_position
             )
         metrics.iteration_tokens.observe(step.prompt_tokens + step.generation_tokens)
         now = asyncio.get_running_loop().time()

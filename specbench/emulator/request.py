@@ -48,6 +48,8 @@ class EngineRequest:
     reasoning_tokens: int = 0
     #: Accepted drafts of each verify step, in order (kept for vLLM's `detailed` level).
     per_step_accepted: list[int] = field(default_factory=list)
+    #: Drafts of each verify step, in order (the maximum, or a schedule's K for the step).
+    per_step_drafted: list[int] = field(default_factory=list)
 
     def next_token_ids(self, count: int) -> list[int]:
         """The fake model's next `count` tokens, corrupted where configured."""
@@ -85,8 +87,9 @@ class EngineRequest:
     def spec_decode_metrics(self, num_spec_tokens: int, detailed: bool) -> dict[str, object]:
         """Per-request acceptance, with vLLM 0.32's `SpeculativeDecodingMetrics` fields.
 
-        `detailed` adds `per_step_accepted` and `per_step_drafted` (every step drafts K
-        here), left out when the request had no verify step, as vLLM's `to_dict` does.
+        `detailed` adds `per_step_accepted` and `per_step_drafted` (the K of each verify
+        step; a schedule's K = 0 step verifies nothing and is not listed), left out when the
+        request had no verify step, as vLLM's `to_dict` does.
         """
         num_spec_steps = sum(self.histogram)
         num_accepted = sum(j * count for j, count in enumerate(self.histogram))
@@ -105,5 +108,5 @@ class EngineRequest:
         }
         if detailed and self.per_step_accepted:
             metrics["per_step_accepted"] = list(self.per_step_accepted)
-            metrics["per_step_drafted"] = [num_spec_tokens] * len(self.per_step_accepted)
+            metrics["per_step_drafted"] = list(self.per_step_drafted)
         return metrics

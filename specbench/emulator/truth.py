@@ -11,6 +11,14 @@ conditional acceptance of each draft position), so the output rate is
 left out: it is the steady state a long cell approaches, and what advice about K is tested
 against.
 
+A schedule (`num_speculative_tokens_per_batch_size`) in that steady state sees c requests
+in every step, so every step verifies K_s = the schedule's K at batch c (clamped to the
+maximum) and
+
+    rate_schedule(c) = c · AL(K_s) / step_cost_ms(c decoding, K_s, drafter runs) · 1000
+
+where K_s = 0 is not the baseline: each step still pays one `draft_step_ms`.
+
 Energy (the exporter's power model, `emulator.power`): over a window that finds the server
 idle at both edges, the counted GPUs G use exactly
 
@@ -30,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from specbench.common.k_schedule import KSchedule, k_for_batch
 from specbench.emulator.config import EmulatorConfig
 from specbench.emulator.engine import step_cost_ms
 
@@ -53,6 +62,19 @@ def steady_rate_tok_s(
     if concurrency < 1:
         raise ValueError(f"concurrency {concurrency}: at least 1")
     step_ms = step_cost_ms(config, 0, concurrency, k)
+    return concurrency * expected_acceptance_length(acceptance, k) / step_ms * 1000.0
+
+
+def schedule_rate_tok_s(
+    config: EmulatorConfig, concurrency: int, schedule: KSchedule, acceptance: Sequence[float]
+) -> float:
+    """Output tok/s of `concurrency` requests decoding under `schedule`, its K at that
+    batch clamped to `config.num_speculative_tokens`: rate_schedule(c) of the module
+    docstring."""
+    if concurrency < 1:
+        raise ValueError(f"concurrency {concurrency}: at least 1")
+    k = k_for_batch(schedule, concurrency, config.num_speculative_tokens)
+    step_ms = step_cost_ms(config, 0, concurrency, k, drafter_runs=True)
     return concurrency * expected_acceptance_length(acceptance, k) / step_ms * 1000.0
 
 

@@ -105,7 +105,8 @@ def _vllm_argv(config: ServerConfig, executable: str) -> list[str]:
 def _emulator_flags(settings: EmulatorOverrides, speculating: bool) -> list[str]:
     """The `[emulator]` settings that are set, as `emulate` flags: drafting ones first.
 
-    A list is written comma-separated (as `--acceptance` is parsed), a bool as `--x` or
+    A list is written comma-separated (as `--acceptance` is parsed), a list of ranges as
+    JSON (as `--num-speculative-tokens-per-batch-size` is parsed), a bool as `--x` or
     `--no-x` where it differs from the emulator's default; drafting settings only when the
     server speculates.
     """
@@ -120,6 +121,9 @@ def _emulator_flags(settings: EmulatorOverrides, speculating: bool) -> list[str]
         if isinstance(value, bool):
             if value != row.default:
                 argv.append(flag if value else flag.replace("--", "--no-", 1))
+        elif isinstance(value, list | tuple) and value and isinstance(value[0], list | tuple):
+            # A list of ranges (a K schedule) is parsed as JSON, as vLLM's config writes it.
+            argv += [flag, json.dumps([list(entry) for entry in value], separators=(",", ":"))]
         elif isinstance(value, list | tuple):
             argv += [flag, ",".join(repr(p) for p in value)]
         else:

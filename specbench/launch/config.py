@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, Field, create_model, field_validator, model_validator
 
 from specbench.common.emulator_settings import ROWS, TYPES, declared
+from specbench.common.k_schedule import check_schedule
 from specbench.common.model import Frozen
 from specbench.common.telemetry import check_setting
 
@@ -130,6 +131,14 @@ class _EmulatorTable(Frozen):
                     raise ValueError(f"{name} probabilities must lie in [0, 1]")
         return self
 
+    # Checked here, so that a bad schedule stops the suite before any server starts.
+    @field_validator("num_speculative_tokens_per_batch_size", check_fields=False)
+    @classmethod
+    def _check_schedule(cls, value: Any) -> Any:
+        if value is not None:
+            check_schedule(value)
+        return value
+
 
 def _suite_type(kind: Any) -> Any:
     """A setting's type in a suite: optional (None keeps the emulator's default), a TOML
@@ -139,7 +148,10 @@ def _suite_type(kind: Any) -> Any:
     if get_origin(kind) in (Union, UnionType):  # `X | None`: X
         (kind,) = [arg for arg in get_args(kind) if arg is not type(None)]
     if get_origin(kind) is tuple:
-        kind = list[get_args(kind)[0]]  # type: ignore[misc]
+        item = get_args(kind)[0]
+        if get_origin(item) is tuple:  # a K schedule's ranges: TOML arrays, checked as triples
+            item = list[get_args(item)[0]]  # type: ignore[misc]
+        kind = list[item]  # type: ignore[valid-type]
     return kind | None
 
 

@@ -57,6 +57,7 @@ def test_emulate_help_lists_every_option_once_and_the_cli_parsed_ones() -> None:
     shown = result.stdout
     flags = [f"--{option.name.replace('_', '-')}" for option in OPTIONS]
     flags += ["--acceptance", "--no-spec", "--reasoning-acceptance"]
+    flags += ["--num-speculative-tokens-per-batch-size"]
     flags += ["--per-request-spec-decode-metrics"]
     for flag in flags:
         assert f" {flag} " in shown, flag

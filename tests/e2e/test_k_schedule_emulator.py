@@ -1,0 +1,131 @@
+"""`specbench emulate --num-speculative-tokens-per-batch-size` as a real process: the drafts
+per verify step that `/metrics` shows (Δ draft tokens / Δ drafts) follow the schedule's K
+for the running batch, and a schedule that breaks vLLM's rules is refused in one line."""
+
+from __future__ import annotations
+
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+import orjson
+import pytest
+from harness import free_port, run_cli, running_emulator
+from prometheus_client.parser import text_string_to_metric_families
+
+#: vLLM's example shape: K 5 up to batch 4, K 3 for 5-16, K 1 above.
+SCHEDULE = "[[1,4,5],[5,16,3],[17,1024,1]]"
+EMULATE = (
+    "--num-speculative-tokens", "5", "--num-speculative-tokens-per-batch-size", SCHEDULE,
+    "--acceptance", "0.9,0.8,0.7,0.6,0.5", "--prefill-ms", "2", "--step-ms", "2",
+    "--per-request-step-ms", "0.05", "--per-request-spec-decode-metrics", "detailed",
+)  # fmt: skip
+
+
+def _complete(base: str, prompt: str, max_tokens: int) -> dict[str, object]:
+    body = {"model": "specbench-emulator", "prompt": prompt, "max_tokens": max_tokens}
+    request = urllib.request.Request(
+        f"{base}/v1/completions",
+        data=orjson.dumps(body),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        answer: dict[str, object] = orjson.loads(response.read())
+    return answer
+
+
+def _scrape(base: str) -> dict[str, float]:
+    """The series this test reads, each summed over its label sets."""
+    with urllib.request.urlopen(f"{base}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    wanted = {
+        "vllm:spec_decode_num_drafts_total",
+        "vllm:spec_decode_num_draft_tokens_total",
+        "vllm:num_requests_running",
+        "vllm:num_requests_waiting",
+    }
+    found = dict.fromkeys(wanted, 0.0)
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name in wanted:
+                found[sample.name] += sample.value
+    return found
+
+
+def _drafts_per_step(before: dict[str, float], after: dict[str, float]) -> float:
+    drafts = (
+        after["vllm:spec_decode_num_drafts_total"] - before["vllm:spec_decode_num_drafts_total"]
+    )
+    assert drafts > 0
+    tokens = (
+        after["vllm:spec_decode_num_draft_tokens_total"]
+        - before["vllm:spec_decode_num_draft_tokens_total"]
+    )
+    return tokens / drafts
+
+
+def test_drafts_per_step_follow_the_schedules_k_at_batch_1_and_at_batch_16() -> None:
+    with running_emulator(*EMULATE) as base:
+        before = _scrape(base)
+        answer = _complete(base, "alone", 120)
+        after = _scrape(base)
+        # c = 1: every step holds one request, so each verifies the K of batch 1.
+        assert _drafts_per_step(before, after) == 5.0
+        spec = answer["metrics"]["speculative_decoding"]  # type: ignore[index]
+        assert set(spec["per_step_drafted"]) == {5}
+        assert spec["num_spec_tokens"] == 5  # the maximum, as vLLM reports it
+
+        # c = 16: long requests, so the batch stays at 16 well past the admissions.
+        with ThreadPoolExecutor(16) as pool:
+            answers = [pool.submit(_complete, base, f"p{i}", 3000) for i in range(16)]
+
+            def full() -> dict[str, float]:
+                scraped = _scrape(base)
+                assert all(not done.done() for done in answers), "a request ended early"
+                return scraped
+
+            deadline = time.monotonic() + 30
+            while full()["vllm:num_requests_running"] != 16:
+                assert time.monotonic() < deadline, "the batch never reached 16"
+                time.sleep(0.005)
+            # Past the step in flight when 16 were first seen, every step's K was chosen
+            # after a step of 16 requests: the window holds only K(16) verify steps.
+            time.sleep(0.1)
+            start = full()
+            time.sleep(0.3)
+            end = full()
+            assert start["vllm:num_requests_running"] == end["vllm:num_requests_running"] == 16
+            assert end["vllm:num_requests_waiting"] == 0
+            finished = [done.result() for done in answers]
+        assert _drafts_per_step(start, end) == 3.0
+        drafted = {
+            k
+            for answer in finished
+            for k in answer["metrics"]["speculative_decoding"]["per_step_drafted"]  # type: ignore[index]
+        }
+        # The ramp and the drain pass through smaller batches: K 5 there, K 3 at 5 to 16.
+        assert drafted == {3, 5}
+
+
+@pytest.mark.parametrize(
+    ("schedule", "message"),
+    [
+        ("[[2,4,5]]", "the first range [2, 4, 5] must start at 1"),
+        ("[[5,16,3],[1,4,5]]", "range [1, 4, 5] comes after [5, 16, 3]: sort the ranges"),
+        ("[[1,8,5],[5,16,3]]", "range [5, 16, 3] overlaps [1, 8, 5]"),
+        ("[[1,4,5],[9,6,3]]", "range [9, 6, 3]: start is after end"),
+        ("[[1,4,-1]]", "range [1, 4, -1]: K must be 0 or more"),
+        ("1-4:5", "'1-4:5' is not JSON"),
+    ],
+)
+def test_a_schedule_that_breaks_vllms_rules_exits_2_in_one_line(
+    schedule: str, message: str
+) -> None:
+    result = run_cli(
+        "emulate", "--port", str(free_port()),
+        "--num-speculative-tokens-per-batch-size", schedule,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"error: --num-speculative-tokens-per-batch-size: {message}")
