@@ -52,6 +52,19 @@ def test_a_sweep_measures_each_k_and_a_grown_list_measures_only_the_new_k(
     assert len(before) == 6 * 4  # 6 cells of 4 files each
     assert len({path.split("/")[0] for path in before}) == 3
 
+    # The dry run of the grown list: the first Ks complete, the new one to measure.
+    dry = run_cli("run", suite, "--output", out, "--dry-run", "--set", f"{K_SET}=[1, 2, 3]")
+    assert dry.returncode == 0, dry.stderr
+    lines = dry.stdout.splitlines()
+    assert lines[0].endswith(
+        f"8 of its 8 cells selected; 6 already complete in {out}; 2 to measure"
+    )
+    assert (
+        "K sweep: eagle3 \u2192 eagle3-k1, eagle3-k2, eagle3-k3 (K = 1, 2, 3) against baseline "
+        "(K = 0)"
+    ) in lines
+    assert "  eagle3-k3/tiny/c1/r0" in lines and "  eagle3-k2/tiny/c4/r0 (complete)" in lines
+
     grown = run_cli("run", suite, "--output", out, "--set", f"{K_SET}=[1, 2, 3]")
     assert grown.returncode == 0, grown.stderr
     assert "2 cells measured, 6 already complete, 0 failed" in grown.stdout

@@ -1,5 +1,5 @@
 """A K sweep in a suite: a list of Ks expands into one server per K, each its own identity;
-bad lists are one line naming the field and file."""
+bad lists are one line naming the field and file; the dry run names the sweep."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from specbench.run.plan import (
 )
 from specbench.run.resume import bind, check_resume
 from specbench.store.manifest import Manifest, new_run, read_manifest, update_manifest
-from specbench.suite import load_suite
+from specbench.suite import describe_suite, describe_sweeps, load_suite
 
 
 def suite_text(ks: str, *, extra: str = "", acceptance: str = "") -> str:
@@ -258,6 +258,49 @@ def test_each_emulated_k_takes_the_first_k_acceptances(tmp_path: Path) -> None:
         "to K = 4; give one value per draft position up to the largest K (each K takes its "
         "first K)"
     )
+
+
+def test_describe_names_each_sweep_against_the_baseline(tmp_path: Path) -> None:
+    suite = load(tmp_path, "[1, 2, 3]")
+    line = (
+        "K sweep: eagle3 \u2192 eagle3-k1, eagle3-k2, eagle3-k3 (K = 1, 2, 3) against "
+        "baseline (K = 0)"
+    )
+    assert describe_sweeps(suite) == [line]
+    assert line in describe_suite(suite).splitlines()
+    assert describe_sweeps(load(tmp_path, "3")) == []
+
+
+def test_the_dry_run_lists_the_expanded_servers_their_cells_and_the_sweep(tmp_path: Path) -> None:
+    path = tmp_path / "suite.toml"
+    path.write_text(EMULATOR.format(ks="[1, 2, 3]", data=DATA))
+    out = tmp_path / "out"
+    done = run_cli("run", path, "--output", out, "--dry-run")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == (
+        f"suite emu-sweep ({path}): 8 of its 8 cells selected; 0 already complete in {out}; "
+        "8 to measure"
+    )
+    servers = [
+        line.split(" [")[0].strip() for line in lines if line.startswith("  ") and " [" in line
+    ]
+    assert servers == ["baseline", "eagle3-k1", "eagle3-k2", "eagle3-k3"]
+    commands = [line for line in lines if " emulate " in line]
+    ks = [c.split("--num-speculative-tokens ")[1].split()[0] for c in commands[1:]]
+    assert ks == ["1", "2", "3"]
+    assert "--no-spec" in commands[0]
+    assert (
+        "K sweep: eagle3 \u2192 eagle3-k1, eagle3-k2, eagle3-k3 (K = 1, 2, 3) against baseline "
+        "(K = 0)"
+    ) in lines
+    cells = lines[lines.index("cells (server/workload/concurrency/repeat):") + 1 :][:8]
+    assert cells == [
+        f"  {server}/tiny/c{c}/r0"
+        for server in ("baseline", "eagle3-k1", "eagle3-k2", "eagle3-k3")
+        for c in (1, 4)
+    ]
+    assert not out.exists()  # a dry run writes nothing
 
 
 @pytest.mark.parametrize(
