@@ -1,6 +1,6 @@
 """Suites: which server configs run which workloads, at which concurrencies, how often."""
 
-from specbench.suite.describe import describe_suite, server_command
+from specbench.suite.describe import describe_suite, describe_sweeps, server_command
 from specbench.suite.load import load_suite, parse_override
 from specbench.suite.model import Cell, SlurmSettings, Suite, WorkloadSpec
 
@@ -10,6 +10,7 @@ __all__ = [
     "Suite",
     "WorkloadSpec",
     "describe_suite",
+    "describe_sweeps",
     "load_suite",
     "parse_override",
     "server_command",

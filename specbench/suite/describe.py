@@ -1,4 +1,5 @@
-"""`specbench run SUITE --dry-run`: the matrix and each server's command, as text."""
+"""`specbench run SUITE --dry-run`: the matrix, each server's command and each K sweep, as
+text."""
 
 from __future__ import annotations
 
@@ -14,6 +15,23 @@ def server_command(config: ServerConfig, vllm_executable: str = "vllm") -> str:
     """The shell line that starts `config` (host and port are added at launch)."""
     argv = build_argv(config, vllm_executable=vllm_executable)
     return render_command(redact_argv(argv), redact_env(config.env))
+
+
+def describe_sweeps(suite: Suite) -> list[str]:
+    """One line per K sweep: the server written, its servers and their Ks, and the baseline
+    they are measured against (K = 0, speculation off)."""
+    lines = []
+    for swept, names in suite.k_sweeps.items():
+        ks = [
+            str(config.speculative.num_speculative_tokens)
+            for config in (suite.servers[name] for name in names)
+            if config.speculative is not None
+        ]
+        lines.append(
+            f"K sweep: {swept} \u2192 {', '.join(names)} (K = {', '.join(ks)}) against "
+            f"{suite.baseline} (K = 0)"
+        )
+    return lines
 
 
 def describe_suite(suite: Suite, vllm_executable: str = "vllm") -> str:
@@ -45,6 +63,7 @@ def describe_suite(suite: Suite, vllm_executable: str = "vllm") -> str:
         for length in lengths:
             if length != config.max_model_len:
                 lines.append(f"    (relaunched with --max-model-len {length} for some workloads)")
+    lines.extend(describe_sweeps(suite))
     lines.append("workloads (results folder: definition):")
     keys = workload_keys(suite.workloads)
     for index, workload in enumerate(suite.workloads):

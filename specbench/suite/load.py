@@ -9,7 +9,7 @@ directory, so a suite means the same thing wherever it is run from. A model is a
 path when it starts with `./`, `../`, `/` or `~` (else it is a hub id such as
 `amd/MiniMax-M3-MXFP4`); the same holds for a speculative draft `model`. A dataset's
 path part is always a path (`speed-bench:CONFIG:PATH`, `mt-bench:PATH`, `custom:PATH`,
-or a bare path).
+or a bare path). A server with a list of Ks is expanded here (`specbench.suite.sweep`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from specbench.common.validation import describe_validation_error, unknown_key
 from specbench.data.check import with_data_dir
 from specbench.launch.config import ServerConfig
 from specbench.suite.model import Suite, WorkloadSpec
+from specbench.suite.sweep import expand_sweep
 
 _TOP_LEVEL_KEYS = (
     "name",
@@ -174,6 +175,7 @@ def build_suite(raw: dict[str, Any], source: Path) -> Suite:
     target_keys = [key for key in ServerConfig.model_fields if key not in _SERVER_ONLY_KEYS]
     _check_keys(target, target_keys, "target.", source)
     merged: dict[str, ServerConfig] = {}
+    sweeps: dict[str, list[str]] = {}
     for name, table in servers.items():
         if not _SERVER_NAME.match(name):
             raise SpecbenchError(
@@ -181,7 +183,12 @@ def build_suite(raw: dict[str, Any], source: Path) -> Suite:
             )
         if not isinstance(table, dict):
             raise SpecbenchError(f"{source}: servers.{name} must be a table")
-        merged[name] = _server(name, _merge(target, table), set(table), source)
+        # A K sweep becomes NAME-k1, NAME-k2, ... here, so nothing downstream sees a list.
+        expanded = expand_sweep(name, _merge(target, table), {*servers, *merged} - {name}, source)
+        for expanded_name, config in expanded.items():
+            merged[expanded_name] = _server(name, config, set(table), source)
+        if list(expanded) != [name]:
+            sweeps[name] = list(expanded)
     workloads = raw.get("workloads", [])
     if not isinstance(workloads, list) or not workloads:
         raise SpecbenchError(f"{source}: no workloads: add at least one [[workloads]] table")
@@ -190,6 +197,8 @@ def build_suite(raw: dict[str, Any], source: Path) -> Suite:
     document: dict[str, Any] = {key: raw[key] for key in _AS_GIVEN if key in raw}
     if data_dir is not None:
         document["data_dir"] = data_dir
+    if sweeps:
+        document["k_sweeps"] = sweeps
     document.update(servers=merged, workloads=resolved, source=str(source))
     try:
         # Strict: a TOML value of the wrong type is refused, never coerced ("yes" → True).

@@ -588,6 +588,13 @@ class Suite(Frozen):
     servers: dict[str, ServerConfig] = Field(
         min_length=1, description="Server configs by name, merged over [target]."
     )
+    k_sweeps: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="K sweeps expanded at load: the server written with a list of Ks → its "
+        "servers, one per K (`NAME-kN`), in the list's order. Each is an ordinary server with "
+        "its own identity, so the sweep itself stays out of the hash.",
+        json_schema_extra=suite_hash_role("left_out"),
+    )
     workloads: list[WorkloadSpec] = Field(min_length=1, description="Workloads, in run order.")
     slurm: SlurmSettings = Field(
         default_factory=SlurmSettings,
@@ -626,6 +633,10 @@ class Suite(Frozen):
         for name in self.servers:
             check_name("server", name)
         workload_keys(self.workloads)
+        for swept, names in self.k_sweeps.items():
+            missing = [name for name in names if name not in self.servers]
+            if missing:
+                raise ValueError(f"k_sweeps: {swept!r} names {missing}, not servers of the suite")
         return self
 
     @model_validator(mode="after")
