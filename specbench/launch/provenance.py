@@ -85,6 +85,20 @@ def is_secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name))
 
 
+#: A flag that takes a credential ends with the secret word (`--api-key`, `--hf-token`); one
+#: that names a quantity of tokens or keys goes on (`--verify-token-ms`,
+#: `--energy-per-generated-token-j`: settings, kept in the recorded command).
+_SECRET_FLAG = re.compile(
+    r"(^|[_-])(TOKEN|KEY|APIKEY|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH|AUTHORIZATION)$",
+    re.IGNORECASE,
+)
+
+
+def is_secret_flag(flag: str) -> bool:
+    """Whether a command-line flag's value is a credential (its last word is a secret's)."""
+    return bool(_SECRET_FLAG.search(flag.lstrip("-")))
+
+
 def user_listed_secrets() -> frozenset[str]:
     """Names in `SPECBENCH_REDACT_ENV` (upper case)."""
     listed = os.environ.get(REDACT_ENV_VARIABLE, "")
@@ -159,9 +173,9 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
             hide_next = False
         elif token.startswith("--") and "=" in token:
             flag, value = token.split("=", 1)
-            hidden = is_secret_name(flag) or _looks_secret(value, after=flag)
+            hidden = is_secret_flag(flag) or _looks_secret(value, after=flag)
             redacted.append(f"{flag}={REDACTED if hidden else value}")
-        elif token.startswith("--") and is_secret_name(token):
+        elif token.startswith("--") and is_secret_flag(token):
             redacted.append(token)
             hide_next = True
         else:

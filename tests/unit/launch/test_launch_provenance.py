@@ -71,6 +71,17 @@ def test_redact_argv_hides_secret_flags_and_token_shaped_values() -> None:
     ]
 
 
+def test_a_flag_that_counts_tokens_keeps_its_value_in_the_record() -> None:
+    # The emulator's prices and power model (issue 40, 41): settings, not credentials.
+    argv = ["--verify-token-ms", "0.15", "--energy-per-generated-token-j=0.05"]
+    assert redact_argv(argv) == argv
+    assert redact_argv(["--x-auth", "abc", "--db-password=p"]) == [
+        "--x-auth",
+        REDACTED,
+        f"--db-password={REDACTED}",
+    ]
+
+
 def test_provenance_that_only_looks_like_a_secret_is_kept() -> None:
     revision = "0123456789abcdef0123456789abcdef01234567"
     argv = ["--tokenizer=/models/tok", "--revision", revision, f"--code-revision={revision}"]
