@@ -97,6 +97,29 @@ def _error_bars(axes: Axes, data: pd.DataFrame, side: str, color: str) -> None:
             artist.set_gid(f"error-bars-{side}" + (f"-{index}" if index else ""))
 
 
+def _pair_lines(
+    axes: Axes, data: pd.DataFrame, speculative: str, baseline: str
+) -> tuple[list[int], list[float], list[float]]:
+    """Both configs' lines over concurrency (`data` sorted by it), their launch-level error
+    bars, and one invisible, larger marker per point named `point-<row>-<side>`: report.html
+    shows the table's row <row> when the pointer is over it. Returns x and both sides."""
+    x = [int(c) for c in data[CONCURRENCY]]
+    spec = [float(v) for v in data[D.SPECULATIVE]]
+    base = [float(v) for v in data[D.BASELINE]]
+    axes.plot(x, spec, marker="o", color=_COLORS[0], linewidth=2, label=speculative)
+    axes.plot(x, base, marker="s", color=_BASELINE_COLOR, linewidth=2, label=baseline)
+    for side, color in ((D.SPECULATIVE, _COLORS[0]), (D.BASELINE, _BASELINE_COLOR)):
+        _error_bars(axes, data, side, color)
+    for row, (c, s, b) in enumerate(zip(x, spec, base, strict=True)):
+        for side, value in (("speculative", s), ("baseline", b)):
+            if math.isfinite(value):
+                axes.plot(
+                    [c], [value], marker="o", markersize=14, alpha=0.0, linestyle="none",
+                    gid=f"point-{row}-{side}",
+                )  # fmt: skip
+    return x, spec, base
+
+
 def throughput_vs_concurrency(
     sweep: pd.DataFrame, speculative: str, baseline: str, title: str
 ) -> Figure:
@@ -106,27 +129,7 @@ def throughput_vs_concurrency(
     """
     figure, axes = _new()
     data = sweep.sort_values(CONCURRENCY)
-    x = [int(c) for c in data[CONCURRENCY]]
-    spec = [float(v) for v in data[D.SPECULATIVE]]
-    base = [float(v) for v in data[D.BASELINE]]
-    axes.plot(x, spec, marker="o", color=_COLORS[0], linewidth=2, label=speculative)
-    axes.plot(x, base, marker="s", color=_BASELINE_COLOR, linewidth=2, label=baseline)
-    for side, color in ((D.SPECULATIVE, _COLORS[0]), (D.BASELINE, _BASELINE_COLOR)):
-        _error_bars(axes, data, side, color)
-    # One invisible, larger marker per point named `point-<row>-<side>`: report.html shows the
-    # sweep table's row <row> when the pointer is over it.
-    for row, (c, s, b) in enumerate(zip(x, spec, base, strict=True)):
-        for side, value in (("speculative", s), ("baseline", b)):
-            if math.isfinite(value):
-                axes.plot(
-                    [c],
-                    [value],
-                    marker="o",
-                    markersize=14,
-                    alpha=0.0,
-                    linestyle="none",
-                    gid=f"point-{row}-{side}",
-                )
+    x, spec, base = _pair_lines(axes, data, speculative, baseline)
     for c, s, b, ratio in zip(x, spec, base, data[D.RATIO], strict=True):
         # The higher point's label goes above it and the lower one's below, so the two never
         # collide, also where speculation is slower than the baseline and the lines cross.
@@ -188,13 +191,7 @@ def energy_vs_concurrency(
 
     figure, axes = _new()
     data = energy.sort_values(CONCURRENCY)
-    x = [int(c) for c in data[CONCURRENCY]]
-    spec = [float(v) for v in data[D.SPECULATIVE]]
-    base = [float(v) for v in data[D.BASELINE]]
-    axes.plot(x, spec, marker="o", color=_COLORS[0], linewidth=2, label=speculative)
-    axes.plot(x, base, marker="s", color=_BASELINE_COLOR, linewidth=2, label=baseline)
-    for side, color in ((D.SPECULATIVE, _COLORS[0]), (D.BASELINE, _BASELINE_COLOR)):
-        _error_bars(axes, data, side, color)
+    x, spec, base = _pair_lines(axes, data, speculative, baseline)
     for c, s_value, b_value in zip(x, spec, base, strict=True):
         # The higher point's label above it, the lower one's below: they never collide.
         spec_on_top = not math.isfinite(b_value) or s_value >= b_value
@@ -205,14 +202,6 @@ def energy_vs_concurrency(
                     f"{value:.3g}", (c, value), textcoords="offset points",
                     xytext=(0, 6) if on_top else (0, -8), ha="center",
                     va="bottom" if on_top else "top", fontsize=8, color=color,
-                )  # fmt: skip
-    # Invisible hover targets `point-<row>-<side>`, as on the throughput figure.
-    for row, (c, s_value, b_value) in enumerate(zip(x, spec, base, strict=True)):
-        for side, value in (("speculative", s_value), ("baseline", b_value)):
-            if math.isfinite(value):
-                axes.plot(
-                    [c], [value], marker="o", markersize=14, alpha=0.0, linestyle="none",
-                    gid=f"point-{row}-{side}",
                 )  # fmt: skip
     cross = crossover(data)
     if cross is not None:
