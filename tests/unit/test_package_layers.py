@@ -27,6 +27,7 @@ ORDER = (
     "results",
     "lossless",
     "analysis",
+    "advise",
     "render",
     "gate",
     "emulator",
