@@ -59,6 +59,7 @@ def _options(
 # Each command module adds its commands to `app`, in the order `--help` lists them; the
 # modules import only typer at the top, so `specbench --help` stays instant.
 from specbench.cli import (  # noqa: E402
+    advise,
     bench,
     data,
     emulate,
@@ -72,7 +73,20 @@ from specbench.cli import (  # noqa: E402
     status,
 )
 
-for _module in (run, estimate, bench, serve, emulate, data, report, export, lossless, gate, status):
+for _module in (
+    run,
+    estimate,
+    bench,
+    serve,
+    emulate,
+    data,
+    report,
+    advise,
+    export,
+    lossless,
+    gate,
+    status,
+):
     _module.register(app)
 
 

@@ -31,6 +31,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from specbench.advise.advice import Advice, advice_json
+from specbench.advise.inputs import grid_advice
 from specbench.analysis import intervals as I
 from specbench.analysis.header import card_header, report_title
 from specbench.analysis.headline import headline
@@ -306,6 +308,15 @@ def _print(
     console.print(f"report written to {outcome.out_dir}", markup=False)
 
 
+def _advice(options: ReportOptions, outcome: ReportOutcome) -> Advice | None:
+    """The K grid's advice, None without one; a grid the advice cannot use is noted."""
+    try:
+        return grid_advice(options.results_dirs)
+    except SpecbenchError as why:
+        outcome.not_built.append(f"which K to ship: {why}")
+        return None
+
+
 def build_report(
     options: ReportOptions, console: Console | None = None, warnings: Console | None = None
 ) -> ReportOutcome:
@@ -330,11 +341,16 @@ def build_report(
     out = _out_dir(options)
     out.mkdir(parents=True, exist_ok=True)
     outcome = ReportOutcome(out_dir=out)
-    build_sections(
-        outcome, SECTIONS, ReportInputs(frame, categories, cells, selection, options, calibration)
-    )
+    advice = _advice(options, outcome)
+    inputs = ReportInputs(frame, categories, cells, selection, options, calibration, advice)
+    build_sections(outcome, SECTIONS, inputs)
     _lead(outcome, selection, options)
     _write_data(outcome, frame, categories, cells, options, calibration)
+    if advice is not None and "json" in options.formats:
+        path = out / "advice.json"
+        payload = json.dumps(advice_json(advice), indent=2, ensure_ascii=False) + "\n"
+        write_atomic(path, relative_paths(payload, display_names(options.results_dirs)))
+        outcome.files.append(path)
     extra = [*_lossless_sections(options), *_cost_sections(options)]
     names = display_names(options.results_dirs)
     if "md" in options.formats:

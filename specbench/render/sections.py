@@ -14,6 +14,7 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
+from specbench.advise.tables import advice_tables
 from specbench.analysis import table_data as D
 from specbench.analysis import tables as T
 from specbench.analysis import wording as W
@@ -295,6 +296,15 @@ def _energy_figure(
     return [FigureSpec(name, title, draw, FigureShown(basis=basis, points=points(table)))]
 
 
+def _advice(inputs: ReportInputs) -> Iterator[Part]:
+    """Which K to ship, where the results hold a K sweep (`advise`): the picks per objective,
+    per-position acceptance by K, the schedule, the cells left out."""
+    if inputs.advice is None:
+        return
+    for table in advice_tables(inputs.advice):
+        yield TablePart(partial(lambda built: built, table))
+
+
 def _folded(build: Callable[[], Table], requested: int | None) -> Table:
     """A per-concurrency table folded to the card's concurrency (`pick_concurrency`): a
     page shows those rows first and the rest one click away; its files keep every row."""
@@ -314,6 +324,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("al_by_context", _al_by_context),
     Section("serving", _serving),
     Section("energy", _energy),
+    Section("advice", _advice),
     Section("cell_health", _cell_health),
     Section("acceptance_summary", _acceptance_summary),
     _cut("al_by_position", al_by_position, P.al_by_position),

@@ -1,0 +1,123 @@
+"""`specbench advise` end to end on a K sweep of emulator servers whose time model prices K
+(issue 40): at c = 1 verification is free and K = 3 wins; at c = 4 every verified token
+past the knee costs 5 ms and the baseline wins. The report writes the same advice as
+`report/advice.json`; bad input is one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from harness import one_line, run_cli, write_campaign_suite
+
+K_SET = "servers.eagle3.num_speculative_tokens"
+#: 10 ms steps (the emulator's clock, not a loaded client, sets the rates: see
+#: harness.suite.GATE_TIMINGS); K priced: 0.05 ms per drafted position, 5 ms per verified
+#: token past 4 per step. Steady-state truth (emulator/truth.py): c = 1, K = 3 is 17% ahead
+#: of K = 2; c = 4, the baseline is 1.6× K = 1.
+PRICED = (
+    "target.emulator.step_ms=10.0",
+    "target.emulator.prefill_ms=10.0",
+    "target.emulator.draft_step_ms=0.05",
+    "target.emulator.verify_token_ms=5.0",
+    "target.emulator.compute_knee_tokens=4",
+)
+
+
+def sets(*overrides: str) -> list[str]:
+    return [arg for override in overrides for arg in ("--set", override)]
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """K = 1, 2, 3 and the baseline at c = 1 and 4, three launches each (with two, the t
+    quantile of 12.7 ties nearly anything)."""
+    folder = tmp_path_factory.mktemp("advise")
+    suite, _ = write_campaign_suite(folder, concurrency=(1, 4), max_tokens=32)
+    out = folder / "results"
+    ran = run_cli("run", suite, "--output", out, *sets(f"{K_SET}=[1, 2, 3]", "launches=3", *PRICED))
+    assert ran.returncode == 0, ran.stderr
+    return out
+
+
+def test_advise_picks_the_truth_s_k_at_each_concurrency_and_the_report_agrees(
+    sweep: Path, tmp_path: Path
+) -> None:
+    printed = run_cli("advise", sweep, "--json")
+    assert printed.returncode == 0, printed.stderr
+    advice = json.loads(printed.stdout)
+    throughput = {
+        r["concurrency"]: r for r in advice["recommendations"] if r["objective"] == "throughput"
+    }
+    assert {c: r["k"] for c, r in throughput.items()} == {1: 3, 4: 0}
+    assert throughput[1]["server"] == "eagle3-k3" and throughput[4]["server"] == "baseline"
+    assert throughput[1]["launches"] == 3 and throughput[1]["ci_kind"] == "launches"
+    assert throughput[1]["ci_low"] < throughput[1]["value"] < throughput[1]["ci_high"]
+    assert throughput[1]["gain_vs_k0"] > 0.5  # AL 2.82 at nearly the baseline's step
+    assert throughput[4]["gain_vs_k0"] is None  # the baseline itself
+    assert {r["objective"] for r in advice["recommendations"]} == {
+        "throughput",
+        "interactivity",
+        "e2e_p90",
+    }
+    schedule = advice["schedule"]
+    assert schedule["method"] == "eagle3" and schedule["num_speculative_tokens"] == 3
+    ranges = schedule["num_speculative_tokens_per_batch_size"]
+    assert ranges[0][:1] == [1] and ranges[0][2] == 3 and ranges[-1][2] == 0
+    assert advice["schedule_notes"]["caveats"] and advice["excluded"] == []
+
+    table = run_cli("advise", sweep, "--objective", "throughput")
+    assert table.returncode == 0, table.stderr
+    assert "Which K to ship: tiny, output throughput" in table.stdout
+    assert "3 (eagle3-k3)" in table.stdout and "0 (baseline)" in table.stdout
+    assert "Per-position acceptance by K: tiny" in table.stdout
+    pasted = table.stdout.splitlines()[-1]
+    assert pasted == f"--speculative-config '{json.dumps(schedule, separators=(',', ':'))}'"
+
+    report = run_cli("report", sweep, "--out", tmp_path / "report", "--format", "md,json")
+    assert report.returncode == 0, report.stderr
+    assert json.loads((tmp_path / "report" / "advice.json").read_text()) == advice
+    page = (tmp_path / "report" / "report.md").read_text()
+    assert "### Which K to ship: tiny, output throughput" in page
+    assert "### K schedule (vLLM num_speculative_tokens_per_batch_size)" in page
+
+
+def test_advise_refuses_what_it_cannot_choose_in(sweep: Path, tmp_path: Path) -> None:
+    suite, _ = write_campaign_suite(tmp_path, concurrency=(1,), max_tokens=8)
+    one_k = tmp_path / "one-k"
+    assert run_cli("run", suite, "--output", one_k).returncode == 0
+    refused = run_cli("advise", one_k)
+    assert refused.returncode == 2
+    assert one_line(refused.stderr).endswith(
+        "one K measured (K = 3); the advice chooses among two or more: sweep them, e.g. "
+        "num_speculative_tokens = [1, 2, 3, 4]"
+    )
+    no_baseline = tmp_path / "no-baseline"
+    ran = run_cli(
+        "run",
+        suite,
+        "--output",
+        no_baseline,
+        "--server",
+        "eagle3-k1",
+        "--server",
+        "eagle3-k2",
+        *sets(f"{K_SET}=[1, 2]"),
+    )
+    assert ran.returncode == 0, ran.stderr
+    refused = run_cli("advise", no_baseline)
+    assert refused.returncode == 2 and "no baseline cells" in one_line(refused.stderr)
+
+    mixed = run_cli("advise", sweep, one_k)
+    assert mixed.returncode == 2
+    assert f"{one_k}: cells of suite" in one_line(mixed.stderr)
+    assert "advise one suite's results" in mixed.stderr
+
+    bad = run_cli("advise", sweep, "--objective", "speed")
+    assert bad.returncode == 2
+    assert one_line(bad.stderr).endswith(
+        "--objective 'speed': allowed: throughput, interactivity, e2e_p90"
+    )
+    missing = run_cli("advise", tmp_path / "nowhere")
+    assert missing.returncode == 2 and "no such results directory" in missing.stderr
