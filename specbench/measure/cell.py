@@ -195,12 +195,14 @@ async def _measure(
         )
     finally:
         polling.cancel()
-        await asyncio.wait([polling])  # never raises: its error is taken below
-        poll_error = None if polling.cancelled() else polling.exception()
-        checks.shutdown(wait=True, cancel_futures=True)
-        writer.close()
-        progress.stop()
-        poller.close()
+        try:
+            await asyncio.wait([polling])  # raises only if this task is cancelled meanwhile
+        finally:
+            checks.shutdown(wait=True, cancel_futures=True)
+            writer.close()
+            progress.stop()
+            poller.close()
+    poll_error = None if polling.cancelled() else polling.exception()
     if poll_error is not None:  # window_samples.jsonl could not be written (a full disk)
         raise poll_error
     finished_at = utc_now()
