@@ -23,6 +23,7 @@ from specbench.results.columns import (
     ACCEPTED_PER_POSITION_PREFIX,
     CELL_DIR,
     DRAFT_ACCEPTANCE_RATE,
+    EFFECTIVE_K,
     IDENTITY_COLUMNS,
     LAUNCH,
     NUM_ACCEPTED_TOKENS,
@@ -100,8 +101,9 @@ def aggregate_repeats(
     `ci_column(M, confidence)`). `n_repeats` counts the rows collapsed. Text columns keep
     their value when all repeats agree, else their distinct values joined by commas.
     When spec-decode counters are present, `acceptance_length_pooled`,
-    `draft_acceptance_rate_pooled` and `per_position_acceptance_i_pooled` hold the
-    step-weighted acceptance pooled over the repeats' counters.
+    `draft_acceptance_rate_pooled`, `effective_k_pooled` (Σ draft tokens / Σ drafts) and
+    `per_position_acceptance_i_pooled` hold the step-weighted figures pooled over the
+    repeats' counters.
     """
     import pandas as pd
 
@@ -137,9 +139,11 @@ def aggregate_repeats(
         if NUM_DRAFTS in group.columns:
             pooled = _pool(group)
             for name, value in pooled.items():
-                if name in (ACCEPTANCE_LENGTH, DRAFT_ACCEPTANCE_RATE) or name.startswith(
-                    PER_POSITION_PREFIX
-                ):
+                if name in (
+                    ACCEPTANCE_LENGTH,
+                    DRAFT_ACCEPTANCE_RATE,
+                    EFFECTIVE_K,
+                ) or name.startswith(PER_POSITION_PREFIX):
                     row[name + SUFFIX_POOLED] = value
         rows.append(row)
     result = pd.DataFrame(rows)
@@ -162,6 +166,7 @@ def _pool(group: pd.DataFrame) -> dict[str, float]:
         NUM_ACCEPTED_TOKENS: accepted,
         ACCEPTANCE_LENGTH: 1.0 + accepted / drafts if drafts > 0 else math.nan,
         DRAFT_ACCEPTANCE_RATE: accepted / draft_tokens if draft_tokens > 0 else math.nan,
+        EFFECTIVE_K: draft_tokens / drafts if drafts > 0 else math.nan,
     }
     for column in position_columns(group, ACCEPTED_PER_POSITION_PREFIX):
         position = column[len(ACCEPTED_PER_POSITION_PREFIX) :]

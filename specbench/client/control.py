@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,7 @@ from specbench.metrics.prometheus import (
     REQUESTS_WAITING,
     MetricsSnapshot,
     parse_metrics,
+    select_series,
 )
 
 CONTROL_TIMEOUT = aiohttp.ClientTimeout(total=30)
@@ -80,8 +82,14 @@ async def server_version(
     return str(body.get("version")) if isinstance(body, dict) and "version" in body else None
 
 
-async def scrape(session: aiohttp.ClientSession, base_url: str, api_key: str | None) -> Scrape:
-    """GET `/metrics` (with the API key when one is set) and parse it."""
+async def scrape(
+    session: aiohttp.ClientSession,
+    base_url: str,
+    api_key: str | None,
+    series: Collection[str] | None = None,
+) -> Scrape:
+    """GET `/metrics` (with the API key when one is set) and parse it: whole, or only the
+    samples named in `series` (`select_series`: a poll inside the window)."""
     url = f"{base_url}/metrics"
     async with await _get(session, url, api_key) as response:
         if response.status == 404:
@@ -91,7 +99,8 @@ async def scrape(session: aiohttp.ClientSession, base_url: str, api_key: str | N
         if response.status != 200:
             raise ServerError(f"{url} answered HTTP {response.status}")
         text = await response.text()
-    return Scrape(text=text, snapshot=parse_metrics(text, source=url))
+    parsed = text if series is None else select_series(text, series)
+    return Scrape(text=text, snapshot=parse_metrics(parsed, source=url))
 
 
 async def scrape_when_idle(

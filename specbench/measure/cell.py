@@ -1,16 +1,16 @@
 """Measure one cell: warm up, scrape when idle, run the load, scrape when idle, store.
 
 Files land in the cell's folder in this order: `metrics_before.prom`, `energy.jsonl` (its
-header and before reading, then power samples), `requests.jsonl` (appended per request),
-`metrics_after.prom`, the after reading, then `summary.json` atomically, last: its
-presence is what marks the cell complete, so a crash at any point leaves a cell that a
-rerun measures again, and loses at most the requests in flight.
+header and before reading, then power samples), `requests.jsonl` (appended per request)
+beside `window_samples.jsonl` (appended per `/metrics` poll), `metrics_after.prom`, the
+after reading, then `summary.json` atomically, last: its presence is what marks the cell
+complete, so a crash at any point leaves a cell that a rerun measures again, and loses at
+most the requests in flight.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -21,7 +21,7 @@ from typing import Any
 import aiohttp
 
 from specbench import store
-from specbench.client.control import Scrape, reset_prefix_cache, scrape, scrape_when_idle
+from specbench.client.control import reset_prefix_cache, scrape_when_idle
 from specbench.client.record import RequestRecord
 from specbench.client.sender import Sender
 from specbench.common import interrupt
@@ -33,14 +33,17 @@ from specbench.measure.history import Replay, replay_for
 from specbench.measure.loop import run_closed_loop
 from specbench.measure.precision import StoppingRule, stratified_order
 from specbench.measure.summarize import CellSpec, PrefixCacheOutcome, Window, summarize_cell
+from specbench.measure.window_poll import WindowPoller
 from specbench.metrics.acceptance import acceptance_length
-from specbench.metrics.prometheus import SPEC_ACCEPTED, SPEC_DRAFTS, check_same_server
+from specbench.metrics.prometheus import (
+    SPEC_ACCEPTED,
+    SPEC_DRAFTS,
+    MetricsSnapshot,
+    check_same_server,
+)
 from specbench.store.failure import FailureRecord, write_failure
 from specbench.store.manifest import utc_now
 from specbench.store.summary import CellSummary
-
-#: Seconds between the mid-cell scrapes that show the current AL on the progress bar.
-LIVE_SCRAPE_INTERVAL_S = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +65,7 @@ class CellProgress:
         """Called when a measured request ends."""
 
     def acceptance(self, acceptance_length: float) -> None:
-        """Called with the AL so far, from a mid-cell scrape."""
+        """Called with the AL so far, from each window poll (`measure.window_poll`)."""
 
     def precision(self, worst: float | None, conversations: int) -> None:
         """Called after a precision check: the largest relative CI half-width so far."""
@@ -170,8 +173,15 @@ async def _measure(
 
     started_at = utc_now()
     progress.start(spec, len(conversations))
-    live = asyncio.create_task(_report_live_acceptance(session, spec, api_key, before, progress))
+    poller = WindowPoller(
+        session,
+        spec.endpoint,
+        api_key,
+        directory / store.WINDOW_SAMPLES,
+        _live_acceptance(before.snapshot, progress),
+    )
     window_start = time.perf_counter_ns()
+    polling = asyncio.create_task(poller.run(window_start))
     try:
         window_end = await run_closed_loop(
             order,
@@ -184,12 +194,17 @@ async def _measure(
             should_stop=rule.should_stop if rule is not None else None,
         )
     finally:
-        live.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await live
-        checks.shutdown(wait=True, cancel_futures=True)
-        writer.close()
-        progress.stop()
+        polling.cancel()
+        try:
+            await asyncio.wait([polling])  # raises only if this task is cancelled meanwhile
+        finally:
+            checks.shutdown(wait=True, cancel_futures=True)
+            writer.close()
+            progress.stop()
+            poller.close()
+    poll_error = None if polling.cancelled() else polling.exception()
+    if poll_error is not None:  # window_samples.jsonl could not be written (a full disk)
+        raise poll_error
     finished_at = utc_now()
 
     _check_requests(records)
@@ -204,7 +219,9 @@ async def _measure(
         duration_s=(window_end - window_start) / 1e9,
     )
     check_same_server(before.snapshot, after.snapshot)  # a restart inside the window
-    summary = summarize_cell(records, before.snapshot, after.snapshot, spec, window, prefix_cache)
+    summary = summarize_cell(
+        records, before.snapshot, after.snapshot, spec, window, prefix_cache, poller.samples
+    )
     if energy is not None:
         summary = summary.model_copy(
             update={"energy": energy.summary(summary.server_generation_tokens)}
@@ -303,27 +320,22 @@ def _stopping_rule(
     return rule, stratified_order(conversations, spec.order_seed)
 
 
-async def _report_live_acceptance(
-    session: aiohttp.ClientSession,
-    spec: CellSpec,
-    api_key: str | None,
-    before: Scrape,
-    progress: CellProgress,
-) -> None:
-    """Show the AL so far on the progress bar; display only, never part of any figure."""
-    if not before.snapshot.has_spec_decode:
-        return
-    start_drafts = before.snapshot.get(SPEC_DRAFTS) or 0.0
-    start_accepted = before.snapshot.get(SPEC_ACCEPTED) or 0.0
-    while True:
-        await asyncio.sleep(LIVE_SCRAPE_INTERVAL_S)
-        try:
-            now = (await scrape(session, spec.endpoint, api_key)).snapshot
-        except ServerError:
-            continue
+def _live_acceptance(
+    before: MetricsSnapshot, progress: CellProgress
+) -> Callable[[MetricsSnapshot], None] | None:
+    """What each window poll does for the progress bar: show the AL so far (display only,
+    never part of any figure); None when the server does not speculate."""
+    if not before.has_spec_decode:
+        return None
+    start_drafts = before.get(SPEC_DRAFTS) or 0.0
+    start_accepted = before.get(SPEC_ACCEPTED) or 0.0
+
+    def show(now: MetricsSnapshot) -> None:
         drafts = round((now.get(SPEC_DRAFTS) or 0.0) - start_drafts)
         accepted = round((now.get(SPEC_ACCEPTED) or 0.0) - start_accepted)
         if drafts > 0 and accepted >= 0:
             al = acceptance_length(accepted, drafts)
             if al is not None:
                 progress.acceptance(al)
+
+    return show

@@ -1,7 +1,7 @@
 """Turn one cell's raw data (request records and two `/metrics` scrapes) into its summary.
 
 A pure function of what the cell saved, so anyone can recompute `summary.json` from
-`requests.jsonl`, `metrics_before.prom` and `metrics_after.prom`.
+`requests.jsonl`, `metrics_before.prom`, `metrics_after.prom` and `window_samples.jsonl`.
 """
 
 from __future__ import annotations
@@ -25,15 +25,21 @@ from specbench.metrics.acceptance import (
     acceptance_length,
     conditional_acceptance,
     draft_acceptance_rate,
+    effective_k,
     per_position_acceptance,
 )
 from specbench.metrics.latency import distribution, output_tok_s, per_gpu, tpot_ms
 from specbench.metrics.load import (
     achieved_concurrency,
     prefix_cache_hit_rate,
+    running_batch,
     token_count_mismatch,
 )
-from specbench.metrics.per_request import mean_chunk_acceptance_length, pool_request_metrics
+from specbench.metrics.per_request import (
+    mean_chunk_acceptance_length,
+    per_step_drafted_counts,
+    pool_request_metrics,
+)
 from specbench.metrics.prometheus import (
     GENERATION_TOKENS,
     PREEMPTIONS,
@@ -56,6 +62,7 @@ from specbench.store.summary import (
     SpecDecodeSummary,
     StopReason,
 )
+from specbench.store.window_samples import WindowSample
 from specbench.suite.model import WorkloadSpec
 
 
@@ -207,15 +214,18 @@ def summarize_cell(
     spec: CellSpec,
     window: Window,
     prefix_cache: PrefixCacheOutcome | None = None,
+    samples: Sequence[WindowSample] = (),
 ) -> CellSummary:
-    """The cell's summary: what it is, the client's figures, the server's counter deltas and
-    the acceptance, then the precision of its figures and their standard errors."""
+    """The cell's summary: what it is, the client's figures, the server's counter deltas,
+    the running batch from the window's polls (`samples`) and the acceptance, then the
+    precision of its figures and their standard errors."""
     ok = [r for r in records if r.ok]
     output_tokens = sum(r.output_tokens or 0 for r in ok)
     summary = CellSummary(
         **_cell_labels(spec, window),
         **_client_figures(records, ok, output_tokens, window, spec.gpus),
         **_server_figures(before, after, output_tokens, prefix_cache),
+        **_batch_figures(records, before, after, samples, window),
         **_acceptance_figures(records, before, after, spec),
     )
     summary = with_precision(summary, records, spec)
@@ -321,6 +331,26 @@ def _server_figures(
         "server_prefix_cache_queries": cache_queries,
         "server_prefix_cache_hits": cache_hits,
         "prefix_cache_hit_rate": prefix_cache_hit_rate(cache_hits, cache_queries),
+    }
+
+
+def _batch_figures(
+    records: Sequence[RequestRecord],
+    before: MetricsSnapshot,
+    after: MetricsSnapshot,
+    samples: Sequence[WindowSample],
+    window: Window,
+) -> dict[str, Any]:
+    """What the server's batches were: the running batch over time, and the drafts per
+    verify step (on average from the counters, per step from `detailed` requests)."""
+    batch = running_batch(((s.t_s, s.num_requests_running) for s in samples), window.duration_s)
+    drafts = counter_delta(before, after, SPEC_DRAFTS)
+    draft_tokens = counter_delta(before, after, SPEC_DRAFT_TOKENS) or 0
+    return {
+        "running_batch_mean": batch.mean,
+        "running_batch_samples": batch.samples,
+        "effective_k": effective_k(draft_tokens, drafts) if drafts is not None else None,
+        "per_step_drafted_counts": per_step_drafted_counts(r.spec_decode for r in records),
     }
 
 

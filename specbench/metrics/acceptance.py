@@ -78,3 +78,19 @@ def per_position_from_histogram(histogram: Sequence[int]) -> list[float] | None:
         rates.append(at_least / steps)
         at_least -= histogram[j]
     return rates
+
+
+def effective_k(num_draft_tokens: int, num_drafts: int) -> float | None:
+    """K_eff = draft tokens / drafts: draft tokens proposed per verification step.
+
+    From the window's Δ `vllm:spec_decode_num_draft_tokens_total` / Δ
+    `vllm:spec_decode_num_drafts_total`. A fixed K gives exactly K; under a
+    `num_speculative_tokens_per_batch_size` schedule it is the step-weighted mean of the
+    K each step verified, which `/metrics` cannot show step by step. Neither direction is
+    better. None when no step carried drafts (speculation off, or K = 0 throughout).
+    """
+    if num_draft_tokens < 0 or num_drafts < 0:
+        raise ValueError("draft counts cannot be negative")
+    if num_drafts == 0:
+        return None
+    return num_draft_tokens / num_drafts

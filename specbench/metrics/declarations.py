@@ -206,6 +206,16 @@ CATEGORY_ACCEPTANCE_LENGTH = Figure(
 DRAFT_ACCEPTANCE_RATE = Figure(
     "draft_acceptance_rate", "fraction", "higher", "accepted / draft tokens, in [0, 1]", "pooled"
 )
+#: No better direction: a larger K drafts more per step, which pays at a light load and
+#: costs at a heavy one; what a schedule should do there is the advice's question.
+EFFECTIVE_K = Figure(
+    "effective_k",
+    "draft tokens/step",
+    None,
+    "Δ draft tokens / Δ drafts over the window: the mean K verified per step "
+    "(metrics/acceptance.py)",
+    "pooled",
+)
 NUM_REQUESTS = Figure(
     "num_requests", "requests", None, "requests sent in the measured window", "mean"
 )
@@ -355,6 +365,7 @@ FIGURES: tuple[Figure, ...] = (
     PER_POSITION_ACCEPTANCE,
     CATEGORY_ACCEPTANCE_LENGTH,
     DRAFT_ACCEPTANCE_RATE,
+    EFFECTIVE_K,
     NUM_REQUESTS,
     NUM_FAILED,
     DURATION_S,

@@ -7,6 +7,7 @@ returns None when an input is absent, never a guessed value.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 
 def achieved_concurrency(request_durations_ns: Iterable[int], window_s: float) -> float | None:
@@ -48,3 +49,42 @@ def token_count_mismatch(client_tokens: int, server_tokens: int | None) -> float
     if server_tokens == 0:
         return 0.0 if client_tokens == 0 else None
     return (client_tokens - server_tokens) / server_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class RunningBatch:
+    """The running batch over a window: its time-weighted mean and the samples behind it."""
+
+    #: None with fewer than two samples of the gauge inside the window.
+    mean: float | None
+    #: Samples of the gauge inside the window (those the mean used).
+    samples: int
+
+
+def running_batch(samples: Iterable[tuple[float, float | None]], window_s: float) -> RunningBatch:
+    """Time-weighted mean of `vllm:num_requests_running` over the measured window.
+
+    `samples` are (t, value) pairs, t seconds since the window's start, in time order;
+    value None where the scrape lacked the gauge (skipped). Each value holds until the
+    next sample and the last until the window's end, so the mean covers [t_0, window_s]:
+    Σ v_i · (t_{i+1} − t_i) / (window_s − t_0), with t_n := window_s. Samples at or after
+    the window's end are dropped (the window had closed).
+
+    This is vLLM's "batch size" (requests scheduled in a step), which a K schedule's ranges
+    are in; a client's concurrency only bounds it. Neither direction is better. The mean
+    is None with fewer than two samples (one sample says nothing of how long it held).
+    """
+    points: list[tuple[float, float]] = []
+    for t_s, value in samples:
+        if t_s < 0 or (points and t_s < points[-1][0]):
+            raise ValueError(f"sample times must start at 0 or later and not go back: {t_s}")
+        if value is None or t_s >= window_s:
+            continue
+        if value < 0:
+            raise ValueError(f"a running batch cannot be negative: {value}")
+        points.append((t_s, value))
+    if len(points) < 2:
+        return RunningBatch(mean=None, samples=len(points))
+    ends = [t for t, _ in points[1:]] + [window_s]
+    weighted = sum(value * (end - t) for (t, value), end in zip(points, ends, strict=True))
+    return RunningBatch(mean=weighted / (window_s - points[0][0]), samples=len(points))

@@ -75,3 +75,25 @@ def mean_chunk_acceptance_length(requests_chunk_tokens: Iterable[Sequence[int]])
     """Mean over requests of `chunk_acceptance_length` (requests without an estimate skipped)."""
     values = [al for al in map(chunk_acceptance_length, requests_chunk_tokens) if al is not None]
     return sum(values) / len(values) if values else None
+
+
+def per_step_drafted_counts(objects: Iterable[Mapping[str, Any] | None]) -> dict[int, int] | None:
+    """K → verify steps that drafted K tokens, over the requests' `per_step_drafted` arrays.
+
+    vLLM sends `per_step_drafted` (the K of each verify step, in order) only with
+    `--per-request-spec-decode-metrics detailed`; under a `num_speculative_tokens_per_batch_size`
+    schedule it is the one place the K of each step shows (`/metrics` keeps only sums). Keys
+    ascend. None when no request carried the array (not `detailed`, or not speculating).
+    """
+    counts: dict[int, int] = {}
+    seen = False
+    for spec in objects:
+        drafted = spec.get("per_step_drafted") if spec else None
+        if drafted is None:
+            continue
+        seen = True
+        for k in drafted:
+            if int(k) < 0:
+                raise ValueError(f"a verify step cannot draft {k} tokens")
+            counts[int(k)] = counts.get(int(k), 0) + 1
+    return dict(sorted(counts.items())) if seen else None

@@ -7,7 +7,7 @@ name, so a `*_created` sample (a Unix timestamp) can never leak into a counter.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -72,6 +72,25 @@ def parse_metrics(text: str, *, source: str = "/metrics") -> MetricsSnapshot:
                 per_position[position] = per_position.get(position, 0.0) + sample.value
             samples[sample.name] = samples.get(sample.name, 0.0) + sample.value
     return MetricsSnapshot(samples=samples, per_position=per_position, identity=identity)
+
+
+def select_series(text: str, names: Collection[str]) -> str:
+    """The sample lines of `text` whose sample name is exactly one of `names`; no comments.
+
+    For `parse_metrics` when only a few series are read many times a window: parsing a
+    real vLLM exposition whole costs about 8 ms (55 KB, 640 lines), these few lines about
+    0.3 ms, and a poll parses on the client's event loop, beside the requests it times.
+    The names are matched whole (the text before `{` or the value), never as substrings;
+    without their `# TYPE` lines the samples parse as untyped, under the same names.
+    """
+    kept = []
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        name = line.partition("{")[0].partition(" ")[0]
+        if name in names:
+            kept.append(line)
+    return "\n".join(kept) + "\n" if kept else ""
 
 
 def check_same_server(before: MetricsSnapshot, after: MetricsSnapshot) -> None:

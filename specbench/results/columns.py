@@ -55,6 +55,11 @@ OUTPUT_TOK_S = figures.OUTPUT_TOK_S.name
 OUTPUT_TOK_S_PER_GPU = figures.OUTPUT_TOK_S_PER_GPU.name
 REQUEST_PER_S = figures.REQUEST_PER_S.name
 SERVER_GENERATION_TOKENS = "server_generation_tokens"
+#: Time-weighted mean of vllm:num_requests_running over the window (summary field).
+RUNNING_BATCH_MEAN = "running_batch_mean"
+RUNNING_BATCH_SAMPLES = "running_batch_samples"
+#: K → verify steps, as JSON text (`detailed` per-request metrics only).
+PER_STEP_DRAFTED_COUNTS = "per_step_drafted_counts"
 # -- GPU board energy (summary `energy`, flattened; NaN/None where not measured) --
 ENERGY_JOULES = figures.ENERGY_JOULES.name
 JOULES_PER_OUTPUT_TOKEN = figures.JOULES_PER_OUTPUT_TOKEN.name
@@ -75,6 +80,7 @@ E2E_MS_MEDIAN = figures.E2E_MS_MEDIAN.name
 # -- spec decode (server counters over the window) --
 ACCEPTANCE_LENGTH = figures.ACCEPTANCE_LENGTH.name
 DRAFT_ACCEPTANCE_RATE = figures.DRAFT_ACCEPTANCE_RATE.name
+EFFECTIVE_K = figures.EFFECTIVE_K.name
 NUM_DRAFTS = "num_drafts"
 NUM_DRAFT_TOKENS = "num_draft_tokens"
 NUM_ACCEPTED_TOKENS = "num_accepted_tokens"

@@ -16,8 +16,12 @@ A results directory holds `manifest.json` and, per cell,
 - GPU board energy (`summary.energy`; NaN/None where not measured): `energy_joules`,
   `joules_per_output_token`, `output_tokens_per_joule`, `mean_power_w_per_gpu`,
   `energy_valid`, `energy_reason`, `energy_source`, `energy_detail` (why not valid);
+- the server's batches: `running_batch_mean` (time-weighted mean of
+  `vllm:num_requests_running` over the window), `running_batch_samples`, and
+  `per_step_drafted_counts` (K → verify steps, JSON text; `detailed` metrics only);
 - spec decode (NaN when speculation is off): `acceptance_length`, `draft_acceptance_rate`,
-  `num_drafts`, `num_draft_tokens`, `num_accepted_tokens`, `acceptance_source`,
+  `effective_k` (Δ draft tokens / Δ drafts, from the counters, so older results have it
+  too), `num_drafts`, `num_draft_tokens`, `num_accepted_tokens`, `acceptance_source`,
   `acceptance_definition`, and per position i = 1..K (K = the largest draft length seen):
   `per_position_acceptance_i`, `conditional_acceptance_i`,
   `num_accepted_tokens_per_position_i`.
@@ -35,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from specbench.common.naming import selection_key
+from specbench.metrics.acceptance import effective_k
 from specbench.metrics.declarations import derived as derived_figures
 from specbench.results.columns import (
     ACCEPTANCE_DEFINITION,
@@ -52,6 +57,7 @@ from specbench.results.columns import (
     DISTRIBUTIONS,
     DRAFT_ACCEPTANCE_RATE,
     DRAFTED_STEP_SHARE,
+    EFFECTIVE_K,
     ENERGY_DETAIL,
     ENERGY_JOULES,
     ENERGY_REASON,
@@ -149,11 +155,7 @@ def _flatten(cell: LoadedCell, max_positions: int) -> dict[str, Any]:
             # Nested records (precision, acceptance_cuts, standard_errors) stay whole, as
             # JSON text: a column of dicts is no table value, and Parquet cannot hold an
             # empty one (`standard_errors.categories` is {} below 5 conversations).
-            row[key] = (
-                orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-                if isinstance(value, dict)
-                else value
-            )
+            row[key] = _json_text(value) if isinstance(value, dict) else value
     for name in DISTRIBUTIONS:
         distribution = getattr(summary, name)
         for stat in DISTRIBUTION_STATS:
@@ -161,6 +163,8 @@ def _flatten(cell: LoadedCell, max_positions: int) -> dict[str, Any]:
     spec = summary.spec_decode
     row[ACCEPTANCE_LENGTH] = spec.acceptance_length if spec else None
     row[DRAFT_ACCEPTANCE_RATE] = spec.draft_acceptance_rate if spec else None
+    # From the counters, not the summary's field: results written before it get it too.
+    row[EFFECTIVE_K] = effective_k(spec.num_draft_tokens, spec.num_drafts) if spec else None
     row[NUM_DRAFTS] = spec.num_drafts if spec else None
     row[NUM_DRAFT_TOKENS] = spec.num_draft_tokens if spec else None
     row[NUM_ACCEPTED_TOKENS] = spec.num_accepted_tokens if spec else None
@@ -180,6 +184,14 @@ def _flatten(cell: LoadedCell, max_positions: int) -> dict[str, Any]:
         source = row.get(figure.derived.source)
         row[figure.name] = None if source is None else figure.derived.formula(source)
     return row
+
+
+def _json_text(value: dict[Any, Any]) -> str:
+    """A nested record as JSON text, keys sorted; integer keys (`per_step_drafted_counts`)
+    in numeric order, not as text ("10" before "5")."""
+    if value and all(isinstance(key, int) for key in value):
+        return orjson.dumps(dict(sorted(value.items())), option=orjson.OPT_NON_STR_KEYS).decode()
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
 def _energy_columns(energy: EnergySummary | None) -> dict[str, Any]:

@@ -8,6 +8,7 @@ DIR/<server>/<workload>/c<concurrency>/l<launch>/r<repeat>/ launch 1, 2, … of 
     metrics_before.prom raw /metrics scrape before the window
     metrics_after.prom  raw /metrics scrape after the window
     energy.jsonl        GPU energy readings: header, before, samples, after (docs/energy.md)
+    window_samples.jsonl  requests running and waiting, polled through the window
     failure.json        only when the cell failed (a `FailureRecord`)
 
 A cell's identity is its `CellKey`: server, workload key, concurrency, launch and repeat.
@@ -37,6 +38,7 @@ REQUESTS = "requests.jsonl"
 METRICS_BEFORE = "metrics_before.prom"
 METRICS_AFTER = "metrics_after.prom"
 ENERGY = "energy.jsonl"
+WINDOW_SAMPLES = "window_samples.jsonl"
 FAILURE = "failure.json"
 MANIFEST = "manifest.json"
 

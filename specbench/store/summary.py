@@ -414,6 +414,31 @@ class CellSummary(Frozen):
         description="Mean requests in flight: Σ request time (send → end) / duration_s. Below "
         "concurrency by the drain tail and turn gaps. None: older results.",
     )
+    running_batch_mean: float | None = Field(
+        default=None,
+        description="Time-weighted mean of vllm:num_requests_running over the window, from "
+        "window_samples.jsonl (each sample holds until the next, the last until the window's "
+        "end): vLLM's batch size, which a K schedule's ranges are in. None without the gauge, "
+        "with fewer than 2 samples, or in results written before it was recorded.",
+    )
+    running_batch_samples: int | None = Field(
+        default=None,
+        description="Polls of vllm:num_requests_running inside the window behind "
+        "running_batch_mean (0: the server has no such gauge). None: older results.",
+    )
+    effective_k: float | None = Field(
+        default=None,
+        description="Δ vllm:spec_decode_num_draft_tokens_total / Δ "
+        "vllm:spec_decode_num_drafts_total: draft tokens per verify step (K under a fixed K; "
+        "the step-weighted mean K under a schedule). None without speculation or in results "
+        "written before it was recorded.",
+    )
+    per_step_drafted_counts: dict[int, int] | None = Field(
+        default=None,
+        description="K → verify steps that drafted K tokens, from the requests' "
+        "per_step_drafted arrays (vLLM's --per-request-spec-decode-metrics detailed). None "
+        "when the server did not send them.",
+    )
     generation_tokens_mismatch: float | None = Field(
         default=None,
         description="(output_tokens − server_generation_tokens) / server_generation_tokens: "

@@ -1,17 +1,27 @@
 """`specbench emulate --num-speculative-tokens-per-batch-size` as a real process: the drafts
 per verify step that `/metrics` shows (Δ draft tokens / Δ drafts) follow the schedule's K
-for the running batch, and a schedule that breaks vLLM's rules is refused in one line."""
+for the running batch, and a schedule that breaks vLLM's rules is refused in one line.
+
+Then `specbench bench` against it: each cell records the running batch it measured
+(`window_samples.jsonl`, `running_batch_mean`), its effective K and the per-step K of its
+`detailed` requests, which is what maps a schedule's ranges to the client's concurrency."""
 
 from __future__ import annotations
 
+import itertools
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import orjson
 import pytest
-from harness import free_port, run_cli, running_emulator
+from harness import bench_argv, free_port, run_cli, running_emulator, write_prompts
 from prometheus_client.parser import text_string_to_metric_families
+
+from specbench import store
+from specbench.store.summary import CellSummary
+from specbench.store.window_samples import read_window_samples
 
 #: vLLM's example shape: K 5 up to batch 4, K 3 for 5-16, K 1 above.
 SCHEDULE = "[[1,4,5],[5,16,3],[17,1024,1]]"
@@ -129,3 +139,86 @@ def test_a_schedule_that_breaks_vllms_rules_exits_2_in_one_line(
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith(f"error: --num-speculative-tokens-per-batch-size: {message}")
+
+
+#: K 5 while at most 2 requests run, K 1 above: the issue's measured-batch check.
+SMALL_BATCH_SCHEDULE = "[[1,2,5],[3,1024,1]]"
+
+
+def _bench_cell(base: str, out: Path, data: Path, concurrency: int, prompts: int) -> CellSummary:
+    """One cell of `specbench bench` against `base`; its summary, checked against its files."""
+    result = run_cli(*bench_argv(
+        base, out, "--concurrency", str(concurrency), "--num-prompts", str(prompts),
+        "--max-tokens", "96", "--warmup", "0", dataset=data,
+    ))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (path,) = out.rglob(store.SUMMARY)
+    summary = store.read_summary(path.parent)
+    samples = read_window_samples(path.parent / store.WINDOW_SAMPLES)
+    # The summary's running batch is its file's, polled every 0.25 s from 0.25 s on.
+    assert summary.running_batch_samples == len(samples) >= 4
+    assert samples[0].t_s == pytest.approx(0.25, abs=0.1)
+    gaps = [b.t_s - a.t_s for a, b in itertools.pairwise(samples)]
+    assert all(0.15 < gap < 0.5 for gap in gaps), gaps
+    assert samples[-1].t_s < summary.duration_s
+    # Every verify step of the window is in the requests' arrays, and only those: the
+    # histogram sums to the counters' drafts and draft tokens exactly.
+    spec, counts = summary.spec_decode, summary.per_step_drafted_counts
+    assert spec is not None and counts is not None
+    assert sum(counts.values()) == spec.num_drafts
+    assert sum(k * steps for k, steps in counts.items()) == spec.num_draft_tokens
+    assert summary.effective_k == spec.num_draft_tokens / spec.num_drafts
+    return summary
+
+
+def test_each_cell_records_its_running_batch_and_the_k_it_drafted(tmp_path: Path) -> None:
+    data = tmp_path / "prompts.jsonl"
+    write_prompts(data, 64, "batch", "b{:03d}")
+    emulate = (
+        "--num-speculative-tokens", "5",
+        "--num-speculative-tokens-per-batch-size", SMALL_BATCH_SCHEDULE,
+        "--acceptance", "0.9,0.8,0.7,0.6,0.5", "--prefill-ms", "2", "--step-ms", "10",
+        "--per-request-step-ms", "0.05", "--per-request-spec-decode-metrics", "detailed",
+    )  # fmt: skip
+    with running_emulator(*emulate) as base:
+        # About 2.2 s each: 8 requests one at a time; 64 through 16 slots.
+        alone = _bench_cell(base, tmp_path / "c1", data, 1, 8)
+        loaded = _bench_cell(base, tmp_path / "c16", data, 16, 64)
+    # c = 1: one request runs at every poll (a turn's gap between requests is shorter than
+    # a poll can see); each step ran alone, so each drafted the schedule's K(1) = 5.
+    assert alone.running_batch_mean == pytest.approx(1.0, abs=0.05)
+    assert alone.effective_k == 5.0
+    assert alone.per_step_drafted_counts is not None
+    assert set(alone.per_step_drafted_counts) == {5}
+    # c = 16: 16 run until the last conversations drain; K(16) = 1 but for the drain's
+    # last steps of 1 or 2 requests, which draft K 5 again.
+    assert loaded.running_batch_mean is not None and loaded.running_batch_mean > 12
+    assert loaded.effective_k is not None and 1.0 < loaded.effective_k < 1.2
+    counts = loaded.per_step_drafted_counts
+    assert counts is not None and set(counts) == {1, 5}
+    assert counts[1] > 20 * counts[5]
+
+
+def test_a_fixed_k_drafts_exactly_k_per_step_and_without_detailed_has_no_step_ks(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "prompts.jsonl"
+    write_prompts(data, 8, "fixed", "f{:03d}")
+    emulate = ("--num-speculative-tokens", "3", "--acceptance", "0.8,0.6,0.4",
+               "--prefill-ms", "2", "--step-ms", "2")  # fmt: skip
+    with running_emulator(*emulate) as base:
+        argv = bench_argv(base, tmp_path / "out", "--concurrency", "4", "--max-tokens", "32",
+                          "--warmup", "0", dataset=data)  # fmt: skip
+        result = run_cli(*argv)
+    assert result.returncode == 0, result.stderr
+    (path,) = (tmp_path / "out").rglob(store.SUMMARY)
+    summary = store.read_summary(path.parent)
+    assert summary.spec_decode is not None and summary.spec_decode.num_drafts > 0
+    assert summary.effective_k == 3.0
+    # `summary` per-request metrics (the emulator's default, as vLLM's): no per-step K.
+    assert summary.per_step_drafted_counts is None
+    # A window under 0.25 s may hold no poll at all: then no mean, never a guess.
+    samples = read_window_samples(path.parent / store.WINDOW_SAMPLES)
+    assert summary.running_batch_samples == len(samples)
+    if len(samples) < 2:
+        assert summary.running_batch_mean is None

@@ -223,3 +223,35 @@ def test_only_failed_cells_is_an_error_and_failures_are_listed(tmp_path: Path) -
     write_cell(tmp_path, summary(label="eagle3", dataset=QUALITATIVE, concurrency=2))
     _, failed = L.load_cells([tmp_path])
     assert [f.reason for f in failed] == ["server died"]
+
+
+def test_effective_k_and_the_running_batch_are_columns_and_k_pools_over_repeats(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "schedule"
+    write_manifest(root, [], ["schedule"])
+    # Repeat 0: 1000 steps at K 5. Repeat 1: 3000 steps at K 1 (a heavier load). Its
+    # summary predates the field (effective_k None): the frame takes it from the counters.
+    light = spec_decode(1000, [600, 300, 100, 0, 0], draft_tokens=5000)
+    heavy = spec_decode(3000, [1500, 0, 0, 0, 0], draft_tokens=3000)
+    write_cell(root, summary(
+        label="schedule", dataset=QUALITATIVE, concurrency=16, spec=light, effective_k=5.0,
+        running_batch_mean=15.25, running_batch_samples=40,
+        per_step_drafted_counts={10: 1, 5: 990, 1: 9},
+    ))  # fmt: skip
+    write_cell(root, summary(label="schedule", dataset=QUALITATIVE, concurrency=16, repeat=1,
+                             spec=heavy, running_batch_mean=15.75))  # fmt: skip
+    frame = F.load_results([root])
+    assert list(frame[C.EFFECTIVE_K]) == [5.0, 1.0]
+    assert list(frame[C.RUNNING_BATCH_MEAN]) == [15.25, 15.75]
+    assert frame[C.RUNNING_BATCH_SAMPLES][0] == 40
+    assert frame[C.RUNNING_BATCH_SAMPLES].isna()[1]
+    # JSON text, K in numeric order, not "10" before "5".
+    assert frame[C.PER_STEP_DRAFTED_COUNTS][0] == '{"1":9,"5":990,"10":1}'
+    assert frame[C.PER_STEP_DRAFTED_COUNTS].isna()[1]
+    (row,) = AG.aggregate_repeats(frame).to_dict("records")
+    assert row[C.RUNNING_BATCH_MEAN] == pytest.approx(15.5)
+    assert row[C.EFFECTIVE_K] == pytest.approx(3.0)  # the mean of the two cells' K …
+    # … and the pooled one, Σ draft tokens / Σ drafts: 8000 / 4000.
+    assert row[C.EFFECTIVE_K + AG.SUFFIX_POOLED] == pytest.approx(2.0)
+    assert AG.pool_acceptance(frame, [C.LABEL]).iloc[0][C.EFFECTIVE_K] == pytest.approx(2.0)

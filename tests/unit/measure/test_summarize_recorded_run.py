@@ -90,8 +90,16 @@ def test_the_recorded_summary_is_recomputed_from_its_raw_files(label: str) -> No
         "launch",
         # issue 41: GPU board energy (None: summarize_cell has no energy.jsonl to read)
         "energy",
+        # issue 40: the running batch (no window_samples.jsonl then) and the drafts per step
+        "running_batch_mean",
+        "running_batch_samples",
+        "effective_k",
+        "per_step_drafted_counts",
     }
     assert recomputed["energy"] is None
+    assert (recomputed["running_batch_mean"], recomputed["running_batch_samples"]) == (None, 0)
+    # `summary` per-request metrics (this era had no `detailed`): no per-step K.
+    assert recomputed["per_step_drafted_counts"] is None
     # 4 conversations: too few to resample, and the summary says so.
     assert recomputed["standard_errors"]["figures"] == {}
     assert recomputed["standard_errors"]["note"] == "no noise estimate: 4 conversations (< 5)"
@@ -127,11 +135,16 @@ def test_the_recorded_summary_is_recomputed_from_its_raw_files(label: str) -> No
         assert recomputed["spec_decode"]["num_drafts"] == 20
         assert recomputed["spec_decode"]["num_accepted_tokens"] == 26
         assert recomputed["spec_decode"]["acceptance_length"] == pytest.approx(2.3)
+        # Real vLLM n-gram at K = 3 proposed 51 tokens in 20 steps, not 60: a lookup
+        # that matches fewer than K tokens drafts fewer, and the effective K shows it.
+        assert recomputed["spec_decode"]["num_draft_tokens"] == 51
+        assert recomputed["effective_k"] == pytest.approx(2.55)
         official = recomputed["official_acceptance"]
         assert official["definition"] == "official"
         assert official["num_questions"] == 4 and official["num_turns"] == 5
         assert official["merged_chunks"] > 0 and official["is_estimate"]
     else:
+        assert recomputed["effective_k"] is None
         assert recomputed["official_acceptance"] is None
         assert all(c["official_acceptance_length"] is None for c in per_category.values())
 

@@ -6,6 +6,7 @@ from specbench.metrics.acceptance import (
     acceptance_length,
     conditional_acceptance,
     draft_acceptance_rate,
+    effective_k,
     per_position_acceptance,
     per_position_from_histogram,
 )
@@ -50,3 +51,14 @@ def test_histogram_to_per_position():
     accepted = 3 * 1 + 1 * 2 + 4 * 3
     assert 1 + sum(rates) == pytest.approx(acceptance_length(accepted, 10))
     assert per_position_from_histogram([0, 0, 0, 0]) is None
+
+
+def test_effective_k_is_draft_tokens_per_verify_step():
+    # A fixed K = 3: every step drafted 3, whatever was accepted.
+    assert effective_k(480, 160) == 3.0
+    # A schedule: 90 steps at K = 1 and 10 at K = 5 → (90 + 50) / 100.
+    assert effective_k(90 * 1 + 10 * 5, 100) == pytest.approx(1.4)
+    # No step carried drafts (speculation off, or K = 0 throughout): None, never 0.
+    assert effective_k(0, 0) is None
+    with pytest.raises(ValueError):
+        effective_k(-1, 5)

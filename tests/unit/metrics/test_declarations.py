@@ -36,7 +36,7 @@ MEAN_BEFORE = (
 
 def test_the_stored_figures_keep_the_order_baselines_were_written_in():
     assert stored("mean")[: len(MEAN_BEFORE)] == MEAN_BEFORE
-    assert stored("pooled") == ("acceptance_length", "draft_acceptance_rate")
+    assert stored("pooled") == ("acceptance_length", "draft_acceptance_rate", "effective_k")
     assert stored("mean_acceptance") == ("official_acceptance_length",)
 
 

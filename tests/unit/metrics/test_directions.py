@@ -39,6 +39,8 @@ def test_every_gated_quality_metric_has_a_direction():
     # (energy per output token is the judged energy figure).
     unjudged = {"num_requests", "duration_s", "input_tokens", "output_tokens"}
     unjudged |= {"energy_joules", "mean_power_w_per_gpu"}
+    # Nor the drafts per step: a larger K is neither better nor worse in itself.
+    unjudged |= {"effective_k"}
     for metric in (*stored("mean"), *stored("pooled")):
         if metric not in unjudged:
             assert direction_of(metric) in ("higher", "lower"), metric

@@ -1,4 +1,5 @@
-"""Side figures of a window: achieved concurrency, prefix-cache hit rate, token cross-check."""
+"""Side figures of a window: achieved concurrency, prefix-cache hit rate, token cross-check,
+the running batch."""
 
 import pytest
 
@@ -6,6 +7,7 @@ from specbench.metrics.latency import per_gpu
 from specbench.metrics.load import (
     achieved_concurrency,
     prefix_cache_hit_rate,
+    running_batch,
     token_count_mismatch,
 )
 
@@ -40,3 +42,39 @@ def test_token_count_mismatch_is_relative_to_the_server():
 def test_per_gpu_without_a_gpu_count_is_none_never_a_guess():
     assert per_gpu(1000.0, None) is None
     assert per_gpu(1000.0, 8) == 125.0
+
+
+def test_the_running_batch_is_time_weighted_over_uneven_polls():
+    # Polls at 0, 0.1, 0.4 and 1.5 s of a 2 s window; each value holds until the next
+    # poll, the last until the window's end: (4·0.1 + 16·0.3 + 10·1.1 + 2·0.5) / 2.0.
+    samples = [(0.0, 4), (0.1, 16), (0.4, 10), (1.5, 2)]
+    batch = running_batch(samples, 2.0)
+    assert batch.mean == pytest.approx((0.4 + 4.8 + 11.0 + 1.0) / 2.0)  # 8.6
+    assert batch.samples == 4
+    # The plain mean of the values would say 8.0: the long-held 10 weighs more.
+    assert batch.mean != pytest.approx(sum(v for _, v in samples) / 4)
+
+
+def test_the_running_batch_starts_at_the_first_poll_and_ends_with_the_window():
+    # A first poll 0.5 s in: the mean covers [0.5, 1.5], not the unseen first half second.
+    assert running_batch([(0.5, 1), (1.0, 3)], 1.5).mean == pytest.approx((0.5 + 1.5) / 1.0)
+    # A poll answered after the window closed is not part of it.
+    late = running_batch([(0.0, 2), (1.0, 4), (1.6, 99)], 1.5)
+    assert late.mean == pytest.approx((2 * 1.0 + 4 * 0.5) / 1.5)
+    assert late.samples == 2
+
+
+def test_one_poll_or_no_gauge_gives_no_running_batch():
+    assert running_batch([(0.2, 7)], 3.0).mean is None
+    assert running_batch([(0.2, 7)], 3.0).samples == 1
+    # An attached server without vllm:num_requests_running: every poll lacks the gauge.
+    absent = running_batch([(0.0, None), (0.25, None), (0.5, None)], 1.0)
+    assert (absent.mean, absent.samples) == (None, 0)
+    assert running_batch([], 1.0).mean is None
+
+
+def test_impossible_polls_raise():
+    with pytest.raises(ValueError, match="not go back"):
+        running_batch([(0.5, 1), (0.2, 1)], 1.0)
+    with pytest.raises(ValueError, match="negative"):
+        running_batch([(0.0, -1), (0.2, 1)], 1.0)

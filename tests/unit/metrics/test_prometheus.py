@@ -13,11 +13,14 @@ from specbench.metrics.prometheus import (
     GENERATION_TOKENS,
     PREEMPTIONS,
     PROMPT_TOKENS,
+    REQUESTS_RUNNING,
+    REQUESTS_WAITING,
     SPEC_ACCEPTED,
     SPEC_DRAFTS,
     counter_delta,
     parse_metrics,
     per_position_delta,
+    select_series,
 )
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "vllm"
@@ -115,3 +118,22 @@ def test_a_restart_inside_the_window_is_seen_by_identity_even_with_higher_counte
     recreated = parse_metrics(no_process.replace(stamp.group(1), "1.8e+09"))
     with pytest.raises(ServerError, match="vllm:generation_tokens_created"):
         check_same_server(before, recreated)
+
+
+def test_a_poll_parses_only_its_series_to_the_same_values():
+    polled = (REQUESTS_RUNNING, REQUESTS_WAITING, SPEC_DRAFTS, SPEC_ACCEPTED)
+    for text in (read("metrics_spec_after.prom"), two_engines(read("metrics_spec_after.prom"))):
+        whole = parse_metrics(text)
+        selected = parse_metrics(select_series(text, polled))
+        assert selected.samples == {name: whole.samples[name] for name in polled}
+        assert selected.samples[SPEC_DRAFTS] in (200.0, 400.0)  # summed over engines
+        assert selected.identity == {}  # no `*_created` sample comes along
+    # Names match whole: `vllm:spec_decode_num_drafts` is not a prefix of the counter's
+    # `_created` or `_total` sample, and the accepted-per-position series is not the total.
+    text = read("metrics_spec_after.prom")
+    assert select_series(text, ["vllm:spec_decode_num_drafts"]) == ""
+    lines = select_series(text, [SPEC_ACCEPTED]).splitlines()
+    assert len(lines) == 1 and lines[0].startswith(SPEC_ACCEPTED + "{")
+    # A baseline server has the gauges but no spec-decode series.
+    baseline = parse_metrics(select_series(read("metrics_nospec.prom"), polled))
+    assert not baseline.has_spec_decode and baseline.get(REQUESTS_RUNNING) == 0.0
