@@ -177,6 +177,7 @@ class EmulatorSettings:
         cli="parsed",
         suite=True,
         drafting=True,
+        in_argv=False,
         hash_neutral=True,
     )
     max_model_len: int = setting(4096, "Context limit in fake tokens (prompt + output).", ge=2)

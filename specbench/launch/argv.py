@@ -9,9 +9,10 @@ Flag order for vLLM: model, the typed flags (each server field declares its own 
 (only when the launcher found it supported: `per_request_timing`), --host, --port. The card's own
 flags come first in the card's order, so a card's command is reproduced verbatim.
 
-The emulator's argv: --model, --no-spec or --num-speculative-tokens, the per-step
-metrics switch, then the suite's `[emulator]` settings (declared in
-`common/emulator_settings.py`), --max-model-len, --host, --port.
+The emulator's argv: --model, --no-spec or --num-speculative-tokens, the K schedule
+(`ServerConfig.k_schedule`, as JSON), the per-step metrics switch, then the suite's
+`[emulator]` settings (declared in `common/emulator_settings.py`), --max-model-len, --host,
+--port.
 """
 
 from __future__ import annotations
@@ -23,7 +24,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from specbench.common.emulator_settings import ROWS, declared, flag_of
-from specbench.launch.config import EmulatorOverrides, ServerConfig, SpeculativeConfig
+from specbench.launch.config import (
+    SCHEDULE_KEY,
+    EmulatorOverrides,
+    ServerConfig,
+    SpeculativeConfig,
+)
 
 #: The module the emulator is started from (`python -m specbench.cli.main emulate ...`).
 EMULATOR_MODULE = "specbench.cli.main"
@@ -35,7 +41,7 @@ def speculative_config_dict(spec: SpeculativeConfig) -> dict[str, Any]:
     """The `--speculative-config` mapping, keys in the card's order, unset keys left out.
 
     Order: method, model, num_speculative_tokens, attention_backend, prompt_lookup_max,
-    prompt_lookup_min, then `extra` in its own order.
+    prompt_lookup_min, num_speculative_tokens_per_batch_size, then `extra` in its own order.
     """
     ordered: dict[str, Any] = {"method": spec.method}
     if spec.model is not None:
@@ -47,6 +53,8 @@ def speculative_config_dict(spec: SpeculativeConfig) -> dict[str, Any]:
         "prompt_lookup_min": spec.prompt_lookup_min,
     }
     ordered.update({key: value for key, value in optional.items() if value is not None})
+    if spec.num_speculative_tokens_per_batch_size is not None:
+        ordered[SCHEDULE_KEY] = spec.num_speculative_tokens_per_batch_size
     ordered.update(spec.extra)
     return ordered
 
@@ -105,8 +113,7 @@ def _vllm_argv(config: ServerConfig, executable: str) -> list[str]:
 def _emulator_flags(settings: EmulatorOverrides, speculating: bool) -> list[str]:
     """The `[emulator]` settings that are set, as `emulate` flags: drafting ones first.
 
-    A list is written comma-separated (as `--acceptance` is parsed), a list of ranges as
-    JSON (as `--num-speculative-tokens-per-batch-size` is parsed), a bool as `--x` or
+    A list is written comma-separated (as `--acceptance` is parsed), a bool as `--x` or
     `--no-x` where it differs from the emulator's default; drafting settings only when the
     server speculates.
     """
@@ -121,9 +128,6 @@ def _emulator_flags(settings: EmulatorOverrides, speculating: bool) -> list[str]
         if isinstance(value, bool):
             if value != row.default:
                 argv.append(flag if value else flag.replace("--", "--no-", 1))
-        elif isinstance(value, list | tuple) and value and isinstance(value[0], list | tuple):
-            # A list of ranges (a K schedule) is parsed as JSON, as vLLM's config writes it.
-            argv += [flag, json.dumps([list(entry) for entry in value], separators=(",", ":"))]
         elif isinstance(value, list | tuple):
             argv += [flag, ",".join(repr(p) for p in value)]
         else:
@@ -138,6 +142,9 @@ def _emulator_argv(config: ServerConfig, python: str) -> list[str]:
         argv.append("--no-spec")
     else:
         argv += ["--num-speculative-tokens", str(config.speculative.num_speculative_tokens)]
+    # The speculative table's schedule or the `[emulator]` one (never both): one flag.
+    if config.k_schedule is not None:
+        argv += [flag_of(SCHEDULE_KEY), json.dumps(config.k_schedule, separators=(",", ":"))]
     settings = config.emulator
     # The server-level "detailed" (what a vLLM config asks for the acceptance cuts) or the
     # emulator's own switch: either gives the per-step arrays.

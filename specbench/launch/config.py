@@ -16,7 +16,15 @@ from __future__ import annotations
 from types import UnionType
 from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, Field, create_model, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    ValidationInfo,
+    create_model,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
 from specbench.common.emulator_settings import ROWS, TYPES, declared
 from specbench.common.k_schedule import check_schedule
@@ -39,6 +47,11 @@ PARALLELISM_FLAGS = {
 
 #: Methods whose drafts come from a separate checkpoint that must be named.
 METHODS_NEEDING_DRAFT_MODEL = frozenset({"eagle3", "eagle", "draft_model"})
+#: Methods that assert K equals `num_speculative_tokens` and crash under a K schedule
+#: (vLLM 0.32). None is a `SpeculativeMethod` today; the check stands for when one is added.
+METHODS_WITHOUT_SCHEDULE = frozenset({"suffix", "medusa", "ngram_gpu"})
+#: vLLM's key for a K schedule inside `--speculative-config`.
+SCHEDULE_KEY = "num_speculative_tokens_per_batch_size"
 
 
 def server_role(
@@ -88,10 +101,53 @@ class SpeculativeConfig(Frozen):
     prompt_lookup_min: int | None = Field(
         default=None, ge=1, description="n-gram only: shortest n-gram matched in the prompt."
     )
+    num_speculative_tokens_per_batch_size: list[list[int]] | None = Field(
+        default=None,
+        description="vLLM's K schedule (dynamic K, vLLM >= 0.24): `[[start, end, K], ...]`, "
+        "inclusive ranges of the requests one step schedules, the first at 1, sorted, "
+        "non-overlapping, each K at most `num_speculative_tokens` (the maximum). A suite may "
+        'write "advised" with `advised_from`: resolved to ranges when the suite loads.',
+        json_schema_extra=server_role(hash_neutral=True),
+    )
     extra: dict[str, Any] = Field(
         default_factory=dict,
         description="Further `--speculative-config` keys passed through verbatim, after the above.",
     )
+
+    # Checked here, before vLLM spends minutes loading weights only to refuse the ranges
+    # when its scheduler is built (or, for K above the maximum, silently clamp it).
+    @field_validator(SCHEDULE_KEY)
+    @classmethod
+    def _check_schedule(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None:
+            return value
+        ranges = check_schedule(value)
+        method = info.data.get("method")
+        if method in METHODS_WITHOUT_SCHEDULE:
+            raise ValueError(
+                f"method {method!r} asserts K equals num_speculative_tokens and crashes under "
+                "a K schedule (vLLM 0.32): drop the schedule or change the method"
+            )
+        maximum = info.data.get("num_speculative_tokens")
+        above = [list(entry) for entry in ranges if maximum is not None and entry[2] > maximum]
+        if above:
+            raise ValueError(
+                f"range {above[0]} has K = {above[0][2]}, above num_speculative_tokens = "
+                f"{maximum} (the maximum): vLLM would clamp it to {maximum}, so the schedule "
+                "would not run as written; lower that K or raise num_speculative_tokens"
+            )
+        return value
+
+    @field_validator("extra")
+    @classmethod
+    def _schedule_not_in_extra(cls, value: dict[str, Any], info: ValidationInfo) -> Any:
+        if SCHEDULE_KEY in value:
+            given = "both as the field and inside extra" if info.data.get(SCHEDULE_KEY) else ""
+            raise ValueError(
+                f"{SCHEDULE_KEY} {given or 'inside extra'}: set the schedule once, as "
+                f"speculative.{SCHEDULE_KEY}, where it is checked before the server starts"
+            )
+        return value
 
     @model_validator(mode="after")
     def _check_method_fields(self) -> SpeculativeConfig:
@@ -263,6 +319,13 @@ class ServerConfig(Frozen):
     speculative: SpeculativeConfig | None = Field(
         default=None, description="Speculative decoding; absent means speculation off."
     )
+    schedule_with_data_parallel: bool = Field(
+        default=False,
+        description="Allow a K schedule (`speculative.num_speculative_tokens_per_batch_size`) "
+        "with data_parallel_size > 1, knowing that vLLM 0.32 silently drops it there (every "
+        "step then drafts the maximum); without it that pair is refused at load.",
+        json_schema_extra=server_role(hash_neutral=True),
+    )
     per_request_spec_decode_metrics: bool | Literal["summary", "detailed"] = Field(
         default=True,
         description=(
@@ -371,6 +434,26 @@ class ServerConfig(Frozen):
             raise ValueError("a `launcher` starts vllm in a container: it needs engine = 'vllm'")
         return self
 
+    @model_validator(mode="after")
+    def _check_schedule_placement(self) -> ServerConfig:
+        schedule = self.speculative and self.speculative.num_speculative_tokens_per_batch_size
+        if not schedule:
+            return self
+        if self.data_parallel_size > 1 and not self.schedule_with_data_parallel:
+            raise _field_error(
+                ("speculative", SCHEDULE_KEY),
+                f"vLLM 0.32 silently drops a K schedule when data_parallel_size > 1 (here "
+                f"{self.data_parallel_size}): every step would draft the maximum; set "
+                "schedule_with_data_parallel = true to measure it anyway, or use DP 1",
+            )
+        if self.emulator is not None and self.emulator.num_speculative_tokens_per_batch_size:
+            raise _field_error(
+                ("speculative", SCHEDULE_KEY),
+                f"the schedule is also given as emulator.{SCHEDULE_KEY}: give it once, here "
+                "(vLLM and the emulator both read it from the speculative table)",
+            )
+        return self
+
     @property
     def api_model_name(self) -> str:
         """The model id clients send and `/v1/models` lists."""
@@ -385,3 +468,26 @@ class ServerConfig(Frozen):
     def is_speculative(self) -> bool:
         """Whether the server drafts tokens."""
         return self.speculative is not None
+
+    @property
+    def k_schedule(self) -> list[list[int]] | None:
+        """The K schedule the server runs: its speculative table's, else (an emulator's)
+        `[emulator]` setting; None without speculation, so a baseline never drafts."""
+        if self.speculative is None:
+            return None
+        if self.speculative.num_speculative_tokens_per_batch_size is not None:
+            return self.speculative.num_speculative_tokens_per_batch_size
+        if self.emulator is not None and self.emulator.num_speculative_tokens_per_batch_size:
+            return [list(entry) for entry in self.emulator.num_speculative_tokens_per_batch_size]
+        return None
+
+
+def _field_error(loc: tuple[str, ...], message: str) -> ValidationError:
+    """A validation error at `loc` below the model, raised from a rule across its fields, so
+    the one-line message names the field (`servers.x.speculative.…`), not the table."""
+    detail = InitErrorDetails(
+        type=PydanticCustomError("value_error", "{message}", {"message": message}),
+        loc=loc,
+        input=None,
+    )
+    return ValidationError.from_exception_data("ServerConfig", [detail])

@@ -2,7 +2,8 @@
 the vLLM servers start on (one line: what the vendor's tool lists, or that none answered and
 --gpus-unchecked starts them anyway), each server to start with its exact command (from the
 function the launch uses) and the flags left out of it and why, attached servers as attached
-with what they answered, and each K sweep with its servers. Everything shown passed preflight.
+with what they answered, each K sweep with its servers, and each K schedule with its ranges
+(and the advice an "advised" one came from). Everything shown passed preflight.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from specbench.run.plan import Plan, RunOptions
 from specbench.run.preflight import Checked, ServerAnswer, preflight
 from specbench.run.resume import check_resume
 from specbench.store.manifest import read_manifest
-from specbench.suite import Cell, describe_sweeps
+from specbench.suite import Cell, describe_schedules, describe_sweeps
 
 
 def check_dry_run(plan: Plan, options: RunOptions, *, accept_server_values: bool) -> Checked:
@@ -80,6 +81,7 @@ def describe_dry_run(checked: Checked, output: Path, *, force: bool = False) -> 
                 lines.append(f"      note: {note}")
     if plan.suite is not None:
         lines.extend(describe_sweeps(plan.suite))
+        lines.extend(describe_schedules(plan.suite))
     lines.append("workloads (results folder: dataset, conversations):")
     for index in sorted({c.workload_index for c in cells}):
         workload = plan.workloads[index]

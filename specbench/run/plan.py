@@ -23,7 +23,12 @@ from specbench.common.errors import SpecbenchError
 from specbench.common.model import Frozen
 from specbench.common.naming import check_name
 from specbench.common.validation import describe_validation_error
-from specbench.launch.config import EmulatorOverrides, ServerConfig, hash_neutral_defaults
+from specbench.launch.config import (
+    EmulatorOverrides,
+    ServerConfig,
+    SpeculativeConfig,
+    hash_neutral_defaults,
+)
 from specbench.launch.provenance import redact_config
 from specbench.run import options_help
 from specbench.suite.model import (
@@ -154,8 +159,12 @@ def resolved_suite(suite: Suite, *, redact: bool = True) -> dict[str, Any]:
 
 def drop_neutral_server_fields(server: dict[str, Any]) -> None:
     """Remove a resolved server's fields added after schema 2 that keep their default
-    (declared `hash_neutral` on the field, or on the emulator setting)."""
+    (declared `hash_neutral` on the field, its speculative table's, or the emulator
+    setting)."""
     _drop_defaults(server, hash_neutral_defaults(ServerConfig))
+    speculative = server.get("speculative")
+    if isinstance(speculative, dict):
+        _drop_defaults(speculative, hash_neutral_defaults(SpeculativeConfig))
     emulator = server.get("emulator")
     if isinstance(emulator, dict):
         _drop_defaults(emulator, hash_neutral_defaults(EmulatorOverrides))

@@ -1,8 +1,9 @@
-"""`specbench run SUITE --dry-run`: the matrix, each server's command and each K sweep, as
-text."""
+"""`specbench run SUITE --dry-run`: the matrix, each server's command, each K sweep and each
+K schedule, as text."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 from specbench.launch.argv import build_argv, render_command
@@ -30,6 +31,24 @@ def describe_sweeps(suite: Suite) -> list[str]:
         lines.append(
             f"K sweep: {swept} \u2192 {', '.join(names)} (K = {', '.join(ks)}) against "
             f"{suite.baseline} (K = 0)"
+        )
+    return lines
+
+
+def describe_schedules(suite: Suite) -> list[str]:
+    """One line per server that runs a K schedule: its ranges, its maximum K, and the advice
+    file an "advised" one was read from."""
+    lines = []
+    for name, config in suite.servers.items():
+        schedule = config.k_schedule
+        if schedule is None or config.speculative is None:
+            continue
+        ranges = json.dumps(schedule, separators=(",", ":"))
+        advice = suite.advised_schedules.get(name)
+        lines.append(
+            f"K schedule: {name} runs {ranges} (batch size [start, end, K]), K at most "
+            f"{config.speculative.num_speculative_tokens}"
+            + (f", advised from {advice}" if advice else "")
         )
     return lines
 
@@ -64,6 +83,7 @@ def describe_suite(suite: Suite, vllm_executable: str = "vllm") -> str:
             if length != config.max_model_len:
                 lines.append(f"    (relaunched with --max-model-len {length} for some workloads)")
     lines.extend(describe_sweeps(suite))
+    lines.extend(describe_schedules(suite))
     lines.append("workloads (results folder: definition):")
     keys = workload_keys(suite.workloads)
     for index, workload in enumerate(suite.workloads):

@@ -9,7 +9,9 @@ directory, so a suite means the same thing wherever it is run from. A model is a
 path when it starts with `./`, `../`, `/` or `~` (else it is a hub id such as
 `amd/MiniMax-M3-MXFP4`); the same holds for a speculative draft `model`. A dataset's
 path part is always a path (`speed-bench:CONFIG:PATH`, `mt-bench:PATH`, `custom:PATH`,
-or a bare path). A server with a list of Ks is expanded here (`specbench.suite.sweep`).
+or a bare path). A server with a list of Ks is expanded here (`specbench.suite.sweep`), and
+an "advised" K schedule is read from its results directory (`specbench.suite.advised`,
+`advised_from` relative to the suite's folder too).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from specbench.common.errors import SpecbenchError
 from specbench.common.validation import describe_validation_error, unknown_key
 from specbench.data.check import with_data_dir
 from specbench.launch.config import ServerConfig
+from specbench.suite.advised import resolve_advised
 from specbench.suite.model import Suite, WorkloadSpec
 from specbench.suite.sweep import expand_sweep
 
@@ -176,6 +179,7 @@ def build_suite(raw: dict[str, Any], source: Path) -> Suite:
     _check_keys(target, target_keys, "target.", source)
     merged: dict[str, ServerConfig] = {}
     sweeps: dict[str, list[str]] = {}
+    advised: dict[str, str] = {}
     for name, table in servers.items():
         if not _SERVER_NAME.match(name):
             raise SpecbenchError(
@@ -186,6 +190,9 @@ def build_suite(raw: dict[str, Any], source: Path) -> Suite:
         # A K sweep becomes NAME-k1, NAME-k2, ... here, so nothing downstream sees a list.
         expanded = expand_sweep(name, _merge(target, table), {*servers, *merged} - {name}, source)
         for expanded_name, config in expanded.items():
+            advice = resolve_advised(name, config, source)
+            if advice is not None:
+                advised[expanded_name] = str(advice)
             merged[expanded_name] = _server(name, config, set(table), source)
         if list(expanded) != [name]:
             sweeps[name] = list(expanded)
@@ -199,6 +206,8 @@ def build_suite(raw: dict[str, Any], source: Path) -> Suite:
         document["data_dir"] = data_dir
     if sweeps:
         document["k_sweeps"] = sweeps
+    if advised:
+        document["advised_schedules"] = advised
     document.update(servers=merged, workloads=resolved, source=str(source))
     try:
         # Strict: a TOML value of the wrong type is refused, never coerced ("yes" → True).

@@ -595,6 +595,13 @@ class Suite(Frozen):
         "its own identity, so the sweep itself stays out of the hash.",
         json_schema_extra=suite_hash_role("left_out"),
     )
+    advised_schedules: dict[str, str] = Field(
+        default_factory=dict,
+        description='Servers whose K schedule was "advised" → the advice file its ranges were '
+        "read from at load. The ranges are in the server's identity; where they came from is "
+        "a location, so it stays out of the hash.",
+        json_schema_extra=suite_hash_role("left_out"),
+    )
     workloads: list[WorkloadSpec] = Field(min_length=1, description="Workloads, in run order.")
     slurm: SlurmSettings = Field(
         default_factory=SlurmSettings,

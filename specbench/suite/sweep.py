@@ -11,6 +11,8 @@ were, and a rerun into their results directory measures only `eagle3-k4`.
 An emulator server's per-position acceptance lists cover the largest K; each K keeps its
 first K values. K = 0 is the suite's baseline (the `baseline = true` server, speculation
 off), never a speculative config: vLLM refuses a static `num_speculative_tokens = 0`.
+A K schedule (`num_speculative_tokens_per_batch_size`) on a sweep is refused: a schedule
+has one maximum.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from specbench.common.errors import SpecbenchError
+from specbench.launch.config import SCHEDULE_KEY
 
 #: Where a sweep's list is written in a server's table.
 FIELD = "speculative.num_speculative_tokens"
@@ -64,6 +67,12 @@ def k_values(server: str, table: dict[str, Any], source: Path) -> list[int] | No
         raise SpecbenchError(
             f"{where}: K {', '.join(map(str, repeated))} listed twice in {_shown(values)}; "
             "list each K once"
+        )
+    if speculative.get(SCHEDULE_KEY) is not None:
+        raise SpecbenchError(
+            f"{source}: servers.{server}.speculative.{SCHEDULE_KEY}: a K schedule on a K sweep "
+            f"{_shown(values)}; a schedule has one maximum (num_speculative_tokens): give one K "
+            "for the scheduled server, and sweep the fixed Ks in another server"
         )
     if table.get("baseline") is True:
         raise SpecbenchError(

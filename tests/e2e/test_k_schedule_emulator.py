@@ -4,7 +4,8 @@ for the running batch, and a schedule that breaks vLLM's rules is refused in one
 
 Then `specbench bench` against it: each cell records the running batch it measured
 (`window_samples.jsonl`, `running_batch_mean`), its effective K and the per-step K of its
-`detailed` requests, which is what maps a schedule's ranges to the client's concurrency."""
+`detailed` requests, which is what maps a schedule's ranges to the client's concurrency. A
+suite server naming a schedule in its speculative table runs it through `specbench run`."""
 
 from __future__ import annotations
 
@@ -16,7 +17,15 @@ from pathlib import Path
 
 import orjson
 import pytest
-from harness import bench_argv, free_port, run_cli, running_emulator, write_prompts
+from harness import (
+    bench_argv,
+    free_port,
+    run_cli,
+    running_emulator,
+    server_pids,
+    write_campaign_suite,
+    write_prompts,
+)
 from prometheus_client.parser import text_string_to_metric_families
 
 from specbench import store
@@ -222,3 +231,78 @@ def test_a_fixed_k_drafts_exactly_k_per_step_and_without_detailed_has_no_step_ks
     assert summary.running_batch_samples == len(samples)
     if len(samples) < 2:
         assert summary.running_batch_mean is None
+
+
+#: A schedule whose K at batch 1 (2) is below its maximum (3): a server that ignored it
+#: would draft 3 per step.
+SERVER_SCHEDULE = "[[1, 1, 2], [2, 64, 3]]"
+SERVER_FIELD = "servers.eagle3.speculative.num_speculative_tokens_per_batch_size"
+
+
+def test_a_suite_server_naming_a_schedule_runs_its_k_at_c1_and_the_dry_run_shows_it(
+    tmp_path: Path,
+) -> None:
+    suite, _ = write_campaign_suite(tmp_path, concurrency=(1,), max_tokens=24)
+    out = tmp_path / "results"
+    schedule = ("--set", f"{SERVER_FIELD}={SERVER_SCHEDULE}", "--server", "eagle3")
+
+    dry = run_cli("run", suite, "--output", out, "--dry-run", *schedule)
+    assert dry.returncode == 0, dry.stderr
+    lines = dry.stdout.splitlines()
+    assert (
+        "K schedule: eagle3 runs [[1,1,2],[2,64,3]] (batch size [start, end, K]), K at most 3"
+    ) in lines
+    (command,) = [line for line in lines if " emulate " in line]
+    assert "--num-speculative-tokens 3 --num-speculative-tokens-per-batch-size " in command
+    assert "'[[1,1,2],[2,64,3]]'" in command
+    assert not out.exists()
+
+    done = run_cli("run", suite, "--output", out, *schedule)
+    assert done.returncode == 0, done.stderr
+    assert "1 cells measured, 0 already complete, 0 failed" in done.stdout
+    cell = out / "eagle3" / "tiny" / "c1" / "r0"
+    spec = orjson.loads((cell / "summary.json").read_bytes())["spec_decode"]
+    # Every step of c = 1 holds one request: each verifies the schedule's K at batch 1.
+    assert spec["num_drafts"] > 0
+    assert spec["num_draft_tokens"] == 2 * spec["num_drafts"]
+    before, after = (
+        _counters((cell / name).read_text())
+        for name in ("metrics_before.prom", "metrics_after.prom")
+    )
+    drafts = (
+        after["vllm:spec_decode_num_drafts_total"] - before["vllm:spec_decode_num_drafts_total"]
+    )
+    tokens = (
+        after["vllm:spec_decode_num_draft_tokens_total"]
+        - before["vllm:spec_decode_num_draft_tokens_total"]
+    )
+    assert drafts == spec["num_drafts"] and tokens / drafts == 2.0
+    manifest = orjson.loads((out / "manifest.json").read_bytes())
+    assert manifest["suite"]["servers"]["eagle3"]["speculative"][
+        "num_speculative_tokens_per_batch_size"
+    ] == [[1, 1, 2], [2, 64, 3]]
+
+
+def test_run_refuses_a_schedule_above_the_maximum_before_any_server_starts(
+    tmp_path: Path,
+) -> None:
+    suite, tag = write_campaign_suite(tmp_path, concurrency=(1,))
+    out = tmp_path / "results"
+    done = run_cli("run", suite, "--output", out, "--set", f"{SERVER_FIELD}=[[1, 4, 5]]")
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(
+        f"error: {suite}: {SERVER_FIELD}: range [1, 4, 5] has K = 5, above "
+        "num_speculative_tokens = 3 (the maximum)"
+    )
+    assert not out.exists()
+    assert server_pids(tag) == []
+
+
+def _counters(text: str) -> dict[str, float]:
+    """Each series of a saved `/metrics` scrape, summed over its label sets."""
+    found: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            found[sample.name] = found.get(sample.name, 0.0) + sample.value
+    return found

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 import urllib.request
 from pathlib import Path
@@ -22,7 +23,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from vllm_pool import VllmServers
 
 from specbench.common.errors import ServerError
-from specbench.launch import ServerProcess
+from specbench.common.k_schedule import check_schedule, k_for_batch
+from specbench.launch import ServerProcess, build_argv
 from specbench.launch.host import group_alive
 from specbench.suite import Suite, load_suite
 
@@ -181,3 +183,57 @@ def test_bad_flag_fails_fast_quoting_vllm(suite: Suite, tmp_path: Path, vllm_bin
     assert message.endswith("vllm: error: unrecognized arguments: --no-such-flag")
     assert time.monotonic() - started < 300
     assert server.pid is not None and not group_alive(server.pid)
+
+
+#: vLLM's own path for a `vllm serve` argv, short of loading weights: its argument parser,
+#: its engine config (which keeps or drops the schedule), and the lookup its scheduler
+#: builds from the schedule (which validates the ranges). Prints the schedule kept and K at
+#: batch sizes 1 to 8.
+VLLM_READS_ARGV = """
+import json, sys
+from vllm.engine.arg_utils import AsyncEngineArgs
+from vllm.entrypoints.launchers.cli_args import make_arg_parser
+from vllm.utils.argparse_utils import FlexibleArgumentParser
+from vllm.v1.spec_decode.dynamic.utils import build_dynamic_sd_schedule_lookup
+argv = json.loads(sys.argv[1])
+args = make_arg_parser(FlexibleArgumentParser()).parse_args(argv[2:])
+args.model = args.model_tag
+config = AsyncEngineArgs.from_cli_args(args).create_engine_config()
+spec = config.speculative_config
+lookup = build_dynamic_sd_schedule_lookup(
+    spec.num_speculative_tokens_per_batch_size,
+    config.scheduler_config.max_num_seqs,
+    spec.num_speculative_tokens,
+)
+print(json.dumps({"schedule": [list(e) for e in spec.num_speculative_tokens_per_batch_size],
+                  "k": lookup[1:9]}))
+"""
+
+
+def test_vllm_accepts_a_schedule_in_the_speculative_config(suite: Suite, vllm_bin: str) -> None:
+    # A dry run of the argv through vLLM 0.32's own code (a start costs a minute of the 2
+    # cores): the JSON specbench writes is parsed, kept, and expanded as its scheduler does.
+    eagle3 = suite.servers["eagle3"]
+    assert eagle3.speculative is not None
+    speculative = eagle3.speculative.model_copy(
+        update={"num_speculative_tokens_per_batch_size": [[1, 2, 3], [3, 4, 2], [6, 64, 1]]}
+    )
+    argv = build_argv(eagle3.model_copy(update={"speculative": speculative}))
+    python = Path(VLLM).parent / "python"
+    done = subprocess.run(
+        [str(python), "-c", VLLM_READS_ARGV, json.dumps(argv)],
+        env={**os.environ, **eagle3.env},
+        capture_output=True,
+        text=True,
+        timeout=START_TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    read = json.loads(done.stdout.strip().splitlines()[-1])
+    assert read["schedule"] == [[1, 2, 3], [3, 4, 2], [6, 64, 1]]
+    # Batch 5 is a gap: it repeats the previous range's K, as `k_for_batch` does.
+    assert read["k"] == [3, 3, 2, 2, 2, 1, 1, 1]
+    assert read["k"] == [
+        k_for_batch(check_schedule(speculative.num_speculative_tokens_per_batch_size), n, 3)
+        for n in range(1, 9)
+    ]

@@ -42,6 +42,7 @@ sys.exit(code)
 #: The real-vLLM tests that start their own vLLM (or none) instead of the pool's.
 OWN_VLLM = (
     "::test_bad_flag_fails_fast_quoting_vllm",
+    "::test_vllm_accepts_a_schedule_in_the_speculative_config",
     "::test_a_build_is_byte_identical_to_the_session_models_and_matches_the_manifest",
 )
 
@@ -76,6 +77,7 @@ def test_shared_servers_and_campaigns_each_keep_to_one_group() -> None:
     # Any worker may take them beside the pool's (a group of their module's fixtures, or none).
     assert own_vllm == {
         "test_bad_flag_fails_fast_quoting_vllm": ["tests/e2e/test_launch_vllm.py"],
+        "test_vllm_accepts_a_schedule_in_the_speculative_config": ["tests/e2e/test_launch_vllm.py"],
         "test_a_build_is_byte_identical_to_the_session_models_and_matches_the_manifest": [],
     }
     # The tests on report_dir (one campaign per module) share a group; the bad results

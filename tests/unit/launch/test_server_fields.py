@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from specbench.launch import EmulatorOverrides, ServerConfig, build_argv
+from specbench.launch import EmulatorOverrides, ServerConfig, SpeculativeConfig, build_argv
 from specbench.launch.argv import FLAG_FIELDS
 from specbench.launch.config import hash_neutral_defaults
 
@@ -10,13 +10,19 @@ from specbench.launch.config import hash_neutral_defaults
 def test_the_hash_neutral_fields_are_the_ones_written_by_hand_before() -> None:
     # As main 408c852 listed them in run/plan.py (HASH_NEUTRAL_SERVER_DEFAULTS), and the
     # container `launcher` added since (absent: the suite hash of before), and the GPU energy
-    # source and counted GPUs (issue 41; at their defaults a suite's hash is unchanged).
+    # source and counted GPUs (issue 41; at their defaults a suite's hash is unchanged), and
+    # the leave to run a K schedule under DP > 1 (issue 40).
     assert hash_neutral_defaults(ServerConfig) == {
         "pipeline_parallel_size": 1,
         "vllm_version": None,
         "launcher": None,
         "gpu_telemetry": "auto",
         "gpu_ids": None,
+        "schedule_with_data_parallel": False,
+    }
+    # A K schedule in the speculative table (issue 40): absent, the hash of before.
+    assert hash_neutral_defaults(SpeculativeConfig) == {
+        "num_speculative_tokens_per_batch_size": None
     }
 
 
@@ -55,6 +61,10 @@ HASHED_SERVER_FIELDS = {
     "gpu_memory_utilization", "trust_remote_code", "extra_args", "env", "speculative",
     "per_request_spec_decode_metrics", "emulator",
 }  # fmt: skip
+HASHED_SPECULATIVE_FIELDS = {
+    "method", "model", "num_speculative_tokens", "attention_backend", "prompt_lookup_max",
+    "prompt_lookup_min", "extra",
+}  # fmt: skip
 HASHED_EMULATOR_SETTINGS = {
     "acceptance", "prefill_ms", "step_ms", "per_request_step_ms", "seed", "corrupt_rate",
     "per_step_spec_metrics", "reasoning_tokens", "reasoning_acceptance", "reasoning_output",
@@ -65,6 +75,7 @@ HASHED_EMULATOR_SETTINGS = {
 def test_a_field_added_since_is_hash_neutral_so_old_results_still_resume() -> None:
     for model, hashed in (
         (ServerConfig, HASHED_SERVER_FIELDS),
+        (SpeculativeConfig, HASHED_SPECULATIVE_FIELDS),
         (EmulatorOverrides, HASHED_EMULATOR_SETTINGS),
     ):
         neutral = hash_neutral_defaults(model)

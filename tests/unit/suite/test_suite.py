@@ -159,7 +159,7 @@ def test_unknown_key_names_file_path_and_allowed_keys(tmp_path: Path) -> None:
     assert message == (
         f"{tmp_path / 'b.toml'}: servers.spec.speculative.lookahead: unknown key; allowed: "
         "method, model, num_speculative_tokens, attention_backend, prompt_lookup_max, "
-        "prompt_lookup_min, extra"
+        "prompt_lookup_min, num_speculative_tokens_per_batch_size, extra"
     )
 
 
