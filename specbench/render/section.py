@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
+    from specbench.advise.slo import Slo
     from specbench.analysis.intervals import Calibration
     from specbench.analysis.table import Table
     from specbench.results.loading import LoadedCell
@@ -44,6 +45,8 @@ class ReportInputs:
     options: ReportOptions
     #: `--variance-from`'s between-launch variance; None: one launch is labelled so.
     calibration: Calibration | None = None
+    #: Latency bounds of the capacity section (`--slo`, else the suite's `[slo]`).
+    slo: Slo | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,7 @@ _TOP_LEVEL_KEYS = (
     "servers",
     "workloads",
     "slurm",
+    "slo",
     "data_dir",
 )
 #: Top-level keys the suite model takes as written; the rest are resolved here first.
