@@ -48,3 +48,13 @@ def test_an_slo_that_is_not_a_table_is_refused_naming_the_field(tmp_path: Path) 
     path = suite_file(tmp_path, 'slo = "tpot_p90=50ms"\n')
     with pytest.raises(SpecbenchError, match=r"suite.toml: slo"):
         load_suite(path)
+
+
+def test_run_refuses_a_bad_slo_before_anything_starts(tmp_path: Path) -> None:
+    from harness import run_cli
+
+    path = suite_file(tmp_path, '[slo]\ntpot_p90 = "50"\n')
+    result = run_cli("run", path, "--dry-run")
+    assert result.returncode == 2
+    assert f"{path}: slo: tpot_p90=50 has no unit; allowed units: ms, s" in result.stderr
+    assert "Traceback" not in result.stderr
