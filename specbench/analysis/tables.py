@@ -218,7 +218,7 @@ def al_by_domain(
     merged, shown = _domain_figure_data(data, official_float, primary)
     merged[AL_DEFINITION] = shown
     return Table(
-        name="al_by_domain" + _suffix(group, frame, GROUP),
+        name="al_by_domain" + view_suffix(group, frame, GROUP),
         title=f"Acceptance length by domain ({W.dataset_phrase(group, _split(frame, group))})",
         columns=("Domain", *columns),
         rows=tuple(rows),
@@ -507,7 +507,7 @@ def serving(
         notes.insert(0, W.under_loaded_note(concurrency, fewest))
     return Table(
         name=f"serving_c{concurrency}_{slug(comparison.speculative)}"
-        f"_vs_{slug(comparison.baseline)}{_suffix(view, frame, VIEW)}",
+        f"_vs_{slug(comparison.baseline)}{view_suffix(view, frame, VIEW)}",
         title=f"Serving results at concurrency {W.marked(concurrency, fewest)}, {name}"
         + (f" (under-loaded: {fewest} conversations)" if fewest is not None else ""),
         columns=("Metric", comparison.speculative, comparison.baseline, "Change"),
@@ -565,7 +565,7 @@ def concurrency_sweep(
     ]
     return Table(
         name=f"concurrency_sweep_{slug(comparison.speculative)}"
-        f"_vs_{slug(comparison.baseline)}{_suffix(view, frame, VIEW)}",
+        f"_vs_{slug(comparison.baseline)}{view_suffix(view, frame, VIEW)}",
         title=f"Output throughput {'per GPU' if per_gpu else 'per server'} vs concurrency, {name}",
         columns=(
             "Concurrency",
@@ -643,7 +643,7 @@ def _split(frame: pd.DataFrame, name: str) -> str | None:
     return str(splits.iloc[0]) if len(splits) else None
 
 
-def _suffix(name: str, frame: pd.DataFrame, column: str) -> str:
+def view_suffix(name: str, frame: pd.DataFrame, column: str) -> str:
     """File-name suffix naming the group or view when the results hold several.
 
     Named after the suite's workload names of its cells (sorted, joined with `+`), never its
@@ -735,7 +735,7 @@ def energy_per_token(
     name = W.dataset_name(view, _split(frame, view))
     return Table(
         name=f"energy_{slug(comparison.speculative)}_vs_{slug(comparison.baseline)}"
-        f"{_suffix(view, frame, VIEW)}",
+        f"{view_suffix(view, frame, VIEW)}",
         title=f"Energy per output token vs concurrency (GPU board energy), {name}",
         columns=(
             "Concurrency",

@@ -30,6 +30,7 @@ except ImportError:  # pragma: no cover (older typer uses click itself)
     from click import core as click  # type: ignore[no-redef]
 
 if TYPE_CHECKING:
+    from specbench.advise.slo import Slo
     from specbench.run.plan import RunOptions
 
 WHAT = "What to run"
@@ -307,6 +308,26 @@ BaselineLabel = Annotated[
 SpeculativeLabel = Annotated[
     str | None, typer.Option(help="Only this speculative label; default: all of them.")
 ]
+#: Parsed by `slo_of` (`advise.slo.parse_slo`); report and advise read it the same way.
+SloBounds = Annotated[
+    str | None,
+    typer.Option(
+        "--slo",
+        metavar="KEY=VALUE,...",
+        help="Latency bounds for capacity under an SLO, e.g. tpot_p90=50ms,ttft_p90=2s: a "
+        "latency figure and a stored statistic per key (an unknown key lists them all), units "
+        "ms or s; default: the suite's [slo] table.",
+    ),
+]
+
+
+def slo_of(text: str | None) -> Slo | None:
+    """`--slo`'s bounds; None when not given (bad input is one line naming `--slo`)."""
+    from specbench.advise.slo import parse_slo
+
+    return parse_slo(text, "--slo") if text is not None else None
+
+
 GateRules = Annotated[
     Path | None,
     typer.Option(

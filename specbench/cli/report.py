@@ -59,6 +59,7 @@ def report(
             "its between-launch variance widens one-launch intervals (kind calibrated).",
         ),
     ] = None,
+    slo: o.SloBounds = None,
 ) -> None:
     """Aggregate summaries into model-card tables, figures, report.md and report.html (offline)."""
     from specbench.cli.console import make_console
@@ -79,6 +80,7 @@ def report(
         al_definition=definitions[al_definition],
         gate_page=gate_page,
         variance_from=variance_from,
+        slo=o.slo_of(slo),
     )
     try:
         build_report(options, console=make_console(), warnings=make_console(stderr=True))

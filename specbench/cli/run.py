@@ -69,6 +69,10 @@ def run(
 
     with moved.announced(moved.notes(ctx, suite)):
         loaded = load_suite(suite, o.suite_overrides(set_, data_dir))
+        if loaded.slo:  # a bad bound is found now, not by the report after the campaign
+            from specbench.advise.slo import slo_from_table
+
+            slo_from_table(loaded.slo, f"{suite}: slo")
         check_pilot_options(pilot, pilot_size, pilot_concurrency, pilot_output)
         if (estimate_from or pilot) and not (dry_run and executor == "local"):
             name = "--estimate-from" if estimate_from else "--pilot"

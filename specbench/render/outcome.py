@@ -20,6 +20,8 @@ from specbench.render.html import HtmlFigure
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from specbench.advise.slo import Slo
+
 FORMATS = ("md", "csv", "json", "png", "svg", "html", "vllm-bench")
 DEFAULT_FORMATS = ("md", "csv", "json", "png", "svg", "html")
 
@@ -41,6 +43,8 @@ class ReportOptions:
     #: An earlier campaign of the same suite (≥ 3 launches) whose between-launch variance
     #: widens one-launch intervals (`analysis.intervals.load_calibration`).
     variance_from: Path | None = None
+    #: Latency bounds of the capacity section (`--slo`); None: the suite's `[slo]`, if any.
+    slo: Slo | None = None
 
 
 @dataclass(frozen=True, slots=True)

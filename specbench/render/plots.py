@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from specbench.advise.pareto import INTERACTIVITY_COLUMN, ON_FRONTIER, throughput_unit
 from specbench.analysis import table_data as D
 from specbench.analysis import wording as W
 from specbench.data.categories import category_name
@@ -20,6 +21,7 @@ from specbench.results.columns import (
     CATEGORY,
     CONCURRENCY,
     CONTEXT_K,
+    IS_BASELINE,
     LABEL,
     SPLIT,
     VIEW,
@@ -220,6 +222,66 @@ def energy_vs_concurrency(
     axes.set_ylabel("GPU board energy per output token (J)")
     _title(axes, title)
     axes.legend(loc="upper right", frameon=False)
+    return figure
+
+
+def throughput_vs_interactivity(points: pd.DataFrame, title: str, name: str) -> Figure:
+    """Output tok/s/GPU against interactivity (tok/s/user), one line per config through its
+    concurrencies (each point labelled `c=N`), the Pareto frontier as a dashed step line
+    through ringed points.
+
+    `points` is `advise.pareto.pareto_points`' frame for one workload; row i is drawn with an
+    invisible, larger marker named `point-<i>-<name>` (`name`: the figure's, so ids stay
+    unique on a page of several workloads): report.html shows hover text i.
+    """
+    figure, axes = _new()
+    throughput = str(points[D.THROUGHPUT_METRIC].iloc[0])
+    baselines = set(points.loc[points[IS_BASELINE].astype(bool), LABEL])
+    speculative = sorted(set(points[LABEL]) - baselines)
+    for label, rows in points.groupby(LABEL, sort=True):
+        rows = rows.sort_values(CONCURRENCY)
+        color = (
+            _BASELINE_COLOR
+            if label in baselines
+            else _COLORS[speculative.index(str(label)) % len(_COLORS)]
+        )
+        x = [float(v) for v in rows[INTERACTIVITY_COLUMN]]
+        y = [float(v) for v in rows[throughput]]
+        axes.plot(x, y, marker="o", color=color, linewidth=1.6, markersize=5, label=str(label))
+        for c, px, py in zip(rows[CONCURRENCY], x, y, strict=True):
+            axes.annotate(
+                f"c={int(c)}", (px, py), textcoords="offset points", xytext=(4, 4),
+                fontsize=7, color=color,
+            )  # fmt: skip
+    frontier = points[points[ON_FRONTIER]].sort_values(INTERACTIVITY_COLUMN)
+    fx = [float(v) for v in frontier[INTERACTIVITY_COLUMN]]
+    fy = [float(v) for v in frontier[throughput]]
+    # A step line: from each frontier point, the throughput it guarantees holds until the
+    # next point's higher interactivity; what lies under the steps is beaten.
+    axes.step(
+        fx, fy, where="post", color="#222222", linestyle="--", linewidth=1.2,
+        label="Pareto frontier", gid=f"{name}-frontier",
+    )  # fmt: skip
+    axes.plot(
+        fx, fy, marker="o", markersize=11, markerfacecolor="none", markeredgecolor="#222222",
+        linestyle="none",
+    )  # fmt: skip
+    for row, (px, py) in enumerate(
+        zip(points[INTERACTIVITY_COLUMN], points[throughput], strict=True)
+    ):
+        axes.plot(
+            [float(px)], [float(py)], marker="o", markersize=14, alpha=0.0, linestyle="none",
+            gid=f"point-{row}-{name}",
+        )  # fmt: skip
+    top = float(points[throughput].max())
+    axes.set_ylim(0, top * 1.15 if top > 0 else 1)
+    axes.set_xlim(left=0, right=float(points[INTERACTIVITY_COLUMN].max()) * 1.12)
+    axes.set_xlabel("Interactivity (tok/s/user = 1000 / median TPOT in ms)")
+    unit = throughput_unit(throughput)
+    per = "GPU" if unit.endswith("/GPU") else "server"
+    axes.set_ylabel(f"Output throughput per {per} ({unit})")
+    _title(axes, title)
+    axes.legend(loc="best", frameon=False, fontsize=8)
     return figure
 
 

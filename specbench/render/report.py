@@ -54,6 +54,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from rich.console import Console
 
+    from specbench.advise.slo import Slo
+
 
 def _out_dir(options: ReportOptions) -> Path:
     if options.out is not None:
@@ -317,6 +319,34 @@ def _advice(options: ReportOptions, outcome: ReportOutcome) -> Advice | None:
         return None
 
 
+def report_slo(options: ReportOptions) -> Slo | None:
+    """`--slo`, else the `[slo]` table of the suite the results directories recorded (their
+    manifests); directories whose suites bound differently are refused: say `--slo`."""
+    from specbench.advise.slo import slo_from_table
+    from specbench.store.layout import MANIFEST
+    from specbench.store.manifest import read_manifest
+
+    if options.slo is not None:
+        return options.slo
+    found: dict[Path, dict[str, object]] = {}
+    for directory in options.results_dirs:
+        manifest = read_manifest(directory)
+        table = (manifest.suite or {}).get("slo") if manifest is not None else None
+        if table:
+            found[directory] = table
+    if not found:
+        return None
+    tables = list(found.items())
+    for directory, table in tables[1:]:
+        if table != tables[0][1]:
+            raise SpecbenchError(
+                f"{tables[0][0] / MANIFEST} and {directory / MANIFEST}: their suites' [slo] "
+                "tables differ; pass --slo to choose the bounds"
+            )
+    directory, table = tables[0]
+    return slo_from_table(table, f"{directory / MANIFEST}: suite.slo")
+
+
 def build_report(
     options: ReportOptions, console: Console | None = None, warnings: Console | None = None
 ) -> ReportOutcome:
@@ -338,11 +368,12 @@ def build_report(
         if options.variance_from is not None
         else None
     )
+    slo = report_slo(options)
     out = _out_dir(options)
     out.mkdir(parents=True, exist_ok=True)
     outcome = ReportOutcome(out_dir=out)
     advice = _advice(options, outcome)
-    inputs = ReportInputs(frame, categories, cells, selection, options, calibration, advice)
+    inputs = ReportInputs(frame, categories, cells, selection, options, calibration, advice, slo)
     build_sections(outcome, SECTIONS, inputs)
     _lead(outcome, selection, options)
     _write_data(outcome, frame, categories, cells, options, calibration)

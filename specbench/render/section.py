@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from specbench.advise.advice import Advice
+    from specbench.advise.slo import Slo
     from specbench.analysis.intervals import Calibration
     from specbench.analysis.table import Table
     from specbench.results.loading import LoadedCell
@@ -47,6 +48,8 @@ class ReportInputs:
     calibration: Calibration | None = None
     #: The K grid's advice (`advise`); None where the results hold no K sweep.
     advice: Advice | None = None
+    #: Latency bounds of the capacity section (`--slo`, else the suite's `[slo]`).
+    slo: Slo | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,8 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
+from specbench.advise import pareto as PF
+from specbench.advise.slo import capacity_table
 from specbench.advise.tables import advice_tables
 from specbench.analysis import table_data as D
 from specbench.analysis import tables as T
@@ -22,6 +24,7 @@ from specbench.analysis.basis import figure_cells
 from specbench.analysis.cuts_tables import al_by_position, thinking_vs_answer
 from specbench.analysis.domain_speedup import domain_speedup, mixed_workloads
 from specbench.analysis.health import cell_health
+from specbench.analysis.intervals import summary_mean
 from specbench.render import plots as P
 from specbench.render.outcome import FigureShown, al_copies, points
 from specbench.render.section import FigureSpec, Part, ReportInputs, Section, TablePart
@@ -305,6 +308,46 @@ def _advice(inputs: ReportInputs) -> Iterator[Part]:
         yield TablePart(partial(lambda built: built, table))
 
 
+def _pareto(inputs: ReportInputs) -> Iterator[Part]:
+    """The Pareto frontier of each workload that two configs or more ran, and its figure."""
+    mixed = mixed_cells(inputs.frame)
+    if not len(mixed):
+        return
+    points = summary_mean(mixed, inputs.calibration)
+    for view in ordered_datasets(mixed, C.VIEW):
+        if mixed.loc[mixed[C.VIEW] == view, C.LABEL].nunique() < 2:
+            continue
+        build = partial(PF.pareto_frontier, points, view, PF.split_of(points, view))
+        yield TablePart(build, partial(_pareto_figure, mixed, points, view))
+
+
+def _pareto_figure(
+    mixed: pd.DataFrame, points: pd.DataFrame, view: str, table: Table
+) -> list[FigureSpec]:
+    """Throughput against interactivity, every point of the workload; hover shows the cell."""
+    every = PF.pareto_points(points)
+    every = every[every[C.VIEW] == view].reset_index(drop=True)
+    title = table.title
+    name = table.name.replace("pareto_frontier", "throughput_vs_interactivity", 1)
+    draw = partial(P.throughput_vs_interactivity, every, title, name)
+    basis = figure_cells(mixed[mixed[C.VIEW] == view], sorted(set(every[C.LABEL])))
+    shown = FigureShown(basis=basis, points=PF.hover_texts(every))
+    return [FigureSpec(name, title, draw, shown)]
+
+
+def _capacity(inputs: ReportInputs) -> Iterator[Part]:
+    """Capacity of every config under the SLO (`--slo`, else the suite's `[slo]`)."""
+    if inputs.slo is None:
+        return
+    mixed = mixed_cells(inputs.frame)
+    points = summary_mean(mixed, inputs.calibration) if len(mixed) else mixed
+    names = {
+        view: W.dataset_name(view, PF.split_of(points, view))
+        for view in ordered_datasets(mixed, C.VIEW)
+    }
+    yield TablePart(partial(capacity_table, points, inputs.slo, names))
+
+
 def _folded(build: Callable[[], Table], requested: int | None) -> Table:
     """A per-concurrency table folded to the card's concurrency (`pick_concurrency`): a
     page shows those rows first and the rest one click away; its files keep every row."""
@@ -325,6 +368,8 @@ SECTIONS: tuple[Section, ...] = (
     Section("serving", _serving),
     Section("energy", _energy),
     Section("advice", _advice),
+    Section("pareto", _pareto),
+    Section("capacity", _capacity),
     Section("cell_health", _cell_health),
     Section("acceptance_summary", _acceptance_summary),
     _cut("al_by_position", al_by_position, P.al_by_position),

@@ -46,6 +46,7 @@ _TOP_LEVEL_KEYS = (
     "servers",
     "workloads",
     "slurm",
+    "slo",
     "data_dir",
 )
 #: Top-level keys the suite model takes as written; the rest are resolved here first.

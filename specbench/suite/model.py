@@ -3,7 +3,8 @@ expansion.
 
 A suite file has `[target]` (model and shared server settings), `[servers.<name>]`
 (merged over the target; exactly one has `baseline = true`), `[[workloads]]` and an
-optional `[slurm]` (where `run --executor slurm` submits; not part of what is measured).
+optional `[slurm]` (where `run --executor slurm` submits; not part of what is measured) and
+an optional `[slo]` (latency bounds the report judges capacity by; not measured either).
 Loading and merging live in `specbench.suite.load`; this module holds the validated result.
 """
 
@@ -603,6 +604,13 @@ class Suite(Frozen):
         json_schema_extra=suite_hash_role("left_out"),
     )
     workloads: list[WorkloadSpec] = Field(min_length=1, description="Workloads, in run order.")
+    slo: dict[str, str | int | float] = Field(
+        default_factory=dict,
+        description='Latency bounds the report\'s capacity section reads (`tpot_p90 = "50ms"`; '
+        "`specbench.advise.slo`): how results are judged, not what is measured, so never in "
+        "the hash.",
+        json_schema_extra=suite_hash_role("left_out"),
+    )
     slurm: SlurmSettings = Field(
         default_factory=SlurmSettings,
         description="Where `run --executor slurm` submits; ignored by local runs and the hash.",

@@ -25,6 +25,9 @@ from harness import REPO, campaign_timings, run_cli, suite_toml, workload
 
 FIXTURE = REPO / "tests" / "fixtures" / "speed_bench"
 A4_IN = (8.27, 11.69)
+#: Loose bounds: 1 ms emulator steps meet them at every concurrency run.
+SLO_TABLE = '\n[slo]\ntpot_p90 = "1s"\nttft_p90 = "5s"\n'
+
 LETTER_IN = (8.5, 11.0)
 
 
@@ -36,8 +39,10 @@ def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     workloads = workload(f"speed-bench:qualitative:{FIXTURE}", (1, 4), 24) + workload(
         f"speed-bench:throughput_1k:{FIXTURE}", (4,), 16
     )
+    # The [slo] table is read back from the manifest by the report: its capacity section.
     suite.write_text(
         suite_toml(name="html", model="emu-html", timings=campaign_timings(), workloads=workloads)
+        + SLO_TABLE
     )
     ran = run_cli("run", suite, "--output", root / "results")
     assert ran.returncode == 0, ran.stderr
@@ -204,6 +209,52 @@ def test_sorting_the_al_switch_and_hover_values(report_dir: Path) -> None:
     assert [line.split(" 95% interval: ")[0] for line in extra] == labels
     assert all(line.endswith("(one launch: between-launch variance not measured)")
                for line in extra[:2])  # fmt: skip
+
+
+PARETO_HOVER = """
+(() => {
+  const figure = document.querySelector('figure[data-figure^="throughput_vs_interactivity"]');
+  const targets = figure.querySelectorAll('g[id^="point-"]');
+  const point = targets[0];
+  const box = point.getBoundingClientRect();
+  point.dispatchEvent(new MouseEvent('mouseover', {bubbles: true,
+    clientX: box.x + box.width / 2, clientY: box.y + box.height / 2}));
+  const tip = figure.querySelector('.tooltip');
+  return {targets: targets.length, tooltip: tip.hidden ? null : tip.textContent};
+})()
+"""
+
+
+def test_the_pareto_frontier_and_the_suite_slo_capacity(report_dir: Path, tmp_path: Path) -> None:
+    text = (report_dir / "report.md").read_text()
+    assert (
+        "### Throughput against interactivity (Pareto frontier), SPEED-Bench (qualitative)" in text
+    )
+    assert "### Capacity under the SLO" in text
+    # The suite's [slo], read from the manifest, and named in the footnote.
+    assert "manifest.json: suite.slo): tpot_p90 ≤ 1s, ttft_p90 ≤ 5s." in text
+    for name in ("baseline", "eagle3"):  # every point meets the loose bounds
+        row = rf"\| (\*\*)?{name}(\*\*)? \| (\*\*)?≥ 4 \(max measured\)(\*\*)? \| "
+        assert re.search(row, text), name
+    figures = report_dir / "figures"
+    stems = {p.stem for p in figures.glob("throughput_vs_interactivity*.png")}
+    assert len(stems) == 2  # qualitative and throughput_1k: two configs ran each
+    assert all((figures / f"{stem}.svg").is_file() for stem in stems)
+    hover = _run(lambda page: page.evaluate(PARETO_HOVER), report_dir / "report.html")
+    assert hover["targets"] == 4  # 2 configs × 2 concurrencies on qualitative
+    assert hover["tooltip"].startswith("Config: baseline\nConcurrency: 1\ntok/s/GPU: ")
+    assert "\ntok/s/user: " in hover["tooltip"]
+    # --slo wins over the suite's table; a bound without its unit is one line, exit 2.
+    tight = run_cli("report", report_dir.parent, "--slo", "tpot_p90=1ms", "--out",
+                    tmp_path / "tight", "--format", "md")  # fmt: skip
+    assert tight.returncode == 0, tight.stderr
+    assert "SLO (--slo): tpot_p90 ≤ 1ms." in (tmp_path / "tight" / "report.md").read_text()
+    bad = run_cli("report", report_dir.parent, "--slo", "ttft_p90=2", "--out", tmp_path / "bad")
+    assert bad.returncode == 2
+    last = bad.stderr.strip().splitlines()[-1]
+    assert last.endswith("--slo: ttft_p90=2 has no unit; allowed units: ms, s (write "
+                         "ttft_p90=2ms or ttft_p90=2s)")  # fmt: skip
+    assert "Traceback" not in bad.stderr
 
 
 # -- bad results folders: each renders, and says what is missing --------------------------

@@ -49,7 +49,8 @@ def test_the_page_holds_every_report_table_and_loads_nothing(tmp_path: Path) -> 
         n for n in shown if outcome.section_of[n] in ("al_by_domain", "al_by_context", "serving")
     ]
     assert shown[:2] == ["card_header", "headline"] and shown[2 : 2 + len(card)] == card
-    assert len(card) == 6 and len(shown) == len(card) + 4
+    # the lead (2), then cell health, acceptance summary and two Pareto frontiers
+    assert len(card) == 6 and len(shown) == len(card) + 6
     # Nothing to fetch: no src or href to anything but the page's own anchors.
     assert not re.findall(r'\s(?:src|href)="(?!#)', page)
     assert "<link" not in page and "@import" not in page

@@ -57,7 +57,9 @@ def test_cli_report_writes_everything_offline(tmp_path: Path, no_network: None) 
     assert "### Cell health" in report and "n/a¹" in report
     assert "written by a specbench from before this figure existed" in report
     figure_links = [line for line in report.splitlines() if line.startswith("![")]
-    assert len(figure_links) == 4
+    # throughput vs concurrency, AL by domain, AL vs context, per-position acceptance, and
+    # throughput against interactivity on the two workloads both configs ran
+    assert len(figure_links) == 6
     for link in figure_links:
         target = out / link[link.rindex("](") + 2 : -1]
         assert target.suffix == ".png" and target.stat().st_size > 10_000

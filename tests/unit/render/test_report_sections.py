@@ -79,6 +79,8 @@ def test_the_report_prints_its_tables_in_the_order_the_list_declares(tmp_path: P
         "serving",
         "serving",
         "serving",
+        "pareto",  # qualitative and throughput_1k: baseline and eagle3 ran both
+        "pareto",
         "cell_health",
         "acceptance_summary",
     ]
