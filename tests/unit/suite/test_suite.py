@@ -167,7 +167,7 @@ def test_unknown_keys_at_each_level(tmp_path: Path) -> None:
     top = error_of(write(tmp_path, "colour = 1\n" + MINIMAL, "top.toml"))
     assert top.endswith(
         "colour: unknown key; allowed: name, description, repeats, launches, max_launches, "
-        "launch_order, launch_seed, gpus, target, servers, workloads, slurm, data_dir"
+        "launch_order, launch_seed, gpus, target, servers, workloads, slurm, slo, data_dir"
     )
     target = error_of(
         write(tmp_path, MINIMAL.replace("[target]\n", "[target]\nbaseline = true\n"), "t.toml")
