@@ -15,17 +15,21 @@ default the first).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from specbench.advise.configs import AdvisedConfig
 from specbench.advise.pick import (
+    TIE_RELATIVE,
     Candidate,
     Gain,
     Pick,
+    advantage,
     best_single_k,
     excluded_reason,
+    gain,
     pick,
     with_single_k,
 )
@@ -37,6 +41,7 @@ from specbench.metrics.declarations import E2E_MS, INTERACTIVITY, Direction
 from specbench.metrics.directions import direction_of
 from specbench.results import columns as C
 from specbench.results.selection import mixed_cells
+from specbench.stats.launches import Interval
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,7 +54,7 @@ OBJECTIVES: dict[str, str] = {
 }
 DEFAULT_OBJECTIVE = "throughput"
 #: The summary field of a cell's measured running batch (written since issue 40).
-RUNNING_BATCH = "running_batch_mean"
+RUNNING_BATCH = C.RUNNING_BATCH_MEAN
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +84,29 @@ class Exclusion:
 
 
 @dataclass(frozen=True, slots=True)
+class ScheduleCheck:
+    """A schedule server measured at one point, against the best fixed K and the baseline."""
+
+    workload: str
+    concurrency: int
+    objective: str
+    server: str
+    interval: Interval
+    #: The fixed config the pick advised at this point (it may be the baseline).
+    best_fixed: Candidate | None
+    #: The schedule's improvement over the advised fixed K and over K = 0 (`pick.gain`).
+    vs_best_fixed: Gain | None
+    vs_k0: Gain | None
+    #: `wins`, `ties` or `loses` against the advised fixed K, by the pick's tie rule.
+    verdict: str
+    #: Δ draft tokens / Δ drafts over the cell's windows (pooled over its launches).
+    effective_k: float | None
+    running_batch: float | None
+    #: K → verify steps over the cell's windows (`detailed` metrics), else None.
+    per_step_drafted: dict[int, int] | None
+
+
+@dataclass(frozen=True, slots=True)
 class Advice:
     """Everything `specbench advise` prints and `advice.json` holds."""
 
@@ -90,6 +118,8 @@ class Advice:
     #: Pooled per-position acceptance by workload × server (`pool_acceptance`).
     acceptance: pd.DataFrame
     configs: Mapping[str, AdvisedConfig]
+    #: Each schedule server's points against the fixed picks (requirement 5).
+    schedule_checks: tuple[ScheduleCheck, ...] = ()
 
 
 def objective_column(frame: pd.DataFrame, objective: str, servers: Sequence[str]) -> str:
@@ -175,7 +205,89 @@ def build_advice(
                 )
     schedule, note = _schedule(recommendations, configs, workloads, schedule_workload)
     acceptance = pool_acceptance(cells, [C.WORKLOAD, C.LABEL])
-    return Advice(tuple(recommendations), tuple(excluded), schedule, note, acceptance, configs)
+    checks = _schedule_checks(cells, configs, recommendations)
+    return Advice(
+        tuple(recommendations), tuple(excluded), schedule, note, acceptance, configs, checks
+    )
+
+
+def _step_counts(group: pd.DataFrame) -> dict[int, int] | None:
+    """Σ of the cells' `per_step_drafted_counts` (JSON text in the frame); None if none."""
+    if C.PER_STEP_DRAFTED_COUNTS not in group.columns:
+        return None
+    total: dict[int, int] = {}
+    found = False
+    for text in group[C.PER_STEP_DRAFTED_COUNTS].dropna():
+        found = True
+        for k, steps in json.loads(str(text)).items():
+            total[int(k)] = total.get(int(k), 0) + int(steps)
+    return dict(sorted(total.items())) if found else None
+
+
+def _pooled_k(group: pd.DataFrame) -> float | None:
+    """Σ Δ draft tokens / Σ Δ drafts over the cells (a ratio of sums, never a mean of K)."""
+    if C.NUM_DRAFTS not in group.columns:
+        return None
+    drafts = group[C.NUM_DRAFTS].dropna().sum()
+    tokens = group[C.NUM_DRAFT_TOKENS].dropna().sum()
+    return float(tokens / drafts) if drafts > 0 else None
+
+
+def _verdict(ratio: Interval | None) -> str:
+    """`ties` when the schedule's advantage over the advised fixed K is within 1% of 1 or
+    its interval holds 1; else `wins` or `loses` (the pick's tie rule, both ways)."""
+    if ratio is None:
+        return "unknown"
+    if abs(ratio.value - 1.0) < TIE_RELATIVE:
+        return "ties"
+    if ratio.low is not None and ratio.high is not None and ratio.low <= 1.0 <= ratio.high:
+        return "ties"
+    return "wins" if ratio.value > 1.0 else "loses"
+
+
+def _schedule_checks(
+    cells: pd.DataFrame,
+    configs: Mapping[str, AdvisedConfig],
+    recommendations: Sequence[Recommendation],
+) -> tuple[ScheduleCheck, ...]:
+    """Every schedule server's point against the advised fixed K and the baseline there."""
+    schedules = [s for s, c in configs.items() if c.k is None]
+    checks: list[ScheduleCheck] = []
+    for r in recommendations:
+        rows = cells[(cells[C.WORKLOAD] == r.workload) & (cells[C.CONCURRENCY] == r.concurrency)]
+        baseline = next(
+            (
+                figure_interval(rows[rows[C.LABEL] == s], r.figure)
+                for s, c in configs.items()
+                if c.k == 0 and s in set(rows[C.LABEL])
+            ),
+            None,
+        )
+        for server in schedules:
+            group = rows[rows[C.LABEL] == server]
+            interval = figure_interval(group, r.figure) if len(group) else None
+            if interval is None:
+                continue
+            best = r.pick.chosen
+            versus = gain(interval, best.interval, r.direction)
+            verdict = _verdict(advantage(interval, best.interval, r.direction))
+            checks.append(
+                ScheduleCheck(
+                    r.workload,
+                    r.concurrency,
+                    r.objective,
+                    server,
+                    interval,
+                    best,
+                    versus,
+                    gain(interval, baseline, r.direction) if baseline is not None else None,
+                    verdict,
+                    _pooled_k(group),
+                    _running_batch(group),
+                    _step_counts(group),
+                )
+            )
+    return tuple(checks)
 
 
 def _schedule(
@@ -271,6 +383,32 @@ def advice_json(advice: Advice) -> dict[str, Any]:
             else [],
             "caveats": list(schedule.caveats) if schedule else [],
         },
+        "schedule_checks": [
+            {
+                "workload": c.workload,
+                "concurrency": c.concurrency,
+                "objective": c.objective,
+                "server": c.server,
+                "value": c.interval.value,
+                "ci_low": c.interval.low,
+                "ci_high": c.interval.high,
+                "best_fixed_k": c.best_fixed.k if c.best_fixed else None,
+                "best_fixed_value": c.best_fixed.interval.value if c.best_fixed else None,
+                "vs_best_fixed": _gain_json(c.vs_best_fixed)[0],
+                "vs_best_fixed_ci": _gain_json(c.vs_best_fixed)[1],
+                "vs_k0": _gain_json(c.vs_k0)[0],
+                "vs_k0_ci": _gain_json(c.vs_k0)[1],
+                "verdict": c.verdict,
+                "effective_k": c.effective_k,
+                "running_batch": c.running_batch,
+                "per_step_drafted": (
+                    {str(k): v for k, v in c.per_step_drafted.items()}
+                    if c.per_step_drafted
+                    else None
+                ),
+            }
+            for c in advice.schedule_checks
+        ],
         "excluded": [
             {
                 "workload": e.workload,

@@ -23,6 +23,7 @@ from specbench.analysis.table import Table
 from specbench.common.naming import slug
 from specbench.metrics.declarations import figure_of
 from specbench.results import columns as C
+from specbench.stats.launches import Interval
 
 #: How each objective is titled.
 OBJECTIVE_TITLES = {
@@ -214,6 +215,100 @@ def schedule_table(advice: Advice) -> Table | None:
     )
 
 
+def schedule_check_table(advice: Advice, workload: str, objective: str) -> Table | None:
+    """Each schedule server of one workload against the advised fixed K and the baseline."""
+    checks = [
+        c for c in advice.schedule_checks if (c.workload, c.objective) == (workload, objective)
+    ]
+    if not checks:
+        return None
+    import pandas as pd
+
+    figure = next(
+        r.figure
+        for r in advice.recommendations
+        if (r.workload, r.objective) == (workload, objective)
+    )
+
+    def value(interval: Interval) -> str:
+        text = _number(interval.value, figure)
+        if interval.low is not None and interval.high is not None and math.isfinite(interval.high):
+            text += f" [{_number(interval.low, figure)}–{_number(interval.high, figure)}]"
+        return text
+
+    def steps(counts: dict[int, int] | None) -> str:
+        if not counts:
+            return "—"
+        total = sum(counts.values())
+        return ", ".join(f"K {k}: {n / total:.0%}" for k, n in counts.items())
+
+    rows = tuple(
+        (
+            str(c.concurrency),
+            c.server,
+            value(c.interval),
+            f"{c.best_fixed.k} ({value(c.best_fixed.interval)})" if c.best_fixed else "—",
+            _gain(c.vs_best_fixed),
+            _gain(c.vs_k0),
+            c.verdict,
+            f"{c.effective_k:.2f}" if c.effective_k is not None else "—",
+            f"{c.running_batch:.1f}" if c.running_batch is not None else "—",
+            steps(c.per_step_drafted),
+        )
+        for c in checks
+    )
+    data = pd.DataFrame(
+        [
+            {
+                C.WORKLOAD: c.workload,
+                C.CONCURRENCY: c.concurrency,
+                "server": c.server,
+                "value": c.interval.value,
+                "ci_low": c.interval.low,
+                "ci_high": c.interval.high,
+                "best_fixed_k": c.best_fixed.k if c.best_fixed else None,
+                "vs_best_fixed": c.vs_best_fixed.value if c.vs_best_fixed else None,
+                "vs_k0": c.vs_k0.value if c.vs_k0 else None,
+                "verdict": c.verdict,
+                "effective_k": c.effective_k,
+                "running_batch": c.running_batch,
+            }
+            for c in checks
+        ]
+    )
+    losing = sorted({c.concurrency for c in checks if c.verdict == "loses"})
+    where = (
+        f"It loses at concurrency {', '.join(map(str, losing))}."
+        if losing
+        else "It loses nowhere measured."
+    )
+    return Table(
+        name=f"schedule_check_{slug(workload)}_{objective}",
+        title=f"The schedule measured: {workload}, {OBJECTIVE_TITLES.get(objective, objective)}",
+        columns=(
+            "Concurrency",
+            "Server",
+            f"Value [95% CI] ({_unit(figure)})",
+            "Advised fixed K",
+            "vs advised fixed K",
+            "vs K = 0",
+            "Verdict",
+            "Effective K",
+            "Running batch",
+            "K per verify step",
+        ),
+        rows=rows,
+        data=data,
+        footnotes=(
+            where,
+            "Verdict: the pick's tie rule both ways (within 1%, or the ratio's 95% interval "
+            "holds 1). Effective K: Δ draft tokens / Δ drafts over the cell's windows (vLLM's "
+            "counters). K per verify step: the share of verify steps at each K "
+            "(per_step_drafted, with --per-request-spec-decode-metrics detailed).",
+        ),
+    )
+
+
 def excluded_table(advice: Advice) -> Table | None:
     """The cells the advice left out, and why."""
     if not advice.excluded:
@@ -252,6 +347,9 @@ def advice_tables(advice: Advice) -> Iterator[Table]:
             table = pick_table(advice, workload, objective)
             if table is not None:
                 yield table
+            check = schedule_check_table(advice, workload, objective)
+            if check is not None:
+                yield check
         acceptance = acceptance_table(advice, workload)
         if acceptance is not None:
             yield acceptance

@@ -6,6 +6,7 @@ past the knee costs 5 ms and the baseline wins. The report writes the same advic
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ def sets(*overrides: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """K = 1, 2, 3 and the baseline at c = 1 and 4, three launches each (with two, the t
     quantile of 12.7 ties nearly anything)."""
     folder = tmp_path_factory.mktemp("advise")
@@ -38,7 +39,13 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = folder / "results"
     ran = run_cli("run", suite, "--output", out, *sets(f"{K_SET}=[1, 2, 3]", "launches=3", *PRICED))
     assert ran.returncode == 0, ran.stderr
-    return out
+    return suite, out
+
+
+@pytest.fixture
+def sweep(campaign: tuple[Path, Path]) -> Path:
+    """The sweep's results (shared: tests that add cells copy them first)."""
+    return campaign[1]
 
 
 def test_advise_picks_the_truth_s_k_at_each_concurrency_and_the_report_agrees(
@@ -121,3 +128,43 @@ def test_advise_refuses_what_it_cannot_choose_in(sweep: Path, tmp_path: Path) ->
     )
     missing = run_cli("advise", tmp_path / "nowhere")
     assert missing.returncode == 2 and "no such results directory" in missing.stderr
+
+
+def test_the_advised_schedule_runs_and_is_compared_with_each_fixed_pick(
+    campaign: tuple[Path, Path], tmp_path: Path
+) -> None:
+    suite, sweep = campaign
+    out = tmp_path / "results"
+    shutil.copytree(sweep, out)
+    assert run_cli("report", out, "--format", "json").returncode == 0
+    advised = json.loads((out / "report" / "advice.json").read_text())["schedule"]
+    grown = tmp_path / "suite.toml"
+    server = (
+        "[servers.sched]\n"
+        'speculative = { method = "eagle3", model = "draft", num_speculative_tokens = 3, '
+        f'num_speculative_tokens_per_batch_size = "advised", advised_from = "{out}" }}\n'
+        "emulator = { acceptance = [0.8, 0.75, 0.7] }\n"
+        'per_request_spec_decode_metrics = "detailed"\n\n'
+    )
+    grown.write_text(suite.read_text().replace("[[workloads]]", server + "[[workloads]]", 1))
+    overrides = sets(f"{K_SET}=[1, 2, 3]", "launches=3", *PRICED)
+    dry = run_cli("run", grown, "--output", out, "--dry-run", *overrides)
+    assert dry.returncode == 0, dry.stderr
+    ranges = json.dumps(advised["num_speculative_tokens_per_batch_size"], separators=(",", ":"))
+    assert f"K schedule: sched runs {ranges}" in dry.stdout
+    ran = run_cli("run", grown, "--output", out, "--server", "sched", *overrides)
+    assert ran.returncode == 0, ran.stderr
+
+    advice = json.loads(run_cli("advise", out, "--json", "--objective", "throughput").stdout)
+    checks = {c["concurrency"]: c for c in advice["schedule_checks"]}
+    assert set(checks) == {1, 4} and {c["server"] for c in checks.values()} == {"sched"}
+    # c = 1: one request runs, the schedule's K there is 3, the fixed pick's K.
+    assert checks[1]["best_fixed_k"] == 3 and checks[1]["effective_k"] == 3.0
+    assert checks[1]["per_step_drafted"] == {"3": checks[1]["per_step_drafted"]["3"]}
+    assert checks[1]["verdict"] in {"ties", "wins", "loses"}
+    # c = 4: the schedule's K = 0 range still runs the drafter (0 drafts verified), and the
+    # fixed pick there is the baseline, which the schedule cannot beat: no speculation at all.
+    assert checks[4]["best_fixed_k"] == 0
+    assert checks[4]["vs_k0"] is not None and checks[4]["vs_k0"] < 0.05
+    table = run_cli("advise", out, "--objective", "throughput")
+    assert "The schedule measured: tiny, output throughput" in table.stdout
