@@ -19,6 +19,7 @@ from collections.abc import Iterator
 
 from specbench.advise.advice import Advice, Recommendation
 from specbench.advise.pick import Gain
+from specbench.advise.verify import ScheduleCheck
 from specbench.analysis.table import Table
 from specbench.common.naming import slug
 from specbench.metrics.declarations import figure_of
@@ -61,11 +62,7 @@ def _gain(found: Gain | None) -> str:
 
 def _value(r: Recommendation) -> str:
     """`1,907.8 [1,906.7–1,909.0] tok/s/GPU`."""
-    interval = r.pick.chosen.interval
-    text = _number(interval.value, r.figure)
-    if interval.low is not None and interval.high is not None and math.isfinite(interval.high):
-        text += f" [{_number(interval.low, r.figure)}–{_number(interval.high, r.figure)}]"
-    return f"{text} {_unit(r.figure)}".strip()
+    return f"{_bounded(r.pick.chosen.interval, r.figure)} {_unit(r.figure)}".strip()
 
 
 def pick_table(advice: Advice, workload: str, objective: str) -> Table | None:
@@ -215,6 +212,55 @@ def schedule_table(advice: Advice) -> Table | None:
     )
 
 
+def _bounded(interval: Interval, figure: str) -> str:
+    """`1,907.8 [1,906.7–1,909.0]`: a value and its bounds, without the unit."""
+    text = _number(interval.value, figure)
+    if interval.low is not None and interval.high is not None and math.isfinite(interval.high):
+        text += f" [{_number(interval.low, figure)}–{_number(interval.high, figure)}]"
+    return text
+
+
+def _step_shares(counts: dict[int, int] | None) -> str:
+    """`K 1: 94%, K 5: 6%`: the share of verify steps at each K."""
+    if not counts:
+        return "—"
+    total = sum(counts.values())
+    return ", ".join(f"K {k}: {n / total:.0%}" for k, n in counts.items())
+
+
+def _check_row(check: ScheduleCheck, figure: str) -> tuple[str, ...]:
+    best = check.best_fixed
+    return (
+        str(check.concurrency),
+        check.server,
+        _bounded(check.interval, figure),
+        f"{best.k} ({_bounded(best.interval, figure)})" if best else "—",
+        _gain(check.vs_best_fixed),
+        _gain(check.vs_k0),
+        check.verdict,
+        f"{check.effective_k:.2f}" if check.effective_k is not None else "—",
+        f"{check.running_batch:.1f}" if check.running_batch is not None else "—",
+        _step_shares(check.per_step_drafted),
+    )
+
+
+def _check_record(check: ScheduleCheck) -> dict[str, object]:
+    return {
+        C.WORKLOAD: check.workload,
+        C.CONCURRENCY: check.concurrency,
+        "server": check.server,
+        "value": check.interval.value,
+        "ci_low": check.interval.low,
+        "ci_high": check.interval.high,
+        "best_fixed_k": check.best_fixed.k if check.best_fixed else None,
+        "vs_best_fixed": check.vs_best_fixed.value if check.vs_best_fixed else None,
+        "vs_k0": check.vs_k0.value if check.vs_k0 else None,
+        "verdict": check.verdict,
+        "effective_k": check.effective_k,
+        "running_batch": check.running_batch,
+    }
+
+
 def schedule_check_table(advice: Advice, workload: str, objective: str) -> Table | None:
     """Each schedule server of one workload against the advised fixed K and the baseline."""
     checks = [
@@ -228,53 +274,6 @@ def schedule_check_table(advice: Advice, workload: str, objective: str) -> Table
         r.figure
         for r in advice.recommendations
         if (r.workload, r.objective) == (workload, objective)
-    )
-
-    def value(interval: Interval) -> str:
-        text = _number(interval.value, figure)
-        if interval.low is not None and interval.high is not None and math.isfinite(interval.high):
-            text += f" [{_number(interval.low, figure)}–{_number(interval.high, figure)}]"
-        return text
-
-    def steps(counts: dict[int, int] | None) -> str:
-        if not counts:
-            return "—"
-        total = sum(counts.values())
-        return ", ".join(f"K {k}: {n / total:.0%}" for k, n in counts.items())
-
-    rows = tuple(
-        (
-            str(c.concurrency),
-            c.server,
-            value(c.interval),
-            f"{c.best_fixed.k} ({value(c.best_fixed.interval)})" if c.best_fixed else "—",
-            _gain(c.vs_best_fixed),
-            _gain(c.vs_k0),
-            c.verdict,
-            f"{c.effective_k:.2f}" if c.effective_k is not None else "—",
-            f"{c.running_batch:.1f}" if c.running_batch is not None else "—",
-            steps(c.per_step_drafted),
-        )
-        for c in checks
-    )
-    data = pd.DataFrame(
-        [
-            {
-                C.WORKLOAD: c.workload,
-                C.CONCURRENCY: c.concurrency,
-                "server": c.server,
-                "value": c.interval.value,
-                "ci_low": c.interval.low,
-                "ci_high": c.interval.high,
-                "best_fixed_k": c.best_fixed.k if c.best_fixed else None,
-                "vs_best_fixed": c.vs_best_fixed.value if c.vs_best_fixed else None,
-                "vs_k0": c.vs_k0.value if c.vs_k0 else None,
-                "verdict": c.verdict,
-                "effective_k": c.effective_k,
-                "running_batch": c.running_batch,
-            }
-            for c in checks
-        ]
     )
     losing = sorted({c.concurrency for c in checks if c.verdict == "loses"})
     where = (
@@ -297,8 +296,8 @@ def schedule_check_table(advice: Advice, workload: str, objective: str) -> Table
             "Running batch",
             "K per verify step",
         ),
-        rows=rows,
-        data=data,
+        rows=tuple(_check_row(c, figure) for c in checks),
+        data=pd.DataFrame([_check_record(c) for c in checks]),
         footnotes=(
             where,
             "Verdict: the pick's tie rule both ways (within 1%, or the ratio's 95% interval "

@@ -1,9 +1,9 @@
-"""A measured schedule against the advised fixed K (advise/advice.py `_verdict`)."""
+"""A measured schedule against the advised fixed K (advise/verify.py `_verdict`)."""
 
 from __future__ import annotations
 
-from specbench.advise.advice import _verdict
 from specbench.advise.pick import advantage
+from specbench.advise.verify import _verdict
 from specbench.stats.launches import Interval, launch_interval
 
 
