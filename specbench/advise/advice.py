@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from specbench.advise.configs import AdvisedConfig
+from specbench.advise.pareto import ON_FRONTIER, pareto_points
 from specbench.advise.pick import (
     Candidate,
     Gain,
@@ -30,10 +31,16 @@ from specbench.advise.pick import (
     with_single_k,
 )
 from specbench.advise.schedule import EmittedSchedule, SchedulePoint, emit_schedule
+from specbench.advise.slo import BASIS, BEST, CAPACITY, LIMITED_BY, Slo, capacity_data
 from specbench.advise.verify import ScheduleCheck, running_batch, schedule_checks
 from specbench.analysis.aggregate import pool_acceptance
-from specbench.analysis.intervals import figure_interval
-from specbench.analysis.table_data import throughput_column
+from specbench.analysis.intervals import (
+    SUFFIX_CI_HIGH,
+    SUFFIX_CI_LOW,
+    figure_interval,
+    summary_mean,
+)
+from specbench.analysis.table_data import THROUGHPUT_METRIC, throughput_column
 from specbench.metrics.declarations import E2E_MS, INTERACTIVITY, Direction
 from specbench.metrics.directions import direction_of
 from specbench.results import columns as C
@@ -91,6 +98,10 @@ class Advice:
     configs: Mapping[str, AdvisedConfig]
     #: Each schedule server's points against the fixed picks (requirement 5).
     schedule_checks: tuple[ScheduleCheck, ...] = ()
+    #: Every point's `summary_mean` row (the frontier's and the capacity's input).
+    points: pd.DataFrame | None = None
+    #: The SLO the capacity was computed under, or None.
+    slo: Slo | None = None
 
 
 def objective_column(frame: pd.DataFrame, objective: str, servers: Sequence[str]) -> str:
@@ -142,6 +153,7 @@ def build_advice(
     configs: Mapping[str, AdvisedConfig],
     objectives: Sequence[str] = tuple(OBJECTIVES),
     schedule_workload: str | None = None,
+    slo: Slo | None = None,
 ) -> Advice:
     """The advice over every whole-workload point of `frame` (labels are server names)."""
     cells = mixed_cells(frame)
@@ -171,7 +183,15 @@ def build_advice(
     acceptance = pool_acceptance(cells, [C.WORKLOAD, C.LABEL])
     checks = schedule_checks(cells, configs, recommendations)
     return Advice(
-        tuple(recommendations), tuple(excluded), schedule, note, acceptance, configs, checks
+        tuple(recommendations),
+        tuple(excluded),
+        schedule,
+        note,
+        acceptance,
+        configs,
+        checks,
+        summary_mean(cells),
+        slo,
     )
 
 
@@ -217,6 +237,74 @@ def cli_speculative_config(table: Mapping[str, Any]) -> dict[str, Any]:
     from specbench.launch.config import SpeculativeConfig
 
     return speculative_config_dict(SpeculativeConfig.model_validate(dict(table)))
+
+
+def _records(
+    frame: pd.DataFrame, columns: Mapping[str, str], points: pd.DataFrame
+) -> list[dict[str, Any]]:
+    """Rows of `frame` as JSON records, columns renamed (`columns`: frame → JSON key), each
+    led by its workload key (found from its dataset view in `points`)."""
+    import math
+
+    workload_of = dict(zip(points[C.VIEW], points[C.WORKLOAD], strict=True))
+    rows = []
+    for record in frame.to_dict(orient="records"):
+        row: dict[str, Any] = {"workload": workload_of.get(record.get(C.VIEW))}
+        for column, key in columns.items():
+            value = record.get(column)
+            if value is not None and hasattr(value, "item"):
+                value = value.item()
+            row[key] = None if isinstance(value, float) and not math.isfinite(value) else value
+        rows.append(row)
+    return rows
+
+
+def _frontier_json(advice: Advice) -> list[dict[str, Any]]:
+    """The Pareto frontier points (`advise.pareto`): workload, server, concurrency, both axes."""
+    if advice.points is None or not len(advice.points):
+        return []
+    every = pareto_points(advice.points)
+    if not len(every):
+        return []
+    on = every[every[ON_FRONTIER]]
+    throughput = str(on[THROUGHPUT_METRIC].iloc[0]) if len(on) else C.OUTPUT_TOK_S_PER_GPU
+    return _records(
+        on,
+        {
+            C.LABEL: "server",
+            C.CONCURRENCY: "concurrency",
+            THROUGHPUT_METRIC: "throughput_figure",
+            throughput: "throughput",
+            INTERACTIVITY.name: "interactivity_tok_s_per_user",
+        },
+        advice.points,
+    )
+
+
+def _slo_json(advice: Advice) -> dict[str, Any] | None:
+    """Capacity under the SLO of every config (`advise.slo`); None without an SLO."""
+    if advice.slo is None or advice.points is None:
+        return None
+    data = capacity_data(advice.points, advice.slo)
+    throughput = str(data[THROUGHPUT_METRIC].iloc[0]) if len(data) else C.OUTPUT_TOK_S_PER_GPU
+    return {
+        "bounds": advice.slo.describe(),
+        "source": advice.slo.source,
+        "capacity": _records(
+            data,
+            {
+                C.LABEL: "server",
+                CAPACITY: "capacity_concurrency",
+                BASIS: "basis",
+                throughput: "throughput",
+                throughput + SUFFIX_CI_LOW: "throughput_ci_low",
+                throughput + SUFFIX_CI_HIGH: "throughput_ci_high",
+                LIMITED_BY: "limited_by",
+                BEST: "best_under_slo",
+            },
+            advice.points,
+        ),
+    }
 
 
 def _gain_json(found: Gain | None) -> tuple[float | None, list[float | None] | None]:
@@ -294,6 +382,8 @@ def advice_json(advice: Advice) -> dict[str, Any]:
             }
             for c in advice.schedule_checks
         ],
+        "frontier": _frontier_json(advice),
+        "slo": _slo_json(advice),
         "excluded": [
             {
                 "workload": e.workload,

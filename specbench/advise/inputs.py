@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from specbench.advise.advice import Advice
+    from specbench.advise.slo import Slo
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +121,7 @@ def _check_grid(
         )
 
 
-def grid_advice(directories: Sequence[Path]) -> Advice | None:
+def grid_advice(directories: Sequence[Path], slo: Slo | None = None) -> Advice | None:
     """The advice of the report's results, or None when they hold no K grid (fewer than
     two fixed Ks ≥ 1 in their suites): most reports compare one speculative config.
 
@@ -134,4 +135,4 @@ def grid_advice(directories: Sequence[Path]) -> Advice | None:
     if len([k for k in ks if k >= 1]) < 2:
         return None
     inputs = load_inputs(directories)
-    return build_advice(inputs.frame, inputs.configs)
+    return build_advice(inputs.frame, inputs.configs, slo=slo)

@@ -23,6 +23,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specbench.analysis.intervals import SUFFIX_CI_HIGH, SUFFIX_CI_LOW
@@ -363,3 +364,29 @@ def capacity_table(points: pd.DataFrame, slo: Slo, name_of: Mapping[str, str]) -
         align=(*(("left",) if several else ()), "left", "right", "right", "left"),
         footnotes=tuple(notes),
     )
+
+
+def recorded_slo(directories: Sequence[Path]) -> Slo | None:
+    """The `[slo]` table of the suite the results directories recorded (their manifests);
+    None when none has one. Directories whose suites bound differently are refused, one line
+    saying to pass `--slo`."""
+    from specbench.store.layout import MANIFEST
+    from specbench.store.manifest import read_manifest
+
+    found: dict[Path, Mapping[str, object]] = {}
+    for directory in directories:
+        manifest = read_manifest(directory)
+        table = (manifest.suite or {}).get("slo") if manifest is not None else None
+        if table:
+            found[directory] = table
+    if not found:
+        return None
+    tables = list(found.items())
+    for directory, table in tables[1:]:
+        if table != tables[0][1]:
+            raise SpecbenchError(
+                f"{tables[0][0] / MANIFEST} and {directory / MANIFEST}: their suites' [slo] "
+                "tables differ; pass --slo to choose the bounds"
+            )
+    directory, table = tables[0]
+    return slo_from_table(table, f"{directory / MANIFEST}: suite.slo")

@@ -18,9 +18,12 @@ import math
 from collections.abc import Iterator
 
 from specbench.advise.advice import Advice, Recommendation
+from specbench.advise.pareto import pareto_frontier, split_of
 from specbench.advise.pick import Gain
+from specbench.advise.slo import capacity_table
 from specbench.advise.verify import ScheduleCheck
 from specbench.analysis.table import Table
+from specbench.analysis.tables import TableUnavailable
 from specbench.common.naming import slug
 from specbench.metrics.declarations import figure_of
 from specbench.results import columns as C
@@ -337,8 +340,28 @@ def excluded_table(advice: Advice) -> Table | None:
     )
 
 
-def advice_tables(advice: Advice) -> Iterator[Table]:
-    """Every table of the advice, in the order they print."""
+def frontier_tables(advice: Advice) -> Iterator[Table]:
+    """The Pareto frontier of each workload and, under an SLO, every config's capacity: the
+    report has them as sections of their own; `specbench advise` prints them after the picks."""
+    points = advice.points
+    if points is None or not len(points):
+        return
+    views = list(dict.fromkeys(str(v) for v in points[C.VIEW]))
+    for view in views:
+        try:
+            yield pareto_frontier(points, view, split_of(points, view))
+        except TableUnavailable:
+            continue
+    if advice.slo is not None:
+        try:
+            yield capacity_table(points, advice.slo, {v: v for v in views})
+        except TableUnavailable:
+            return
+
+
+def advice_tables(advice: Advice, *, frontier: bool = False) -> Iterator[Table]:
+    """Every table of the advice, in the order they print; with `frontier`, the Pareto
+    frontier and the capacity under the SLO after them (`frontier_tables`)."""
     workloads = list(dict.fromkeys(r.workload for r in advice.recommendations))
     objectives = list(dict.fromkeys(r.objective for r in advice.recommendations))
     for workload in workloads:
@@ -355,3 +378,5 @@ def advice_tables(advice: Advice) -> Iterator[Table]:
     for table in (schedule_table(advice), excluded_table(advice)):
         if table is not None:
             yield table
+    if frontier:
+        yield from frontier_tables(advice)

@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from specbench.cli import options as o
+
 
 def register(app: typer.Typer) -> None:
     app.command(name="advise")(advise)
@@ -36,13 +38,15 @@ def advise(
             help="The workload whose throughput picks make the schedule; default the first."
         ),
     ] = None,
+    slo: o.SloBounds = None,
     as_json: Annotated[
         bool,
         typer.Option("--json", help="Print advice.json (the report's report/advice.json) instead."),
     ] = False,
 ) -> None:
     """The best K per concurrency and objective with its interval and gains, per-position
-    acceptance by K, and a `num_speculative_tokens_per_batch_size` schedule to paste."""
+    acceptance by K, a `num_speculative_tokens_per_batch_size` schedule to paste, the Pareto
+    frontier of throughput against interactivity, and (with an SLO) each config's capacity."""
     import json
 
     from specbench.advise.advice import OBJECTIVES, advice_json, build_advice
@@ -63,12 +67,15 @@ def advise(
             f"--workload {workload!r}: not in these results; "
             f"allowed: {', '.join(sorted(workloads))}"
         )
-    advice = build_advice(inputs.frame, inputs.configs, chosen, workload)
+    from specbench.advise.slo import recorded_slo
+
+    bounds = o.slo_of(slo) or recorded_slo(results_dirs)
+    advice = build_advice(inputs.frame, inputs.configs, chosen, workload, bounds)
     if as_json:
         typer.echo(json.dumps(advice_json(advice), indent=2))
         return
     console = make_console()
-    for table in advice_tables(advice):
+    for table in advice_tables(advice, frontier=True):
         console.print(to_rich(table))
     if advice.schedule is None:
         console.print(f"no schedule: {advice.schedule_note}", markup=False, soft_wrap=True)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from specbench.advise.advice import Advice, advice_json
 from specbench.advise.inputs import grid_advice
+from specbench.advise.slo import Slo, recorded_slo
 from specbench.analysis import intervals as I
 from specbench.analysis.header import card_header, report_title
 from specbench.analysis.headline import headline
@@ -53,8 +54,6 @@ from specbench.store.files import write_atomic
 if TYPE_CHECKING:
     import pandas as pd
     from rich.console import Console
-
-    from specbench.advise.slo import Slo
 
 
 def _out_dir(options: ReportOptions) -> Path:
@@ -310,41 +309,13 @@ def _print(
     console.print(f"report written to {outcome.out_dir}", markup=False)
 
 
-def _advice(options: ReportOptions, outcome: ReportOutcome) -> Advice | None:
+def _advice(options: ReportOptions, outcome: ReportOutcome, slo: Slo | None) -> Advice | None:
     """The K grid's advice, None without one; a grid the advice cannot use is noted."""
     try:
-        return grid_advice(options.results_dirs)
+        return grid_advice(options.results_dirs, slo)
     except SpecbenchError as why:
         outcome.not_built.append(f"which K to ship: {why}")
         return None
-
-
-def report_slo(options: ReportOptions) -> Slo | None:
-    """`--slo`, else the `[slo]` table of the suite the results directories recorded (their
-    manifests); directories whose suites bound differently are refused: say `--slo`."""
-    from specbench.advise.slo import slo_from_table
-    from specbench.store.layout import MANIFEST
-    from specbench.store.manifest import read_manifest
-
-    if options.slo is not None:
-        return options.slo
-    found: dict[Path, dict[str, object]] = {}
-    for directory in options.results_dirs:
-        manifest = read_manifest(directory)
-        table = (manifest.suite or {}).get("slo") if manifest is not None else None
-        if table:
-            found[directory] = table
-    if not found:
-        return None
-    tables = list(found.items())
-    for directory, table in tables[1:]:
-        if table != tables[0][1]:
-            raise SpecbenchError(
-                f"{tables[0][0] / MANIFEST} and {directory / MANIFEST}: their suites' [slo] "
-                "tables differ; pass --slo to choose the bounds"
-            )
-    directory, table = tables[0]
-    return slo_from_table(table, f"{directory / MANIFEST}: suite.slo")
 
 
 def build_report(
@@ -368,11 +339,11 @@ def build_report(
         if options.variance_from is not None
         else None
     )
-    slo = report_slo(options)
+    slo = options.slo or recorded_slo(options.results_dirs)
     out = _out_dir(options)
     out.mkdir(parents=True, exist_ok=True)
     outcome = ReportOutcome(out_dir=out)
-    advice = _advice(options, outcome)
+    advice = _advice(options, outcome, slo)
     inputs = ReportInputs(frame, categories, cells, selection, options, calibration, advice, slo)
     build_sections(outcome, SECTIONS, inputs)
     _lead(outcome, selection, options)

@@ -74,8 +74,21 @@ def test_advise_picks_the_truth_s_k_at_each_concurrency_and_the_report_agrees(
     assert ranges[0][:1] == [1] and ranges[0][2] == 3 and ranges[-1][2] == 0
     assert advice["schedule_notes"]["caveats"] and advice["excluded"] == []
 
+    assert advice["slo"] is None  # no --slo, no [slo] in the suite
+    frontier = {(p["server"], p["concurrency"]) for p in advice["frontier"]}
+    assert ("eagle3-k3", 1) in frontier and ("baseline", 4) in frontier
+
+    bounded = run_cli("advise", sweep, "--json", "--slo", "ttft_p90=60s")
+    capacity = {c["server"]: c for c in json.loads(bounded.stdout)["slo"]["capacity"]}
+    assert set(capacity) == {"baseline", "eagle3-k1", "eagle3-k2", "eagle3-k3"}
+    assert {c["basis"] for c in capacity.values()} == {"≥ max measured"}  # 60 s: never broken
+    assert capacity["baseline"]["best_under_slo"] is True  # the most tok/s/GPU at c = 4
+    unitless = run_cli("advise", sweep, "--slo", "ttft_p90=2")
+    assert unitless.returncode == 2 and "has no unit" in one_line(unitless.stderr)
+
     table = run_cli("advise", sweep, "--objective", "throughput")
     assert table.returncode == 0, table.stderr
+    assert "Throughput against interactivity (Pareto frontier)" in table.stdout
     assert "Which K to ship: tiny, output throughput" in table.stdout
     assert "3 (eagle3-k3)" in table.stdout and "0 (baseline)" in table.stdout
     assert "Per-position acceptance by K: tiny" in table.stdout
