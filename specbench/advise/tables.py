@@ -27,7 +27,7 @@ from specbench.analysis.tables import TableUnavailable
 from specbench.common.naming import slug
 from specbench.metrics.declarations import figure_of
 from specbench.results import columns as C
-from specbench.stats.launches import Interval
+from specbench.stats.launches import KIND_WORDS, Interval
 
 #: How each objective is titled.
 OBJECTIVE_TITLES = {
@@ -84,7 +84,6 @@ def pick_table(advice: Advice, workload: str, objective: str) -> Table | None:
         "vs K = 0",
         f"vs best single K ({'K = ' + str(single) if single is not None else 'none'})",
         "Tied with",
-        "Interval",
     )
     display = tuple(
         (
@@ -95,8 +94,6 @@ def pick_table(advice: Advice, workload: str, objective: str) -> Table | None:
             _gain(r.pick.gain_vs_k0) if r.pick.chosen.k != 0 else "(the baseline)",
             "(this K)" if r.pick.chosen.k == single else _gain(r.pick.gain_vs_single_k),
             ", ".join(f"K = {k}" for k in r.pick.tied_with) or "—",
-            f"{r.pick.chosen.interval.kind}, {r.pick.chosen.interval.launches} launch"
-            + ("es" if r.pick.chosen.interval.launches != 1 else ""),
         )
         for r in rows
     )
@@ -123,7 +120,14 @@ def pick_table(advice: Advice, workload: str, objective: str) -> Table | None:
             for r in rows
         ]
     )
+    kinds = sorted({(r.pick.chosen.interval.kind, r.pick.chosen.interval.launches) for r in rows})
     notes = [
+        "Intervals: "
+        + "; ".join(
+            f"{KIND_WORDS.get(kind, kind)} ({n} launch{'es' if n != 1 else ''})"
+            for kind, n in kinds
+        )
+        + ".",
         f"Figure: {rows[0].figure} ({'higher' if rows[0].direction == 'higher' else 'lower'} "
         "is better). Gains are in that direction, with the 95% interval of the ratio.",
         _RULE,
