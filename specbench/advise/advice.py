@@ -71,6 +71,9 @@ class Recommendation:
     #: The chosen cell's measured running batch (mean over its launches); None if absent.
     running_batch: float | None
     best_single_k: int | None
+    #: Every config the pick chose among at this point (exclusions left out), for the
+    #: planned search (`advise.plan`) to see which Ks are measured beside the pick.
+    candidates: tuple[Candidate, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +179,15 @@ def build_advice(
                 batch = batches.get((concurrency, found.chosen.server))
                 recommendations.append(
                     Recommendation(
-                        workload, concurrency, objective, figure, direction, found, batch, single
+                        workload,
+                        concurrency,
+                        objective,
+                        figure,
+                        direction,
+                        found,
+                        batch,
+                        single,
+                        tuple(candidates),
                     )
                 )
     schedule, note = _schedule(recommendations, configs, workloads, schedule_workload)

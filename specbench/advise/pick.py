@@ -154,17 +154,24 @@ def pick(candidates: Sequence[Candidate], direction: Direction) -> Pick | None:
 
 
 def best_single_k(points: Mapping[int, Sequence[Candidate]], direction: Direction) -> int | None:
-    """The one speculative K (≥ 1) a static deployment would ship: the K with the highest
-    geometric mean, over the concurrencies that measured every such K, of its value
-    relative to that concurrency's best (so each concurrency weighs the same whatever
-    its scale). `points`: concurrency → its candidates. None without a K ≥ 1."""
-    ks = sorted({c.k for cs in points.values() for c in cs if c.k >= 1})
+    """The one speculative K (≥ 1) a static deployment would ship: among the Ks measured at
+    every concurrency, the K with the highest geometric mean of its value relative to that
+    concurrency's best of them (so each concurrency weighs the same whatever its scale).
+    `points`: concurrency → its candidates. A K measured at only some concurrencies (a
+    planned search adds a pick's neighbours where that pick is: `advise.plan`) is no
+    single K: it was never compared everywhere. None without a K ≥ 1 measured at every
+    concurrency."""
+    measured = [{c.k for c in cs if c.k >= 1} for cs in points.values()]
+    measured = [ks for ks in measured if ks]
+    if not measured:
+        return None
+    ks = sorted(set.intersection(*measured))
     if not ks:
         return None
     logs: dict[int, float] = dict.fromkeys(ks, 0.0)
     used = 0
     for candidates in points.values():
-        by_k = {c.k: c.interval.value for c in candidates if c.k >= 1}
+        by_k = {c.k: c.interval.value for c in candidates if c.k in logs}
         if set(by_k) != set(ks) or any(v <= 0 for v in by_k.values()):
             continue
         top = max(by_k.values()) if direction == "higher" else min(by_k.values())

@@ -126,6 +126,10 @@ ServerFilter = Annotated[
     list[str] | None,
     typer.Option("--server", metavar="NAME", help=text.SERVERS, rich_help_panel=WHAT),
 ]
+PlanFile = Annotated[
+    Path | None,
+    typer.Option("--plan", metavar="FILE", help=text.PLAN, rich_help_panel=WHAT),
+]
 WorkloadFilter = Annotated[
     list[str] | None,
     typer.Option("--workload", metavar="KEY", help=text.WORKLOADS, rich_help_panel=WHAT),

@@ -28,6 +28,7 @@ def run(
     data_dir: o.DataDir = None,
     server: o.ServerFilter = None,
     workload: o.WorkloadFilter = None,
+    plan: o.PlanFile = None,
     dry_run: o.DryRun = False,
     output: o.Output = None,
     force: o.Force = False,
@@ -68,7 +69,14 @@ def run(
     from specbench.suite import load_suite
 
     with moved.announced(moved.notes(ctx, suite)):
-        loaded = load_suite(suite, o.suite_overrides(set_, data_dir))
+        overrides = o.suite_overrides(set_, data_dir)
+        points: tuple[tuple[str, str, int], ...] = ()
+        if plan is None:
+            loaded = load_suite(suite, overrides)
+        else:
+            from specbench.run.search_plan import planned_run
+
+            loaded, output, points = planned_run(plan, suite, overrides, output)
         if loaded.slo:  # a bad bound is found now, not by the report after the campaign
             from specbench.advise.slo import slo_from_table
 
@@ -87,6 +95,7 @@ def run(
             vllm_bin=vllm_bin,
             servers=tuple(server or ()),
             workloads=tuple(workload or ()),
+            points=points,
             ready_timeout_s=ready_timeout,
             api_key_env=api_key_env,
             accept_server_values=accept_server_values,

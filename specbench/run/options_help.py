@@ -13,6 +13,8 @@ READY_TIMEOUT_S = "Seconds to wait for a started server to be ready."
 API_KEY_ENV = "Environment variable holding the API key."
 SERVERS = "Run only this server config (repeatable)."
 WORKLOADS = "Run only this workload key (repeatable)."
+PLAN = "Measure only a plan's cells (advise --plan --write FILE), its K sweep grown."
+POINTS = "Run only these (server, workload, concurrency) points: a planned search's cells."
 ENDPOINTS = "Attach to this running server instead of starting one (repeatable)."
 GPUS_UNCHECKED = (
     "Start vLLM servers even where no GPU tool (amd-smi, rocm-smi, nvidia-smi) answers, "

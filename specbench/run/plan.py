@@ -59,6 +59,7 @@ class RunOptions(Frozen):
     api_key_env: str | None = Field(default=None, description=options_help.API_KEY_ENV)
     servers: tuple[str, ...] = Field(default=(), description=options_help.SERVERS)
     workloads: tuple[str, ...] = Field(default=(), description=options_help.WORKLOADS)
+    points: tuple[tuple[str, str, int], ...] = Field(default=(), description=options_help.POINTS)
     endpoints: dict[str, str] = Field(default_factory=dict, description=options_help.ENDPOINTS)
     log_dir: Path | None = Field(
         default=None, description="Server logs; None is OUTPUT/logs (Slurm shards use their own)."
@@ -189,7 +190,8 @@ def suite_hash(suite: Suite, *, redact: bool = True) -> str:
 
 
 def select_cells(suite: Suite, options: RunOptions) -> list[Cell]:
-    """The suite's cells restricted to `options.servers` and `options.workloads`."""
+    """The suite's cells restricted to `options.servers`, `options.workloads` and
+    `options.points` (a point outside the suite is one line naming it)."""
     cells = suite.expand()
     unknown = [name for name in options.servers if name not in suite.servers]
     if unknown:
@@ -204,6 +206,16 @@ def select_cells(suite: Suite, options: RunOptions) -> list[Cell]:
         cells = [c for c in cells if c.server in options.servers]
     if options.workloads:
         cells = [c for c in cells if c.workload in options.workloads]
+    if options.points:
+        existing = {(c.server, c.workload, c.concurrency) for c in suite.expand()}  # unfiltered
+        for server, workload, concurrency in options.points:
+            if (server, workload, concurrency) not in existing:
+                raise SpecbenchError(
+                    f"planned cell {server}/{workload}/c{concurrency}: not a point of the suite "
+                    f"(servers {', '.join(suite.servers)}; workloads {', '.join(keys)})"
+                )
+        wanted = set(options.points)
+        cells = [c for c in cells if (c.server, c.workload, c.concurrency) in wanted]
     if not cells:
         raise SpecbenchError("the selection matches no cell of the suite")
     return cells

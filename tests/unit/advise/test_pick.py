@@ -93,6 +93,22 @@ def test_best_single_k_weighs_each_concurrency_alike() -> None:
     assert best_single_k({1: [cand(0, 5)]}, "higher") is None
 
 
+def test_best_single_k_compares_only_the_ks_measured_at_every_concurrency() -> None:
+    # A planned search added K 2 and 4 at c = 64 only (where K 3 won); K 2 there is the
+    # best of all, but it was never measured at c = 1: the single K is among 1, 3, 6.
+    # Relative values: K1 0.5 · 0.9, K3 1.0 · 1.0, K6 0.9 · 0.5.
+    points = {
+        1: [cand(0, 40), cand(1, 50), cand(3, 100), cand(6, 90)],
+        64: [cand(0, 900), cand(1, 900), cand(2, 1100), cand(3, 1000), cand(4, 950), cand(6, 500)],
+    }
+    assert best_single_k(points, "higher") == 3
+    # Each concurrency grew a different K: still the Ks common to both.
+    points[1].append(cand(5, 200))
+    assert best_single_k(points, "higher") == 3
+    # No K ≥ 1 common to every concurrency: none.
+    assert best_single_k({1: [cand(1, 5)], 4: [cand(2, 5)]}, "higher") is None
+
+
 def test_an_unbounded_interval_still_picks_by_the_one_percent_rule() -> None:
     # One launch without an error: no bounds, so only the 1% rule can tie.
     chosen = pick([cand(1, 100), cand(2, 103)], "higher")

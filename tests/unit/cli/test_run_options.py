@@ -71,9 +71,9 @@ def test_help_wraps_at_the_terminal_width_never_below_80_and_cuts_no_option(colu
     assert "…" not in text
     missing = [name for name in shown("run") if name not in set(re.findall(r"--[a-z-]+", text))]
     assert missing == [], missing
-    # Wider, fewer lines: each description wraps less (78 at 80, 44 at 200 with the 21
+    # Wider, fewer lines: each description wraps less (80 at 80, 45 at 200 with the 22
     # options); below 80 only click's usage line wraps (it measures the terminal itself).
-    assert len(lines) <= {60: 79, 80: 78, 120: 55, 200: 44}[columns]
+    assert len(lines) <= {60: 81, 80: 80, 120: 55, 200: 45}[columns]
 
 
 def test_piped_help_is_as_wide_as_other_unattended_output() -> None:
@@ -94,11 +94,11 @@ def test_piped_help_is_as_wide_as_other_unattended_output() -> None:
     assert max(len(line) for line in fixed.stdout.splitlines()) == 120
 
 
-def test_run_help_lists_21_options_instead_of_35() -> None:
+def test_run_help_lists_22_options_instead_of_35() -> None:
     text = help_text("run")
-    assert len(shown("run")) == 21  # 20, and --gpus-unchecked (issue 42)
+    assert len(shown("run")) == 22  # 20, --gpus-unchecked (issue 42) and --plan (issue 40)
     rows = [line for line in text.splitlines() if re.match(r"│ (\*\s+)?--[a-z]", line)]
-    assert len(rows) == 22  # and --help
+    assert len(rows) == 23  # and --help
     for flag in ("--partition", "--time", "--sbatch-option", "--estimate-from", "--pilot"):
         assert flag not in text
 
