@@ -211,8 +211,7 @@ async def _measure(
     after = await scrape_when_idle(session, spec.endpoint, api_key)
     store.write_atomic(directory / store.METRICS_AFTER, after.text)
     if energy is not None:
-        await energy.edge("after")
-        energy.stop_sampling()
+        await energy.edge("after")  # stops the sampler first
     window = Window(
         started_at=started_at,
         finished_at=finished_at,
