@@ -309,8 +309,9 @@ def schedule_check_table(advice: Advice, workload: str, objective: str) -> Table
             where,
             "Verdict: the pick's tie rule both ways (within 1%, or the ratio's 95% interval "
             "holds 1). Effective K: Δ draft tokens / Δ drafts over the cell's windows (vLLM's "
-            "counters). K per verify step: the share of verify steps at each K "
-            "(per_step_drafted, with --per-request-spec-decode-metrics detailed).",
+            "counters), and K per verify step: the share of verify steps at each K "
+            "(per_step_drafted, with --per-request-spec-decode-metrics detailed): both count "
+            "only steps that drafted, so a schedule's K = 0 steps are in neither.",
         ),
     )
 
