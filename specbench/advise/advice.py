@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from specbench.advise.configs import AdvisedConfig
 from specbench.advise.pareto import ON_FRONTIER, pareto_points
 from specbench.advise.pick import (
+    DISAGREE_RELATIVE,
     Candidate,
     Gain,
     Pick,
@@ -88,6 +89,15 @@ class Exclusion:
 
 
 @dataclass(frozen=True, slots=True)
+class Unresolved:
+    """A point where every config's launches disagreed beyond the limit: no pick."""
+
+    workload: str
+    concurrency: int
+    objective: str
+
+
+@dataclass(frozen=True, slots=True)
 class Advice:
     """Everything `specbench advise` prints and `advice.json` holds."""
 
@@ -105,6 +115,10 @@ class Advice:
     points: pd.DataFrame | None = None
     #: The SLO the capacity was computed under, or None.
     slo: Slo | None = None
+    #: Points where every config was excluded: no advice there.
+    unresolved: tuple[Unresolved, ...] = ()
+    #: The launch disagreement beyond which a cell was excluded.
+    spread_limit: float = DISAGREE_RELATIVE
 
 
 def objective_column(frame: pd.DataFrame, objective: str, servers: Sequence[str]) -> str:
@@ -126,6 +140,7 @@ def _points(
     workload: str,
     objective: str,
     figure: str,
+    spread_limit: float,
 ) -> tuple[dict[int, list[Candidate]], dict[tuple[int, str], float | None], list[Exclusion]]:
     """Each concurrency's candidates (fixed configs with a value), running batches by
     (concurrency, server), and the exclusions."""
@@ -143,7 +158,7 @@ def _points(
             continue
         candidate = Candidate(config.k, config.server, interval, _launch_values(group, figure))
         batches[(concurrency, config.server)] = running_batch(group)
-        reason = excluded_reason(candidate)
+        reason = excluded_reason(candidate, spread_limit)
         if reason is not None:
             excluded.append(Exclusion(workload, config.server, concurrency, objective, reason))
             continue
@@ -157,19 +172,28 @@ def build_advice(
     objectives: Sequence[str] = tuple(OBJECTIVES),
     schedule_workload: str | None = None,
     slo: Slo | None = None,
+    spread_limit: float = DISAGREE_RELATIVE,
 ) -> Advice:
-    """The advice over every whole-workload point of `frame` (labels are server names)."""
+    """The advice over every whole-workload point of `frame` (labels are server names);
+    `spread_limit`: the launch disagreement beyond which a cell is excluded."""
     cells = mixed_cells(frame)
     workloads = list(dict.fromkeys(str(w) for w in cells[C.WORKLOAD]))
     servers = [s for s in configs if s in set(cells[C.LABEL])]
     recommendations: list[Recommendation] = []
     excluded: list[Exclusion] = []
+    unresolved: list[Unresolved] = []
     for workload in workloads:
         for objective in objectives:
             figure = objective_column(cells, objective, servers)
             direction = direction_of(figure)
-            points, batches, dropped = _points(cells, configs, workload, objective, figure)
+            points, batches, dropped = _points(
+                cells, configs, workload, objective, figure, spread_limit
+            )
             excluded += dropped
+            unresolved += [
+                Unresolved(workload, c, objective)
+                for c in sorted({e.concurrency for e in dropped} - set(points))
+            ]
             single = best_single_k(points, direction)
             for concurrency, candidates in sorted(points.items()):
                 found = pick(candidates, direction)
@@ -203,6 +227,8 @@ def build_advice(
         checks,
         summary_mean(cells),
         slo,
+        tuple(unresolved),
+        spread_limit,
     )
 
 
@@ -395,6 +421,10 @@ def advice_json(advice: Advice) -> dict[str, Any]:
         ],
         "frontier": _frontier_json(advice),
         "slo": _slo_json(advice),
+        "unresolved": [
+            {"workload": u.workload, "concurrency": u.concurrency, "objective": u.objective}
+            for u in advice.unresolved
+        ],
         "excluded": [
             {
                 "workload": e.workload,

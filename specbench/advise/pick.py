@@ -80,15 +80,16 @@ def disagreement(values: Sequence[float]) -> float | None:
     return (max(values) - min(values)) / abs(middle)
 
 
-def excluded_reason(candidate: Candidate) -> str | None:
-    """Why a candidate is not used, or None: its launches disagree beyond 10%."""
+def excluded_reason(candidate: Candidate, limit: float = DISAGREE_RELATIVE) -> str | None:
+    """Why a candidate is not used, or None: its launches disagree beyond `limit` (10%;
+    `specbench advise --max-launch-spread` on a platform whose launches are noisier)."""
     spread = disagreement(candidate.launch_values)
-    if spread is None or spread <= DISAGREE_RELATIVE:
+    if spread is None or spread <= limit:
         return None
     values = ", ".join(f"{v:.4g}" for v in candidate.launch_values)
     return (
         f"its {len(candidate.launch_values)} launches disagree by {spread:.1%} "
-        f"(> {DISAGREE_RELATIVE:.0%}): {values}"
+        f"(> {limit:.0%}): {values}"
     )
 
 

@@ -35,11 +35,14 @@ OBJECTIVE_TITLES = {
     "interactivity": "interactivity (1000 / median TPOT)",
     "e2e_p90": "p90 E2E latency",
 }
-_RULE = (
-    "Ties go to the smaller K: a K whose gap to the best is under 1% or whose 95% interval "
-    "of the ratio reaches 1 ties; a cell whose launches disagree by more than 10% is "
-    "excluded (advise/pick.py)."
-)
+
+
+def _rule(limit: float) -> str:
+    return (
+        "Ties go to the smaller K: a K whose gap to the best is under 1% or whose 95% "
+        "interval of the ratio reaches 1 ties; a cell whose launches disagree by more than "
+        f"{limit:.0%} is excluded (advise/pick.py)."
+    )
 
 
 def _unit(figure: str) -> str:
@@ -130,7 +133,7 @@ def pick_table(advice: Advice, workload: str, objective: str) -> Table | None:
         + ".",
         f"Figure: {rows[0].figure} ({'higher' if rows[0].direction == 'higher' else 'lower'} "
         "is better). Gains are in that direction, with the 95% interval of the ratio.",
-        _RULE,
+        _rule(advice.spread_limit),
         "Running batch: the time-weighted mean of vllm:num_requests_running over the advised "
         "cell's window (what a schedule's ranges are in).",
     ]
@@ -325,7 +328,19 @@ def excluded_table(advice: Advice) -> Table | None:
     rows = tuple(
         (e.workload, e.server, str(e.concurrency), e.objective, e.reason) for e in advice.excluded
     )
+    unresolved = [f"{u.workload} c={u.concurrency} ({u.objective})" for u in advice.unresolved]
+    notes = (
+        (
+            "No advice at "
+            + ", ".join(unresolved)
+            + ": every config's launches disagree there. Quiet the machine, or measure "
+            "more launches, or accept a wider spread (specbench advise --max-launch-spread).",
+        )
+        if unresolved
+        else ()
+    )
     return Table(
+        footnotes=notes,
         name="advice_excluded",
         title="Cells the advice did not use",
         columns=("Workload", "Server", "Concurrency", "Objective", "Why"),

@@ -42,6 +42,15 @@ def advise(
         ),
     ] = None,
     slo: o.SloBounds = None,
+    max_launch_spread: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            metavar="FRACTION",
+            help="Exclude a cell whose launch values spread more than this, (max − min) / "
+            "median; raise it on a platform whose launches are noisier (a CPU).",
+        ),
+    ] = 0.10,
     as_json: Annotated[
         bool,
         typer.Option(
@@ -125,7 +134,7 @@ def advise(
     from specbench.advise.slo import recorded_slo
 
     bounds = o.slo_of(slo) or recorded_slo(results_dirs)
-    advice = build_advice(inputs.frame, inputs.configs, chosen, workload, bounds)
+    advice = build_advice(inputs.frame, inputs.configs, chosen, workload, bounds, max_launch_spread)
     if plan:
         from specbench.cli.advise_plan import print_plan
 

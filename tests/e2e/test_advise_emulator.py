@@ -139,6 +139,19 @@ def test_advise_refuses_what_it_cannot_choose_in(sweep: Path, tmp_path: Path) ->
     assert one_line(bad.stderr).endswith(
         "--objective 'speed': allowed: throughput, interactivity, e2e_p90"
     )
+    # A zero spread limit excludes every cell whose launches differ at all: no advice
+    # anywhere, said per point, never a pick from what is left.
+    strict = run_cli("advise", sweep, "--json", "--max-launch-spread", "0")
+    assert strict.returncode == 0, strict.stderr
+    nothing = json.loads(strict.stdout)
+    assert nothing["recommendations"] == [] and nothing["schedule"] is None
+    assert {(u["concurrency"], u["objective"]) for u in nothing["unresolved"]} == {
+        (c, o) for c in (1, 4) for o in ("throughput", "interactivity", "e2e_p90")
+    }
+    assert all("(> 0%)" in e["reason"] for e in nothing["excluded"])
+    printed = run_cli("advise", sweep, "--objective", "throughput", "--max-launch-spread", "0")
+    assert "No advice at tiny c=1 (throughput), tiny c=4 (throughput)" in printed.stdout
+
     missing = run_cli("advise", tmp_path / "nowhere")
     assert missing.returncode == 2 and "no such results directory" in missing.stderr
 

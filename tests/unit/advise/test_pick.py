@@ -115,3 +115,23 @@ def test_an_unbounded_interval_still_picks_by_the_one_percent_rule() -> None:
     assert chosen is not None and chosen.chosen.k == 2
     assert chosen.gain_vs_k0 is None  # no baseline among the candidates
     assert math.isfinite(chosen.chosen.interval.value)
+
+
+def test_the_cli_s_spread_default_is_the_pick_s_limit() -> None:
+    # The CLI module imports only typer at the top (a fast --help), so it writes the
+    # default as a literal: this keeps it the pick's one value.
+    import inspect
+
+    from specbench.advise.pick import DISAGREE_RELATIVE
+    from specbench.cli.advise import advise
+
+    default = inspect.signature(advise).parameters["max_launch_spread"].default
+    assert default == DISAGREE_RELATIVE
+
+
+def test_a_wider_spread_limit_keeps_a_noisy_cell() -> None:
+    noisy = cand(2, 100, 125)
+    assert excluded_reason(noisy) is not None
+    assert excluded_reason(noisy, 0.5) is None
+    reason = excluded_reason(noisy, 0.2)
+    assert reason is not None and "(> 20%)" in reason
