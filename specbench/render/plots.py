@@ -504,6 +504,14 @@ def svg_text(figure: Figure, salt: str) -> str:
         "",
         text,
     )
+    # Ours (hover targets, error bars, the crossover's span) repeat across figures one
+    # function draws: a K sweep's report, a throughput figure per pair, had 48 duplicate
+    # ids. Each gets the figure's salt unless its name already carries it.
+    text = re.sub(
+        r' id="((?:point-\d+|error-bars)-[^"]*|crossover)"',
+        lambda m: m.group(0) if m.group(1).endswith(salt) else f' id="{m.group(1)}--{salt}"',
+        text,
+    )
     return re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r'<svg\1 role="img"', text, count=1)
 
 

@@ -195,7 +195,11 @@ def test_svg_text_is_an_inline_svg_with_text_kept_as_text(
     assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
     assert "<text" in svg and ">Sweep<" in svg  # text, not glyph paths
     assert 'width="' not in svg.split(">", 1)[0]  # scales with the page
-    assert 'id="point-0-speculative"' in svg
+    assert 'id="point-0-speculative--a"' in svg
     other = P.svg_text(P.throughput_vs_concurrency(sweep, "eagle3", "baseline", "Sweep"), "b")
+    # Two figures of one function on one page share none of our ids (a K sweep's pairs).
+    ours = {part.split('"')[0] for part in svg.split(' id="point-')[1:]}
+    theirs = {part.split('"')[0] for part in other.split(' id="point-')[1:]}
+    assert ours and not ours & theirs
     clips = {part.split('"')[0] for part in svg.split('clipPath id="')[1:]}
     assert clips and not clips & {part.split('"')[0] for part in other.split('clipPath id="')[1:]}
