@@ -320,7 +320,8 @@ SloBounds = Annotated[
         metavar="KEY=VALUE,...",
         help="Latency bounds for capacity under an SLO, e.g. tpot_p90=50ms,ttft_p90=2s: a "
         "latency figure and a stored statistic per key (an unknown key lists them all), units "
-        "ms or s; default: the suite's [slo] table.",
+        # `\\[`: rich's help markup would read [slo] as a tag and print nothing.
+        "ms or s; default: the suite's \\[slo] table.",
     ),
 ]
 

@@ -261,3 +261,10 @@ def test_an_unknown_option_names_the_nearest_shown_one(
     assert all(name in shown(command) for name in suggested)
     if named is not None:
         assert suggested == [named]
+
+
+@pytest.mark.parametrize("command", ["advise", "report"])
+def test_a_bracketed_table_name_in_help_is_printed(command: str) -> None:
+    # rich's help markup read "[slo]" as a tag and printed "the suite's  table".
+    text = " ".join(help_text(command, columns=200).split())
+    assert "default: the suite's [slo] table" in text
