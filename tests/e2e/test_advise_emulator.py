@@ -13,11 +13,16 @@ import pytest
 from harness import one_line, run_cli, write_campaign_suite
 
 K_SET = "servers.eagle3.num_speculative_tokens"
+#: The pick's tests relax the launch-spread exclusion (a loaded machine; see the first test).
+LOOSE = ("--max-launch-spread", "0.5")
 #: 10 ms steps (the emulator's clock, not a loaded client, sets the rates: see
 #: harness.suite.GATE_TIMINGS); K priced: 0.05 ms per drafted position, 5 ms per verified
-#: token past 4 per step. Steady-state truth (emulator/truth.py): c = 1, K = 3 is 17% ahead
-#: of K = 2; c = 4, the baseline is 1.6× K = 1.
+#: token past 4 per step; every draft position accepted with probability 0.95. Steady-state
+#: truth (emulator/truth.py): c = 1, K = 3 is 29% ahead of K = 2; c = 4, the baseline is
+#: 1.53× K = 1. (With the harness's 0.8, 0.75, 0.7, K 3 led K 2 by 17%, and under make
+#: test's load the tie rule once took K 2 at c = 1.)
 PRICED = (
+    "servers.eagle3.emulator.acceptance=[0.95, 0.95, 0.95]",
     "target.emulator.step_ms=10.0",
     "target.emulator.prefill_ms=10.0",
     "target.emulator.draft_step_ms=0.05",
@@ -51,7 +56,10 @@ def sweep(campaign: tuple[Path, Path]) -> Path:
 def test_advise_picks_the_truth_s_k_at_each_concurrency_and_the_report_agrees(
     sweep: Path, tmp_path: Path
 ) -> None:
-    printed = run_cli("advise", sweep, "--json")
+    # Launches that disagree are excluded (tested with --max-launch-spread 0 below); here
+    # the pick is under test, and under make test's load one launch of a cell can run
+    # >10% slower than its others (a busy neighbour), so the limit is relaxed.
+    printed = run_cli("advise", sweep, "--json", *LOOSE)
     assert printed.returncode == 0, printed.stderr
     advice = json.loads(printed.stdout)
     throughput = {
@@ -78,7 +86,7 @@ def test_advise_picks_the_truth_s_k_at_each_concurrency_and_the_report_agrees(
     frontier = {(p["server"], p["concurrency"]) for p in advice["frontier"]}
     assert ("eagle3-k3", 1) in frontier and ("baseline", 4) in frontier
 
-    bounded = run_cli("advise", sweep, "--json", "--slo", "ttft_p90=60s")
+    bounded = run_cli("advise", sweep, "--json", "--slo", "ttft_p90=60s", *LOOSE)
     capacity = {c["server"]: c for c in json.loads(bounded.stdout)["slo"]["capacity"]}
     assert set(capacity) == {"baseline", "eagle3-k1", "eagle3-k2", "eagle3-k3"}
     assert {c["basis"] for c in capacity.values()} == {"≥ max measured"}  # 60 s: never broken
@@ -86,7 +94,7 @@ def test_advise_picks_the_truth_s_k_at_each_concurrency_and_the_report_agrees(
     unitless = run_cli("advise", sweep, "--slo", "ttft_p90=2")
     assert unitless.returncode == 2 and "has no unit" in one_line(unitless.stderr)
 
-    table = run_cli("advise", sweep, "--objective", "throughput")
+    table = run_cli("advise", sweep, "--objective", "throughput", *LOOSE)
     assert table.returncode == 0, table.stderr
     assert "Throughput against interactivity (Pareto frontier)" in table.stdout
     assert "Which K to ship: tiny, output throughput" in table.stdout
@@ -97,7 +105,10 @@ def test_advise_picks_the_truth_s_k_at_each_concurrency_and_the_report_agrees(
 
     report = run_cli("report", sweep, "--out", tmp_path / "report", "--format", "md,json")
     assert report.returncode == 0, report.stderr
-    assert json.loads((tmp_path / "report" / "advice.json").read_text()) == advice
+    # The report's advice uses the default limit: the same picks unless a launch strayed.
+    reported = json.loads((tmp_path / "report" / "advice.json").read_text())
+    strict = json.loads(run_cli("advise", sweep, "--json").stdout)
+    assert reported == strict
     page = (tmp_path / "report" / "report.md").read_text()
     assert "### Which K to ship: tiny, output throughput" in page
     assert "### K schedule (vLLM num_speculative_tokens_per_batch_size)" in page
@@ -162,8 +173,13 @@ def test_the_advised_schedule_runs_and_is_compared_with_each_fixed_pick(
     suite, sweep = campaign
     out = tmp_path / "results"
     shutil.copytree(sweep, out)
-    assert run_cli("report", out, "--format", "json").returncode == 0
-    advised = json.loads((out / "report" / "advice.json").read_text())["schedule"]
+    # "advised" reads RESULTS/report/advice.json: the one `advise --json` prints (the pick's
+    # limit relaxed, as above) stands in for the report's.
+    printed = run_cli("advise", out, "--json", *LOOSE)
+    assert printed.returncode == 0, printed.stderr
+    (out / "report").mkdir(exist_ok=True)
+    (out / "report" / "advice.json").write_text(printed.stdout)
+    advised = json.loads(printed.stdout)["schedule"]
     grown = tmp_path / "suite.toml"
     server = (
         "[servers.sched]\n"
@@ -181,7 +197,9 @@ def test_the_advised_schedule_runs_and_is_compared_with_each_fixed_pick(
     ran = run_cli("run", grown, "--output", out, "--server", "sched", *overrides)
     assert ran.returncode == 0, ran.stderr
 
-    advice = json.loads(run_cli("advise", out, "--json", "--objective", "throughput").stdout)
+    advice = json.loads(
+        run_cli("advise", out, "--json", "--objective", "throughput", *LOOSE).stdout
+    )
     checks = {c["concurrency"]: c for c in advice["schedule_checks"]}
     assert set(checks) == {1, 4} and {c["server"] for c in checks.values()} == {"sched"}
     # c = 1: one request runs, the schedule's K there is 3, the fixed pick's K.

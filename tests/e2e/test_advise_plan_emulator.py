@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from harness import one_line, run_cli, write_campaign_suite
-from test_advise_emulator import K_SET, PRICED, sets
+from test_advise_emulator import K_SET, LOOSE, PRICED, sets
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +33,7 @@ def test_the_plan_measures_only_the_neighbour_it_names_and_then_nothing_is_left(
 ) -> None:
     suite, out = coarse
     plan_path = tmp_path / "plan.json"
-    planned = run_cli("advise", out, "--plan", "--write", plan_path)
+    planned = run_cli("advise", out, *LOOSE, "--plan", "--write", plan_path)
     assert planned.returncode == 0, planned.stderr
     lines = planned.stdout.splitlines()
     assert lines[0] == (
@@ -54,7 +54,7 @@ def test_the_plan_measures_only_the_neighbour_it_names_and_then_nothing_is_left(
         "launches": None,
         "cells": [{"server": "eagle3-k2", "workload": "tiny", "concurrency": 1}],
     }
-    assert json.loads(run_cli("advise", out, "--plan", "--json").stdout) == plan
+    assert json.loads(run_cli("advise", out, *LOOSE, "--plan", "--json").stdout) == plan
 
     # The run's own --set of the suite (priced emulator, launches) is given again; the plan
     # adds the grown K list and the cells.
@@ -75,12 +75,12 @@ def test_the_plan_measures_only_the_neighbour_it_names_and_then_nothing_is_left(
     assert manifest["suite"]["k_sweeps"] == {"eagle3": ["eagle3-k1", "eagle3-k2", "eagle3-k3"]}
 
     # The partial grid (K 2 at c = 1 only) still advises, the truth's K at each load.
-    advised = run_cli("advise", out, "--json", "--objective", "throughput")
+    advised = run_cli("advise", out, "--json", "--objective", "throughput", *LOOSE)
     assert advised.returncode == 0, advised.stderr
     picks = {r["concurrency"]: r for r in json.loads(advised.stdout)["recommendations"]}
     assert {c: r["k"] for c, r in picks.items()} == {1: 3, 4: 0}
     assert picks[1]["best_single_k"] in (1, 3)  # K 2 was not measured at c = 4
-    again = run_cli("advise", out, "--plan", "--write", tmp_path / "next.json")
+    again = run_cli("advise", out, *LOOSE, "--plan", "--write", tmp_path / "next.json")
     assert again.returncode == 0, again.stderr
     lines = again.stdout.splitlines()
     assert lines[0].startswith("c=1: best K 3, bracketed by K 2; K 3 is the largest allowed")

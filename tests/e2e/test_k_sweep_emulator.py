@@ -49,7 +49,7 @@ def test_a_sweep_measures_each_k_and_a_grown_list_measures_only_the_new_k(
             assert 1 < spec["acceptance_length"] <= 1 + k
     assert summary(out, "baseline/tiny/c1/r0")["spec_decode"] is None
     before = cell_files(out)
-    assert len(before) == 6 * 4  # 6 cells of 4 files each
+    assert len(before) == 6 * 5  # 6 cells of 5 files each (window_samples.jsonl the fifth)
     assert len({path.split("/")[0] for path in before}) == 3
 
     # The dry run of the grown list: the first Ks complete, the new one to measure.

@@ -76,7 +76,7 @@ def test_each_launch_is_a_fresh_server_and_a_third_launch_grows_the_directory(
         assert requests_before(one) == requests_before(zero) > 0
     first_hash = manifest(out)["suite_hash"]
     before = cell_files(out)
-    assert len(before) == 4 * 4
+    assert len(before) == 4 * 5  # summary, requests, two scrapes, window samples per cell
 
     three = run_cli("run", suite, "--output", out, "--set", "launches=3")
     assert three.returncode == 0, three.stderr

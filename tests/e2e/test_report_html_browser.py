@@ -18,6 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pytest
 from analysis_fixtures import QUALITATIVE, category, spec_decode, summary, write_cell
 from browser import Loaded, open_page, pdf_text
@@ -238,10 +240,18 @@ def test_the_pareto_frontier_and_the_suite_slo_capacity(report_dir: Path, tmp_pa
         assert re.search(row, text), name
     figures = report_dir / "figures"
     stems = {p.stem for p in figures.glob("throughput_vs_interactivity*.png")}
-    assert len(stems) == 2  # qualitative and throughput_1k: two configs ran each
+    # A figure per workload where two configs have both axes. Under make test's load the
+    # client can read a whole short answer in one go (E2E = TTFT, median TPOT 0 ms), so a
+    # cell may have no interactivity: count from the points the report saved.
+    points = pd.read_csv(report_dir / "summary_mean.csv")
+    finite = points[np.isfinite(points["interactivity_tok_s_per_user"].astype(float))]
+    paired = finite.groupby("view")["label"].nunique()
+    assert "speed-bench-qualitative" in " ".join(stems)
+    assert len(stems) == int((paired >= 2).sum()) >= 1
     assert all((figures / f"{stem}.svg").is_file() for stem in stems)
     hover = _run(lambda page: page.evaluate(PARETO_HOVER), report_dir / "report.html")
-    assert hover["targets"] == 4  # 2 configs × 2 concurrencies on qualitative
+    qualitative = finite[finite["view"].str.startswith("speed-bench:qualitative")]
+    assert hover["targets"] == len(qualitative) >= 2  # each point with both axes
     assert hover["tooltip"].startswith("Config: baseline\nConcurrency: 1\ntok/s/GPU: ")
     assert "\ntok/s/user: " in hover["tooltip"]
     # --slo wins over the suite's table; a bound without its unit is one line, exit 2.

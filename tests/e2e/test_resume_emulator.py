@@ -62,7 +62,7 @@ def test_a_sweep_grows_in_place_and_the_first_runs_files_stay_byte_identical(tmp
     assert first.returncode == 0, first.stderr
     assert "4 cells measured, 0 already complete" in first.stdout
     before = cell_files(out)
-    assert len(before) == 4 * 4  # summary, requests, two scrapes per cell
+    assert len(before) == 4 * 5  # summary, requests, two scrapes, window samples per cell
 
     grown = run_cli(
         "run", suite, "--output", out,
@@ -78,7 +78,7 @@ def test_a_sweep_grows_in_place_and_the_first_runs_files_stay_byte_identical(tmp
     )
     after = cell_files(out)
     assert {path: after[path] for path in before} == before  # the first run's files, intact
-    assert len(after) == 12 * 4
+    assert len(after) == 12 * 5
 
     changed = run_cli(
         "run",
@@ -105,7 +105,7 @@ def test_a_results_directory_written_before_per_cell_resuming_still_resumes(tmp_
     suite = tmp_path / "suite.toml"
     suite.write_text((OLD_RESULTS / "suite.toml").read_text().replace("@DATA@", str(DATA)))
     before = cell_files(out)
-    assert len(before) == 4 * 4
+    assert len(before) == 4 * 4  # written before window samples: four files per cell
 
     grown = run_cli("run", suite, "--output", out, "--set", "workloads.0.concurrency=[1, 4, 16]")
     assert grown.returncode == 0, grown.stderr
