@@ -12,6 +12,12 @@ from pathlib import Path
 import pytest
 from harness import one_line, run_cli, write_campaign_suite
 
+#: `make test` runs these alone, last: the picks compare throughput between
+#: configs measured minutes apart. Beside six xdist workers on two cores, one launch of a
+#: cell ran so much slower than its others that the tie rule, rightly, could not tell
+#: K 3 from K 1 at c = 1, though K 3 leads by 29% in the steady state.
+pytestmark = pytest.mark.quiet
+
 K_SET = "servers.eagle3.num_speculative_tokens"
 #: The pick's tests relax the launch-spread exclusion (a loaded machine; see the first test).
 LOOSE = ("--max-launch-spread", "0.5")
