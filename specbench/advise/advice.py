@@ -16,7 +16,7 @@ default the first).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from specbench.advise.configs import AdvisedConfig
@@ -421,18 +421,6 @@ def advice_json(advice: Advice) -> dict[str, Any]:
         ],
         "frontier": _frontier_json(advice),
         "slo": _slo_json(advice),
-        "unresolved": [
-            {"workload": u.workload, "concurrency": u.concurrency, "objective": u.objective}
-            for u in advice.unresolved
-        ],
-        "excluded": [
-            {
-                "workload": e.workload,
-                "server": e.server,
-                "concurrency": e.concurrency,
-                "objective": e.objective,
-                "reason": e.reason,
-            }
-            for e in advice.excluded
-        ],
+        "unresolved": [asdict(u) for u in advice.unresolved],
+        "excluded": [asdict(e) for e in advice.excluded],
     }

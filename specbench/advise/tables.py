@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
+from dataclasses import asdict
 
 from specbench.advise.advice import Advice, Recommendation
 from specbench.advise.pareto import pareto_frontier, split_of
@@ -345,18 +346,7 @@ def excluded_table(advice: Advice) -> Table | None:
         title="Cells the advice did not use",
         columns=("Workload", "Server", "Concurrency", "Objective", "Why"),
         rows=rows,
-        data=pd.DataFrame(
-            [
-                {
-                    "workload": e.workload,
-                    "server": e.server,
-                    "concurrency": e.concurrency,
-                    "objective": e.objective,
-                    "reason": e.reason,
-                }
-                for e in advice.excluded
-            ]
-        ),
+        data=pd.DataFrame([asdict(e) for e in advice.excluded]),
     )
 
 

@@ -105,21 +105,20 @@ def read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-class RecordWriter:
-    """Appends request records to `requests.jsonl`, one line each, as requests finish.
-
-    A fresh attempt at a cell truncates the file first: records of an interrupted attempt
-    are not mixed with a new window's.
-    """
+class LineWriter:
+    """Appends lines to one file, each flushed as written, so a crash keeps every line
+    before it. A fresh attempt at a cell truncates the file first: lines of an interrupted
+    attempt are not mixed with a new window's."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._path = path
         self._handle = path.open("wb")
 
-    def write(self, record: RequestRecord) -> None:
+    def append(self, line: bytes) -> None:
+        """Write one line (`line` ends with its newline) and flush it."""
         try:
-            self._handle.write(record.to_json_line())
+            self._handle.write(line)
             self._handle.flush()
         except OSError as error:
             raise named(error, self._path) from None
@@ -129,6 +128,13 @@ class RecordWriter:
             self._handle.close()
         except OSError as error:  # the last buffered bytes could not be written
             raise named(error, self._path) from None
+
+
+class RecordWriter(LineWriter):
+    """Appends request records to `requests.jsonl`, one line each, as requests finish."""
+
+    def write(self, record: RequestRecord) -> None:
+        self.append(record.to_json_line())
 
 
 def records_disagree(path: Path, records: int, summary: CellSummary) -> str | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 
 from specbench.common.errors import SpecbenchError
-from specbench.store.files import named
+from specbench.store.files import LineWriter
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,29 +27,11 @@ class WindowSample:
     num_requests_waiting: int | None
 
 
-class WindowSampleWriter:
-    """Appends samples to `window_samples.jsonl`, one flushed line each.
-
-    A fresh attempt at a cell truncates the file first, as `requests.jsonl` is.
-    """
-
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._path = path
-        self._handle = path.open("wb")
+class WindowSampleWriter(LineWriter):
+    """Appends samples to `window_samples.jsonl`, one flushed line each (`LineWriter`)."""
 
     def write(self, sample: WindowSample) -> None:
-        try:
-            self._handle.write(orjson.dumps(sample) + b"\n")
-            self._handle.flush()
-        except OSError as error:
-            raise named(error, self._path) from None
-
-    def close(self) -> None:
-        try:
-            self._handle.close()
-        except OSError as error:
-            raise named(error, self._path) from None
+        self.append(orjson.dumps(sample) + b"\n")
 
 
 def read_window_samples(path: Path) -> list[WindowSample]:
